@@ -1,0 +1,415 @@
+/* laptop-modectl.c: the command-line client of laptop-moded.
+ * Owns argument parsing and presentation only; every decision is the
+ * daemon's, reached over D-Bus. Also answers as "laptop_mode". */
+#include "config.h"
+
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+
+#include "lm-generated.h"
+
+#define LM_BUS_NAME "org.laptopmode.LaptopMode1"
+#define LM_OBJECT_PATH "/org/laptopmode/LaptopMode1"
+
+#define EXIT_USAGE 2
+
+static const char *prog = "laptop-modectl";
+
+typedef struct
+{
+  const char *name;
+  const char *args;
+  const char *summary;
+  int (*run) (int argc, char **argv);
+} LmCommand;
+
+static void
+print_error (const char *what, GError *error)
+{
+  g_autofree char *remote = g_dbus_error_get_remote_error (error);
+
+  g_dbus_error_strip_remote_error (error);
+  if (what != NULL)
+    g_printerr ("%s: %s: %s\n", prog, what, error->message);
+  else
+    g_printerr ("%s: %s\n", prog, error->message);
+  if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.AccessDenied") == 0)
+    g_printerr ("%s: this needs root; run it with sudo\n", prog);
+  else if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.ServiceUnknown") == 0 ||
+           g_strcmp0 (remote, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0)
+    g_printerr ("%s: is laptop-moded running? (DBUS_SYSTEM_BUS_ADDRESS=%s)\n", prog,
+                g_getenv ("DBUS_SYSTEM_BUS_ADDRESS") ? g_getenv ("DBUS_SYSTEM_BUS_ADDRESS")
+                                                       : "default");
+}
+
+static LmExportedLaptopMode *
+get_proxy (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (LmExportedLaptopMode) proxy = lm_exported_laptop_mode_proxy_new_for_bus_sync (
+      G_BUS_TYPE_SYSTEM, G_DBUS_PROXY_FLAGS_NONE, LM_BUS_NAME, LM_OBJECT_PATH, NULL, &error);
+
+  if (proxy == NULL)
+    {
+      print_error ("cannot reach the system bus", error);
+      return NULL;
+    }
+  g_autofree char *owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (proxy));
+  if (owner == NULL)
+    {
+      g_printerr ("%s: laptop-moded is not running (nobody owns %s on the system bus)\n", prog,
+                  LM_BUS_NAME);
+      return NULL;
+    }
+  return g_steal_pointer (&proxy);
+}
+
+/* Method calls carry ALLOW_INTERACTIVE_AUTHORIZATION when a person is at the
+ * terminal, so polkit may ask for a password instead of refusing. */
+static gboolean
+call (const char *method, GVariant *params, GError **error)
+{
+  g_autoptr (LmExportedLaptopMode) proxy = get_proxy ();
+  GDBusCallFlags flags = G_DBUS_CALL_FLAGS_NONE;
+
+  if (proxy == NULL)
+    return FALSE;
+  if (isatty (STDIN_FILENO))
+    flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION;
+  g_autoptr (GVariant) reply =
+      g_dbus_proxy_call_sync (G_DBUS_PROXY (proxy), method, params, flags, G_MAXINT, NULL, error);
+  return reply != NULL;
+}
+
+static int
+call_and_report (const char *method, GVariant *params)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!call (method, params, &error))
+    {
+      if (error != NULL)
+        print_error (NULL, error);
+      return EXIT_FAILURE;
+    }
+  return EXIT_SUCCESS;
+}
+
+static gboolean
+parse_options (int *argc, char ***argv, const char *args, const char *summary,
+               const GOptionEntry *entries)
+{
+  g_autofree char *usage = g_strdup_printf ("%s%s", (*argv)[0], args ? args : "");
+  g_autoptr (GOptionContext) context = g_option_context_new (usage);
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_set_summary (context, summary);
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    {
+      g_printerr ("%s: %s\n", prog, error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static int G_GNUC_PRINTF (1, 2)
+usage_error (const char *fmt, ...)
+{
+  va_list ap;
+  g_autofree char *msg = NULL;
+
+  va_start (ap, fmt);
+  msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_printerr ("%s: %s\n", prog, msg);
+  return EXIT_USAGE;
+}
+
+/* --- status ------------------------------------------------------------ */
+
+static char *
+json_string (const char *s)
+{
+  g_autoptr (GString) out = g_string_new ("\"");
+
+  for (const char *p = s; *p; p++)
+    {
+      switch (*p)
+        {
+        case '"':
+          g_string_append (out, "\\\"");
+          break;
+        case '\\':
+          g_string_append (out, "\\\\");
+          break;
+        case '\n':
+          g_string_append (out, "\\n");
+          break;
+        default:
+          if ((guchar) *p < 0x20)
+            g_string_append_printf (out, "\\u%04x", (guchar) *p);
+          else
+            g_string_append_c (out, *p);
+        }
+    }
+  g_string_append_c (out, '"');
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static int
+cmd_status (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  const GOptionEntry entries[] = {
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print machine-readable JSON", NULL },
+    { NULL }
+  };
+
+  if (!parse_options (&argc, &argv, NULL, "Show whether laptop mode is on and its settings.",
+                      entries))
+    return EXIT_USAGE;
+  if (argc > 1)
+    return usage_error ("status takes no arguments, got “%s”", argv[1]);
+
+  g_autoptr (LmExportedLaptopMode) p = get_proxy ();
+  if (p == NULL)
+    return EXIT_FAILURE;
+
+  const char *mode = lm_exported_laptop_mode_get_mode (p);
+  const char *engine = lm_exported_laptop_mode_get_engine (p);
+  const char *backend = lm_exported_laptop_mode_get_tunables_backend (p);
+  const char *version = lm_exported_laptop_mode_get_version (p);
+  if (mode == NULL || engine == NULL || backend == NULL || version == NULL)
+    {
+      g_printerr ("%s: laptop-moded did not answer with its properties\n", prog);
+      return EXIT_FAILURE;
+    }
+
+  if (json)
+    {
+      g_autofree char *j_mode = json_string (mode);
+      g_autofree char *j_engine = json_string (engine);
+      g_autofree char *j_backend = json_string (backend);
+      g_autofree char *j_version = json_string (version);
+      g_print ("{\"Version\": %s, \"Active\": %s, \"Mode\": %s, \"Engine\": %s, "
+               "\"TunablesBackend\": %s, \"MaxLostWork\": %u, \"LaptopModeSeconds\": %u, "
+               "\"DirtyRatio\": %u, \"DirtyBackgroundRatio\": %u}\n",
+               j_version, lm_exported_laptop_mode_get_active (p) ? "true" : "false", j_mode,
+               j_engine, j_backend, lm_exported_laptop_mode_get_max_lost_work (p),
+               lm_exported_laptop_mode_get_laptop_mode_seconds (p),
+               lm_exported_laptop_mode_get_dirty_ratio (p),
+               lm_exported_laptop_mode_get_dirty_background_ratio (p));
+      return EXIT_SUCCESS;
+    }
+
+  g_print ("Laptop mode:         %s\n", lm_exported_laptop_mode_get_active (p) ? "on" : "off");
+  g_print ("Mode:                %s\n", mode);
+  g_print ("Engine:              %s (tunables via %s)\n", engine, backend);
+  g_print ("Max lost work:       %u s\n", lm_exported_laptop_mode_get_max_lost_work (p));
+  g_print ("Flush delay:         %u s after disk activity\n",
+           lm_exported_laptop_mode_get_laptop_mode_seconds (p));
+  g_print ("Dirty ratio:         %u %% (background %u %%)\n",
+           lm_exported_laptop_mode_get_dirty_ratio (p),
+           lm_exported_laptop_mode_get_dirty_background_ratio (p));
+  g_print ("Daemon version:      %s\n", version);
+  return EXIT_SUCCESS;
+}
+
+/* --- start, stop, mode, sync ------------------------------------------ */
+
+static int
+simple_command (int argc, char **argv, const char *summary, const char *method)
+{
+  if (!parse_options (&argc, &argv, NULL, summary, NULL))
+    return EXIT_USAGE;
+  if (argc > 1)
+    return usage_error ("unexpected argument “%s”", argv[1]);
+  return call_and_report (method, NULL);
+}
+
+static int
+cmd_start (int argc, char **argv)
+{
+  return simple_command (argc, argv, "Turn laptop mode on now.", "Start");
+}
+
+static int
+cmd_stop (int argc, char **argv)
+{
+  return simple_command (argc, argv, "Turn laptop mode off now and restore the saved tunables.",
+                         "Stop");
+}
+
+static int
+cmd_sync (int argc, char **argv)
+{
+  return simple_command (argc, argv, "Write all dirty data to disk now.", "Sync");
+}
+
+static int
+cmd_mode (int argc, char **argv)
+{
+  if (!parse_options (&argc, &argv, " on|off",
+                      "Set the mode until the daemon restarts (the start-up mode is the Mode "
+                      "setting).",
+                      NULL))
+    return EXIT_USAGE;
+  if (argc != 2)
+    return usage_error ("%s", "mode needs exactly one argument: on or off");
+  return call_and_report ("SetMode", g_variant_new ("(s)", argv[1]));
+}
+
+/* --- set --------------------------------------------------------------- */
+
+static const struct
+{
+  const char *key;
+  char type;
+} known_keys[] = {
+  { "Mode", 's' },        { "Engine", 's' },   { "MaxLostWork", 'u' }, { "LaptopModeSeconds", 'u' },
+  { "DirtyRatio", 'u' }, { "DirtyBackgroundRatio", 'u' },
+};
+
+/* Known keys get their declared type; anything else is sent as a number or
+ * a string so that the daemon, which owns the rules, names the problem. */
+static GVariant *
+parse_setting (const char *key, const char *text, GError **error)
+{
+  char type = 0;
+  guint64 n;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (known_keys); i++)
+    if (g_ascii_strcasecmp (known_keys[i].key, key) == 0)
+      type = known_keys[i].type;
+
+  gboolean numeric = g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT32, &n, NULL);
+  if (type == 'u' && !numeric)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s takes a whole number, not “%s”", key, text);
+      return NULL;
+    }
+  if (type == 'u' || (type == 0 && numeric))
+    return g_variant_new_uint32 ((guint32) n);
+  return g_variant_new_string (text);
+}
+
+static const char *
+canonical_key (const char *key)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (known_keys); i++)
+    if (g_ascii_strcasecmp (known_keys[i].key, key) == 0)
+      return known_keys[i].key;
+  return key;
+}
+
+static int
+cmd_set (int argc, char **argv)
+{
+  if (!parse_options (&argc, &argv, " KEY=VALUE…",
+                      "Change settings, all or nothing, and save them to the configuration file.\n"
+                      "Keys: Mode (off|on), Engine (auto|kernel|userspace), MaxLostWork,\n"
+                      "LaptopModeSeconds, DirtyRatio, DirtyBackgroundRatio.",
+                      NULL))
+    return EXIT_USAGE;
+  if (argc < 2)
+    return usage_error ("%s", "set needs at least one KEY=VALUE");
+
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  for (int i = 1; i < argc; i++)
+    {
+      const char *eq = strchr (argv[i], '=');
+      g_autoptr (GError) error = NULL;
+
+      if (eq == NULL || eq == argv[i])
+        return usage_error ("expected KEY=VALUE, got “%s”", argv[i]);
+      g_autofree char *key = g_strndup (argv[i], (gsize) (eq - argv[i]));
+      GVariant *value = parse_setting (key, eq + 1, &error);
+      if (value == NULL)
+        {
+          g_printerr ("%s: %s\n", prog, error->message);
+          return EXIT_USAGE;
+        }
+      g_variant_builder_add (&b, "{sv}", canonical_key (key), value);
+    }
+  return call_and_report ("Configure", g_variant_new ("(a{sv})", &b));
+}
+
+/* --- dispatch ---------------------------------------------------------- */
+
+static const LmCommand commands[] = {
+  { "status", " [--json]", "Show the state and settings", cmd_status },
+  { "start", "", "Turn laptop mode on", cmd_start },
+  { "stop", "", "Turn laptop mode off and restore the tunables", cmd_stop },
+  { "mode", " on|off", "Set the mode until the daemon restarts", cmd_mode },
+  { "set", " KEY=VALUE…", "Change and save settings", cmd_set },
+  { "sync", "", "Write all dirty data to disk now", cmd_sync },
+};
+
+static void
+print_usage (FILE *out)
+{
+  fprintf (out, "Usage: %s COMMAND [OPTIONS…]\n\nControl laptop mode (laptop-moded).\n\n"
+                "Commands:\n",
+           prog);
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      g_autofree char *left = g_strdup_printf ("%s%s", commands[i].name, commands[i].args);
+      fprintf (out, "  %-22s %s\n", left, commands[i].summary);
+    }
+  fprintf (out, "\nRun “%s COMMAND --help” for a command's options.\n"
+                "Talks to the system bus; set DBUS_SYSTEM_BUS_ADDRESS to use another.\n",
+           prog);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *base = g_path_get_basename (argv[0]);
+
+  setlocale (LC_ALL, "");
+  /* The historical interface: laptop_mode start|stop|status. */
+  if (g_str_equal (base, "laptop_mode"))
+    prog = "laptop_mode";
+
+  if (argc < 2)
+    {
+      print_usage (stderr);
+      return EXIT_USAGE;
+    }
+  if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") ||
+      g_str_equal (argv[1], "help"))
+    {
+      print_usage (stdout);
+      return EXIT_SUCCESS;
+    }
+  if (g_str_equal (argv[1], "--version"))
+    {
+      g_print ("%s %s\n", prog, PACKAGE_VERSION);
+      return EXIT_SUCCESS;
+    }
+
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      if (!g_str_equal (commands[i].name, argv[1]))
+        continue;
+      if (g_str_equal (prog, "laptop_mode") && !g_str_equal (argv[1], "start") &&
+          !g_str_equal (argv[1], "stop") && !g_str_equal (argv[1], "status"))
+        break;
+      g_autofree char *name = g_strdup_printf ("%s %s", prog, argv[1]);
+      argv[1] = name;
+      return commands[i].run (argc - 1, argv + 1);
+    }
+  if (g_str_equal (prog, "laptop_mode"))
+    g_printerr ("Usage: laptop_mode start|stop|status\n");
+  else
+    g_printerr ("%s: unknown command “%s”; see “%s --help”\n", prog, argv[1], prog);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,402 @@
+/* lm-daemon.c: the org.laptopmode.LaptopMode1 object.
+ * Every method follows one order: validate the arguments, authorize, act;
+ * an action either completes or is rolled back, and the properties always
+ * tell what is in effect. */
+#include "config.h"
+
+#include "lm-daemon.h"
+
+#include <unistd.h>
+
+#include "lm-auth.h"
+#include "lm-engine.h"
+#include "lm-error.h"
+#include "lm-generated.h"
+#include "lm-paths.h"
+#include "lm-settings.h"
+#include "lm-state.h"
+#include "lm-tunables.h"
+
+#define LM_OBJECT_PATH "/org/laptopmode/LaptopMode1"
+
+struct _LmDaemon
+{
+  GObject parent_instance;
+
+  LmExportedLaptopMode *skeleton;
+  LmSettings *settings; /* as in the config file */
+  char *mode;           /* what the user asked for now: "off" or "on" */
+  gboolean active;      /* tunables applied */
+  const LmTunablesBackend *backend;
+  LmEngine engine;
+  LmState *state;
+};
+
+G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
+
+static void
+lm_daemon_finalize (GObject *object)
+{
+  LmDaemon *self = LM_DAEMON (object);
+
+  lm_daemon_unexport (self);
+  g_clear_object (&self->skeleton);
+  g_clear_pointer (&self->settings, lm_settings_free);
+  g_clear_pointer (&self->mode, g_free);
+  g_clear_pointer (&self->state, lm_state_free);
+  G_OBJECT_CLASS (lm_daemon_parent_class)->finalize (object);
+}
+
+static void
+lm_daemon_class_init (LmDaemonClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = lm_daemon_finalize;
+}
+
+static void
+lm_daemon_init (LmDaemon *self)
+{
+}
+
+/* The skeleton coalesces these into one PropertiesChanged per idle. */
+static void
+sync_properties (LmDaemon *self)
+{
+  LmExportedLaptopMode *s = self->skeleton;
+
+  lm_exported_laptop_mode_set_active (s, self->active);
+  lm_exported_laptop_mode_set_mode (s, self->mode);
+  lm_exported_laptop_mode_set_engine (s, lm_engine_to_string (self->engine));
+  lm_exported_laptop_mode_set_tunables_backend (s, self->backend ? self->backend->name : "none");
+  lm_exported_laptop_mode_set_max_lost_work (s, self->settings->max_lost_work);
+  lm_exported_laptop_mode_set_laptop_mode_seconds (s, self->settings->laptop_mode_seconds);
+  lm_exported_laptop_mode_set_dirty_ratio (s, self->settings->dirty_ratio);
+  lm_exported_laptop_mode_set_dirty_background_ratio (s, self->settings->dirty_background_ratio);
+}
+
+static gboolean
+restore_all (LmDaemon *self, GError **error)
+{
+  if (!lm_tunables_restore (self->state, error))
+    return FALSE;
+  self->active = FALSE;
+  return TRUE;
+}
+
+/* Bring the system to @mode with @settings and @engine. On failure the
+ * system is as it was before the call. */
+static gboolean
+apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine engine,
+       GError **error)
+{
+  if (g_str_equal (mode, "off"))
+    return self->active ? restore_all (self, error) : TRUE;
+
+  if (engine == LM_ENGINE_NONE)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "This kernel has neither /proc/sys/vm writeback tunables nor "
+                   "/proc/sys/vm/bdflush; laptop mode cannot be done here");
+      return FALSE;
+    }
+
+  /* A change of engine changes which files are written (laptop_mode or
+   * not): put everything back first so nothing stale stays applied. */
+  if (self->active && engine != self->engine && !restore_all (self, error))
+    return FALSE;
+
+  if (!lm_tunables_apply (self->backend, settings, engine == LM_ENGINE_KERNEL, self->state, error))
+    return FALSE;
+  self->active = TRUE;
+  return TRUE;
+}
+
+static gboolean
+set_mode (LmDaemon *self, const char *mode, GError **error)
+{
+  if (!apply (self, mode, self->settings, self->engine, error))
+    return FALSE;
+  g_free (self->mode);
+  self->mode = g_strdup (mode);
+  g_message ("Laptop mode %s (engine %s)", self->active ? "on" : "off",
+             lm_engine_to_string (self->engine));
+  sync_properties (self);
+  return TRUE;
+}
+
+static void
+return_result (GDBusMethodInvocation *invocation, gboolean ok, GError *error)
+{
+  if (ok)
+    g_dbus_method_invocation_return_value (invocation, NULL);
+  else
+    g_dbus_method_invocation_return_gerror (invocation, error);
+}
+
+/* --- Start, Stop, SetMode -------------------------------------------- */
+
+static void
+set_mode_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  LmDaemon *self = g_object_get_data (G_OBJECT (invocation), "lm-daemon");
+  g_autoptr (GError) error = NULL;
+
+  gboolean ok = set_mode (self, user_data, &error);
+
+  return_result (invocation, ok, error);
+}
+
+static void
+authorize_mode (LmDaemon *self, GDBusMethodInvocation *invocation, const char *mode)
+{
+  g_object_set_data (G_OBJECT (invocation), "lm-daemon", self);
+  lm_auth_check (invocation, set_mode_allowed, g_strdup (mode), g_free);
+}
+
+static gboolean
+handle_start (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmDaemon *self)
+{
+  authorize_mode (self, invocation, "on");
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_stop (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmDaemon *self)
+{
+  authorize_mode (self, invocation, "off");
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_set_mode (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                 const char *mode, LmDaemon *self)
+{
+  if (!lm_settings_valid_mode (mode))
+    {
+      g_autofree char *escaped = g_strescape (mode, NULL);
+      g_dbus_method_invocation_return_error (invocation, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                                             "Mode must be “off” or “on”, not “%s”", escaped);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  authorize_mode (self, invocation, mode);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- Configure --------------------------------------------------------- */
+
+static gboolean
+configure (LmDaemon *self, GVariant *asv, GError **error)
+{
+  g_autoptr (LmSettings) next = lm_settings_copy (self->settings);
+  g_autofree char *mode = g_strdup (self->mode);
+
+  /* Checked again after authorization: another call may have changed the
+   * settings that the cross-key rules compare against. */
+  if (!lm_settings_update (next, asv, error))
+    return FALSE;
+  LmEngine engine = lm_engine_choose (next->engine, self->backend, error);
+  if (engine == LM_ENGINE_NONE && self->backend != NULL)
+    return FALSE;
+  if (g_variant_lookup (asv, "Mode", "&s", NULL))
+    {
+      g_free (mode);
+      mode = g_strdup (next->mode);
+    }
+
+  g_autofree char *mode_before = g_strdup (self->mode);
+  gboolean was_active = self->active;
+  LmEngine engine_before = self->engine;
+
+  if (!apply (self, mode, next, engine, error))
+    return FALSE;
+  self->engine = engine;
+
+  if (!lm_settings_save (next, lm_config_file (), error))
+    {
+      /* Put the system back as it was with the old settings. */
+      g_autoptr (GError) undo_error = NULL;
+      self->engine = engine_before;
+      if (!apply (self, was_active ? mode_before : "off", self->settings, engine_before,
+                  &undo_error))
+        g_warning ("Could not undo a configuration change: %s", undo_error->message);
+      return FALSE;
+    }
+
+  lm_settings_free (self->settings);
+  self->settings = g_steal_pointer (&next);
+  g_free (self->mode);
+  self->mode = g_steal_pointer (&mode);
+  g_message ("Configuration changed and saved to %s", lm_config_file ());
+  sync_properties (self);
+  return TRUE;
+}
+
+static void
+configure_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  LmDaemon *self = g_object_get_data (G_OBJECT (invocation), "lm-daemon");
+  g_autoptr (GError) error = NULL;
+
+  gboolean ok = configure (self, user_data, &error);
+
+  return_result (invocation, ok, error);
+}
+
+static gboolean
+handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                  GVariant *asv, LmDaemon *self)
+{
+  g_autoptr (LmSettings) next = lm_settings_copy (self->settings);
+  g_autoptr (GError) error = NULL;
+
+  /* Validate before authorizing: a bad argument is an error whoever asks. */
+  if (!lm_settings_update (next, asv, &error) ||
+      (lm_engine_choose (next->engine, self->backend, &error) == LM_ENGINE_NONE && error != NULL))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_object_set_data (G_OBJECT (invocation), "lm-daemon", self);
+  lm_auth_check (invocation, configure_allowed, g_variant_ref (asv),
+                 (GDestroyNotify) g_variant_unref);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- Sync -------------------------------------------------------------- */
+
+static void
+sync_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  /* sync() can take seconds on a slow disk: never on the main loop. */
+  sync ();
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+sync_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GDBusMethodInvocation) invocation = user_data;
+
+  g_task_propagate_boolean (G_TASK (result), NULL);
+  g_dbus_method_invocation_return_value (invocation, NULL);
+}
+
+static void
+sync_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, NULL, sync_done, g_object_ref (invocation));
+
+  g_task_run_in_thread (task, sync_thread);
+}
+
+static gboolean
+handle_sync (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmDaemon *self)
+{
+  lm_auth_check (invocation, sync_allowed, NULL, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- Life cycle -------------------------------------------------------- */
+
+/* A state file at start-up means the last run ended without restoring
+ * (crash, kill -9, power loss): put the originals back first. */
+static void
+recover (LmDaemon *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!lm_state_load (self->state, &error))
+    {
+      g_warning ("%s", error->message);
+      return;
+    }
+  if (!lm_tunables_saved (self->state))
+    return;
+  g_message ("The previous run did not restore the system; restoring the saved values from %s",
+             lm_state_get_path (self->state));
+  if (!lm_tunables_restore (self->state, &error))
+    g_warning ("%s", error->message);
+}
+
+LmDaemon *
+lm_daemon_new (GError **error)
+{
+  g_autoptr (LmDaemon) self = g_object_new (LM_TYPE_DAEMON, NULL);
+  g_autofree char *state_file = g_build_filename (lm_state_dir (), "state", NULL);
+  g_autoptr (GError) engine_error = NULL;
+
+  self->state = lm_state_new (state_file);
+
+  self->settings = lm_settings_load (lm_config_file (), error);
+  if (self->settings == NULL)
+    return NULL;
+
+  self->backend = lm_tunables_probe ();
+  self->engine = lm_engine_choose (self->settings->engine, self->backend, &engine_error);
+  if (engine_error != NULL)
+    {
+      g_warning ("%s; choosing automatically", engine_error->message);
+      self->engine = lm_engine_choose ("auto", self->backend, NULL);
+    }
+  g_message ("Tunables backend %s, engine %s", self->backend ? self->backend->name : "none",
+             lm_engine_to_string (self->engine));
+
+  self->mode = g_strdup ("off");
+  self->skeleton = lm_exported_laptop_mode_skeleton_new ();
+  lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
+  sync_properties (self);
+
+  g_signal_connect (self->skeleton, "handle-start", G_CALLBACK (handle_start), self);
+  g_signal_connect (self->skeleton, "handle-stop", G_CALLBACK (handle_stop), self);
+  g_signal_connect (self->skeleton, "handle-set-mode", G_CALLBACK (handle_set_mode), self);
+  g_signal_connect (self->skeleton, "handle-configure", G_CALLBACK (handle_configure), self);
+  g_signal_connect (self->skeleton, "handle-sync", G_CALLBACK (handle_sync), self);
+  return g_steal_pointer (&self);
+}
+
+/* Take charge of the system: undo what a crashed run left, then enter the
+ * configured start-up mode. */
+void
+lm_daemon_start (LmDaemon *self)
+{
+  recover (self);
+  if (!g_str_equal (self->settings->mode, "off"))
+    {
+      g_autoptr (GError) mode_error = NULL;
+      if (!set_mode (self, self->settings->mode, &mode_error))
+        {
+          g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
+          g_free (self->mode);
+          self->mode = g_strdup (self->settings->mode);
+          sync_properties (self);
+        }
+    }
+}
+
+gboolean
+lm_daemon_export (LmDaemon *self, GDBusConnection *connection, GError **error)
+{
+  return g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (self->skeleton), connection,
+                                           LM_OBJECT_PATH, error);
+}
+
+void
+lm_daemon_unexport (LmDaemon *self)
+{
+  if (self->skeleton != NULL &&
+      g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->skeleton)))
+    g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->skeleton));
+}
+
+/* Restore everything this daemon changed; called on SIGTERM, SIGINT and
+ * loss of the bus name. */
+gboolean
+lm_daemon_shutdown (LmDaemon *self, GError **error)
+{
+  if (!lm_tunables_saved (self->state))
+    return TRUE;
+  if (!restore_all (self, error))
+    return FALSE;
+  g_message ("Restored the original tunables");
+  return TRUE;
+}

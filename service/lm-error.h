@@ -1,0 +1,21 @@
+/* lm-error.h: the project's error domain, org.laptopmode.LaptopMode1.Error.*.
+ * Owns the GError codes and their D-Bus names; nothing else maps errors. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define LM_ERROR (lm_error_quark ())
+
+typedef enum
+{
+  LM_ERROR_FAILED,
+  LM_ERROR_INVALID_ARGS,
+  LM_ERROR_NOT_SUPPORTED,
+  LM_ERROR_KERNEL,
+} LmError;
+
+GQuark lm_error_quark (void);
+
+G_END_DECLS

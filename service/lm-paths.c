@@ -1,0 +1,82 @@
+/* lm-paths.c: every path the daemon touches on the system.
+ * Owns the root (LAPTOP_MODED_ROOT), the config file and the state directory;
+ * it never opens anything itself. */
+#include "config.h"
+
+#include "lm-paths.h"
+
+static char *root;
+static char *config_file;
+static char *state_dir;
+
+/* Read once: the environment does not change under a running daemon, and
+ * tests that change it call lm_paths_reset(). */
+const char *
+lm_root (void)
+{
+  if (root == NULL)
+    {
+      const char *env = g_getenv ("LAPTOP_MODED_ROOT");
+      root = g_strdup (env != NULL && *env != '\0' ? env : "/");
+    }
+  return root;
+}
+
+char *
+lm_path (const char *system_path)
+{
+  g_return_val_if_fail (system_path != NULL && system_path[0] == '/', NULL);
+
+  if (g_str_equal (lm_root (), "/"))
+    return g_strdup (system_path);
+  return g_build_filename (lm_root (), system_path, NULL);
+}
+
+const char *
+lm_config_file (void)
+{
+  if (config_file == NULL)
+    {
+      const char *env = g_getenv ("LAPTOP_MODED_CONFIG");
+      config_file = g_strdup (env != NULL && *env != '\0' ? env : LM_CONFIG_FILE);
+    }
+  return config_file;
+}
+
+/* systemd's StateDirectory= hands us $STATE_DIRECTORY; honour it so the unit
+ * and the build agree without a rebuild. */
+const char *
+lm_state_dir (void)
+{
+  if (state_dir == NULL)
+    {
+      const char *env = g_getenv ("STATE_DIRECTORY");
+      /* StateDirectory= may list several, colon-separated; ours is the first. */
+      if (env != NULL && *env != '\0')
+        {
+          g_auto (GStrv) dirs = g_strsplit (env, ":", 2);
+          state_dir = g_strdup (dirs[0]);
+        }
+      else
+        {
+          state_dir = g_strdup (LM_STATE_DIR);
+        }
+    }
+  return state_dir;
+}
+
+void
+lm_paths_reset (void)
+{
+  g_clear_pointer (&root, g_free);
+  g_clear_pointer (&config_file, g_free);
+  g_clear_pointer (&state_dir, g_free);
+}
+
+/* Let the daemon's --config option win over the environment. */
+void
+lm_paths_set_config_file (const char *path)
+{
+  g_free (config_file);
+  config_file = g_strdup (path);
+}

@@ -1,0 +1,18 @@
+/* lm-paths.h: every path the daemon touches on the system.
+ * Owns the mapping from a system path to the real one (fake root for tests);
+ * must never be bypassed by building a /proc or /sys path by hand. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+char *lm_path (const char *system_path);
+const char *lm_root (void);
+void lm_paths_reset (void);
+
+const char *lm_config_file (void);
+void lm_paths_set_config_file (const char *path);
+const char *lm_state_dir (void);
+
+G_END_DECLS

@@ -1,0 +1,342 @@
+/* lm-settings.c: the user's settings, their defaults, ranges and validation.
+ * Every check lives in the key table below, so Configure() and the config
+ * file cannot disagree about what is valid. */
+#include "lm-settings.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+
+#include "lm-error.h"
+#include "lm-io.h"
+
+static const char *const mode_choices[] = { "off", "on", NULL };
+static const char *const engine_choices[] = { "auto", "kernel", "userspace", NULL };
+
+typedef struct
+{
+  const char *key;
+  char type; /* 'u' or 's' */
+  guint min;
+  guint max;
+  const char *const *choices;
+  gsize offset;
+} LmSettingKey;
+
+#define UINT_KEY(name, field, lo, hi) { name, 'u', lo, hi, NULL, G_STRUCT_OFFSET (LmSettings, field) }
+#define STR_KEY(name, field, list) { name, 's', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
+
+static const LmSettingKey setting_keys[] = {
+  STR_KEY ("Mode", mode, mode_choices),
+  STR_KEY ("Engine", engine, engine_choices),
+  UINT_KEY ("MaxLostWork", max_lost_work, 1, 86400),
+  UINT_KEY ("LaptopModeSeconds", laptop_mode_seconds, 1, 600),
+  UINT_KEY ("DirtyRatio", dirty_ratio, 1, 100),
+  UINT_KEY ("DirtyBackgroundRatio", dirty_background_ratio, 0, 99),
+};
+
+LmSettings *
+lm_settings_new (void)
+{
+  LmSettings *s = g_new0 (LmSettings, 1);
+
+  s->mode = g_strdup ("off");
+  s->engine = g_strdup ("auto");
+  s->max_lost_work = 600;
+  s->laptop_mode_seconds = 2;
+  s->dirty_ratio = 60;
+  s->dirty_background_ratio = 1;
+  return s;
+}
+
+LmSettings *
+lm_settings_copy (const LmSettings *settings)
+{
+  LmSettings *s = g_memdup2 (settings, sizeof *settings);
+
+  s->mode = g_strdup (settings->mode);
+  s->engine = g_strdup (settings->engine);
+  return s;
+}
+
+void
+lm_settings_free (LmSettings *settings)
+{
+  if (settings == NULL)
+    return;
+  g_free (settings->mode);
+  g_free (settings->engine);
+  g_free (settings);
+}
+
+gboolean
+lm_settings_equal (const LmSettings *a, const LmSettings *b)
+{
+  return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine) &&
+         a->max_lost_work == b->max_lost_work &&
+         a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio &&
+         a->dirty_background_ratio == b->dirty_background_ratio;
+}
+
+gboolean
+lm_settings_valid_mode (const char *mode)
+{
+  return mode != NULL && g_strv_contains (mode_choices, mode);
+}
+
+static const LmSettingKey *
+find_key (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (setting_keys); i++)
+    if (g_str_equal (setting_keys[i].key, name))
+      return &setting_keys[i];
+  return NULL;
+}
+
+static char *
+known_keys (void)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (setting_keys); i++)
+    g_string_append_printf (s, "%s%s", i ? ", " : "", setting_keys[i].key);
+  return g_string_free (g_steal_pointer (&s), FALSE);
+}
+
+static void
+set_range_error (GError **error, const LmSettingKey *k, const char *origin, const char *got)
+{
+  if (k->type == 'u')
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "%s%s%s must be a whole number from %u to %u, not %s", k->key,
+                   origin ? " in " : "", origin ? origin : "", k->min, k->max, got);
+    }
+  else
+    {
+      g_autofree char *list = g_strjoinv ("”, “", (char **) k->choices);
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s must be one of “%s”, not %s",
+                   k->key, origin ? " in " : "", origin ? origin : "", list, got);
+    }
+}
+
+static gboolean
+set_uint (LmSettings *s, const LmSettingKey *k, guint64 value, const char *origin, GError **error)
+{
+  if (value < k->min || value > k->max)
+    {
+      g_autofree char *got = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
+      set_range_error (error, k, origin, got);
+      return FALSE;
+    }
+  G_STRUCT_MEMBER (guint, s, k->offset) = (guint) value;
+  return TRUE;
+}
+
+static gboolean
+set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char *origin,
+            GError **error)
+{
+  if (!g_strv_contains (k->choices, value))
+    {
+      g_autofree char *escaped = g_strescape (value, NULL);
+      g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+      set_range_error (error, k, origin, got);
+      return FALSE;
+    }
+  char **field = &G_STRUCT_MEMBER (char *, s, k->offset);
+  g_free (*field);
+  *field = g_strdup (value);
+  return TRUE;
+}
+
+/* Give @a the contents of @b and @b the old ones of @a (freed by its owner). */
+static void
+swap_settings (LmSettings *a, LmSettings *b)
+{
+  LmSettings tmp = *a;
+  *a = *b;
+  *b = tmp;
+}
+
+/* Rules that involve more than one key. */
+static gboolean
+check_consistency (const LmSettings *s, const char *origin, GError **error)
+{
+  if (s->dirty_background_ratio >= s->dirty_ratio)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "DirtyBackgroundRatio%s%s (%u) must be below DirtyRatio (%u): the kernel "
+                   "would halve it silently",
+                   origin ? " in " : "", origin ? origin : "", s->dirty_background_ratio,
+                   s->dirty_ratio);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Apply an a{sv} from Configure() to a copy first, so a bad key anywhere
+ * leaves @settings untouched. */
+gboolean
+lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
+{
+  g_autoptr (LmSettings) s = lm_settings_copy (settings);
+  GVariantIter iter;
+  const char *name;
+  GVariant *value;
+
+  if (!g_variant_is_of_type (asv, G_VARIANT_TYPE_VARDICT))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "Settings must be of type a{sv}");
+      return FALSE;
+    }
+  if (g_variant_n_children (asv) == 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "No settings given");
+      return FALSE;
+    }
+
+  g_variant_iter_init (&iter, asv);
+  while (g_variant_iter_next (&iter, "{&sv}", &name, &value))
+    {
+      g_autoptr (GVariant) v = value;
+      const LmSettingKey *k = find_key (name);
+
+      if (k == NULL)
+        {
+          g_autofree char *escaped = g_strescape (name, NULL);
+          g_autofree char *keys = known_keys ();
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       "Unknown setting “%s”; known settings: %s", escaped, keys);
+          return FALSE;
+        }
+      const GVariantType *want = k->type == 'u' ? G_VARIANT_TYPE_UINT32 : G_VARIANT_TYPE_STRING;
+      if (!g_variant_is_of_type (v, want))
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       "%s must be of type “%c” (%s), not “%s”", k->key, k->type,
+                       k->type == 'u' ? "uint32" : "string", g_variant_get_type_string (v));
+          return FALSE;
+        }
+      gboolean ok = k->type == 'u' ? set_uint (s, k, g_variant_get_uint32 (v), NULL, error)
+                                   : set_string (s, k, g_variant_get_string (v, NULL), NULL, error);
+      if (!ok)
+        return FALSE;
+    }
+  if (!check_consistency (s, NULL, error))
+    return FALSE;
+
+  swap_settings (settings, s);
+  return TRUE;
+}
+
+gboolean
+lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
+                           GError **error)
+{
+  g_autoptr (LmSettings) s = lm_settings_copy (settings);
+  g_auto (GStrv) groups = g_key_file_get_groups (key_file, NULL);
+
+  for (guint g = 0; groups[g] != NULL; g++)
+    {
+      if (!g_str_equal (groups[g], LM_SETTINGS_GROUP))
+        {
+          g_autofree char *escaped = g_strescape (groups[g], NULL);
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       "Unknown section [%s] in %s; known sections: [%s]", escaped, origin,
+                       LM_SETTINGS_GROUP);
+          return FALSE;
+        }
+    }
+
+  g_auto (GStrv) keys = g_key_file_get_keys (key_file, LM_SETTINGS_GROUP, NULL, NULL);
+  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
+    {
+      const LmSettingKey *k = find_key (keys[i]);
+      g_autofree char *raw = g_key_file_get_value (key_file, LM_SETTINGS_GROUP, keys[i], NULL);
+      g_autofree char *value = g_strstrip (g_strdup (raw != NULL ? raw : ""));
+
+      if (k == NULL)
+        {
+          g_autofree char *escaped = g_strescape (keys[i], NULL);
+          g_autofree char *known = known_keys ();
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       "Unknown setting “%s” in %s; known settings: %s", escaped, origin, known);
+          return FALSE;
+        }
+      if (k->type == 'u')
+        {
+          guint64 n;
+          /* Strict: "600s", "-1" or "0x10" are mistakes worth reporting. */
+          if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
+            {
+              g_autofree char *escaped = g_strescape (value, NULL);
+              g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+              set_range_error (error, k, origin, got);
+              return FALSE;
+            }
+          if (!set_uint (s, k, n, origin, error))
+            return FALSE;
+        }
+      else if (!set_string (s, k, value, origin, error))
+        {
+          return FALSE;
+        }
+    }
+  if (!check_consistency (s, origin, error))
+    return FALSE;
+
+  swap_settings (settings, s);
+  return TRUE;
+}
+
+/* A missing file means the defaults; a broken one is an error, so a typo is
+ * never silently replaced by a default. */
+LmSettings *
+lm_settings_load (const char *path, GError **error)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) local_error = NULL;
+
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, &local_error))
+    {
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        return g_steal_pointer (&s);
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "Cannot load %s: %s", path,
+                   local_error->message);
+      return NULL;
+    }
+  if (!lm_settings_load_key_file (s, kf, path, error))
+    return NULL;
+  return g_steal_pointer (&s);
+}
+
+/* Rewrite the file keeping the user's comments and layout; only our keys
+ * change. */
+gboolean
+lm_settings_save (const LmSettings *settings, const char *path, GError **error)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) local_error = NULL;
+
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_COMMENTS, &local_error) &&
+      !g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot load %s: %s", path,
+                   local_error->message);
+      return FALSE;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (setting_keys); i++)
+    {
+      const LmSettingKey *k = &setting_keys[i];
+      if (k->type == 'u')
+        g_key_file_set_uint64 (kf, LM_SETTINGS_GROUP, k->key,
+                               G_STRUCT_MEMBER (guint, settings, k->offset));
+      else
+        g_key_file_set_string (kf, LM_SETTINGS_GROUP, k->key,
+                               G_STRUCT_MEMBER (char *, settings, k->offset));
+    }
+  gsize length;
+  g_autofree char *data = g_key_file_to_data (kf, &length, NULL);
+  return lm_io_write_atomic (path, data, length, 0644, error);
+}

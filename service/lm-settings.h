@@ -1,0 +1,37 @@
+/* lm-settings.h: the user's settings, their defaults, ranges and validation.
+ * Owns the one table of setting keys used by Configure() and the config file;
+ * never applies anything to the system. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define LM_SETTINGS_GROUP "LaptopMode"
+
+typedef struct
+{
+  char *mode;   /* "off", "on": the mode at start-up */
+  char *engine; /* "auto", "kernel", "userspace" */
+  guint max_lost_work;
+  guint laptop_mode_seconds;
+  guint dirty_ratio;
+  guint dirty_background_ratio;
+} LmSettings;
+
+LmSettings *lm_settings_new (void);
+LmSettings *lm_settings_copy (const LmSettings *settings);
+void lm_settings_free (LmSettings *settings);
+gboolean lm_settings_equal (const LmSettings *a, const LmSettings *b);
+
+gboolean lm_settings_update (LmSettings *settings, GVariant *asv, GError **error);
+gboolean lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
+                                    GError **error);
+LmSettings *lm_settings_load (const char *path, GError **error);
+gboolean lm_settings_save (const LmSettings *settings, const char *path, GError **error);
+
+gboolean lm_settings_valid_mode (const char *mode);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSettings, lm_settings_free)
+
+G_END_DECLS

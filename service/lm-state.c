@@ -1,0 +1,143 @@
+/* lm-state.c: what the daemon changed on the system and what was there before.
+ * A GKeyFile, one group per kind of change; an empty state means "nothing to
+ * restore" and is stored as no file at all. */
+#include "lm-state.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+
+#include "lm-error.h"
+#include "lm-io.h"
+
+struct _LmState
+{
+  char *path;
+  GKeyFile *key_file;
+};
+
+LmState *
+lm_state_new (const char *path)
+{
+  LmState *state = g_new0 (LmState, 1);
+
+  state->path = g_strdup (path);
+  state->key_file = g_key_file_new ();
+  return state;
+}
+
+void
+lm_state_free (LmState *state)
+{
+  if (state == NULL)
+    return;
+  g_key_file_unref (state->key_file);
+  g_free (state->path);
+  g_free (state);
+}
+
+const char *
+lm_state_get_path (LmState *state)
+{
+  return state->path;
+}
+
+gboolean
+lm_state_load (LmState *state, GError **error)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) local_error = NULL;
+
+  if (!g_key_file_load_from_file (kf, state->path, G_KEY_FILE_NONE, &local_error))
+    {
+      if (!g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read saved state %s: %s",
+                       state->path, local_error->message);
+          return FALSE;
+        }
+    }
+  g_key_file_unref (state->key_file);
+  state->key_file = g_steal_pointer (&kf);
+  return TRUE;
+}
+
+gboolean
+lm_state_is_empty (LmState *state)
+{
+  g_auto (GStrv) groups = g_key_file_get_groups (state->key_file, NULL);
+
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      g_auto (GStrv) keys = g_key_file_get_keys (state->key_file, groups[i], NULL, NULL);
+      if (keys != NULL && keys[0] != NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+lm_state_save (LmState *state, GError **error)
+{
+  if (lm_state_is_empty (state))
+    {
+      if (g_unlink (state->path) < 0 && errno != ENOENT)
+        {
+          int saved = errno;
+          g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot remove %s: %s", state->path,
+                       g_strerror (saved));
+          return FALSE;
+        }
+      return TRUE;
+    }
+  gsize length;
+  g_autofree char *data = g_key_file_to_data (state->key_file, &length, NULL);
+  return lm_io_write_atomic (state->path, data, length, 0600, error);
+}
+
+char *
+lm_state_get (LmState *state, const char *group, const char *key)
+{
+  return g_key_file_get_string (state->key_file, group, key, NULL);
+}
+
+void
+lm_state_set (LmState *state, const char *group, const char *key, const char *value)
+{
+  g_key_file_set_string (state->key_file, group, key, value);
+}
+
+void
+lm_state_remove (LmState *state, const char *group, const char *key)
+{
+  g_key_file_remove_key (state->key_file, group, key, NULL);
+  g_auto (GStrv) keys = g_key_file_get_keys (state->key_file, group, NULL, NULL);
+  if (keys != NULL && keys[0] == NULL)
+    g_key_file_remove_group (state->key_file, group, NULL);
+}
+
+char **
+lm_state_get_keys (LmState *state, const char *group)
+{
+  char **keys = g_key_file_get_keys (state->key_file, group, NULL, NULL);
+
+  return keys != NULL ? keys : g_new0 (char *, 1);
+}
+
+/* For rolling back a failed change: the in-memory state as it was. */
+char *
+lm_state_snapshot (LmState *state)
+{
+  return g_key_file_to_data (state->key_file, NULL, NULL);
+}
+
+void
+lm_state_revert (LmState *state, const char *snapshot)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+
+  if (g_key_file_load_from_data (kf, snapshot, (gsize) -1, G_KEY_FILE_NONE, NULL))
+    {
+      g_key_file_unref (state->key_file);
+      state->key_file = g_steal_pointer (&kf);
+    }
+}

@@ -1,0 +1,60 @@
+/* lm-tunables-sysctl.c: the 2.6+ backend, one file per tunable in /proc/sys/vm.
+ * Plans the classic laptop-mode values; never writes (lm-tunables.c does). */
+#include "lm-tunables.h"
+
+#include "lm-paths.h"
+
+static gboolean
+tunable_exists (const char *name)
+{
+  g_autofree char *path = lm_tunables_path (name);
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
+static gboolean
+sysctl_probe (void)
+{
+  return tunable_exists ("dirty_ratio") && tunable_exists ("dirty_background_ratio") &&
+         tunable_exists ("dirty_writeback_centisecs") && tunable_exists ("dirty_expire_centisecs");
+}
+
+static gboolean
+sysctl_has_laptop_mode (void)
+{
+  return tunable_exists ("laptop_mode");
+}
+
+static void
+add (GPtrArray *plan, const char *name, guint value)
+{
+  g_autofree char *text = g_strdup_printf ("%u", value);
+  g_ptr_array_add (plan, lm_tunable_new (name, text));
+}
+
+/* The mapping of the 2004 control script: dirty data may age MaxLostWork
+ * seconds and the flusher wakes as rarely; laptop_mode is the delay before
+ * the kernel flushes everything after disk activity. */
+static GPtrArray *
+sysctl_plan (const LmSettings *settings, gboolean kernel_engine, GError **error)
+{
+  GPtrArray *plan = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
+  guint centisecs = settings->max_lost_work * 100;
+
+  if (kernel_engine)
+    add (plan, "laptop_mode", settings->laptop_mode_seconds);
+  add (plan, "dirty_writeback_centisecs", centisecs);
+  add (plan, "dirty_expire_centisecs", centisecs);
+  add (plan, "dirty_ratio", settings->dirty_ratio);
+  add (plan, "dirty_background_ratio", settings->dirty_background_ratio);
+  return plan;
+}
+
+static const char *const sysctl_side_effects[] = { "dirty_bytes", "dirty_background_bytes", NULL };
+
+const LmTunablesBackend lm_tunables_sysctl = {
+  .name = "sysctl",
+  .probe = sysctl_probe,
+  .has_laptop_mode = sysctl_has_laptop_mode,
+  .plan = sysctl_plan,
+  .side_effects = sysctl_side_effects,
+};

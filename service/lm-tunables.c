@@ -1,0 +1,238 @@
+/* lm-tunables.c: the save-apply-restore transaction over a tunables backend.
+ * Originals go to the state file (durably) before the first write; a failed
+ * write rolls back the ones already made; restore puts back exactly what was
+ * saved and leaves alone a value someone else changed since. */
+#include "lm-tunables.h"
+
+#include "lm-error.h"
+#include "lm-io.h"
+#include "lm-paths.h"
+
+#define GROUP_ORIGINAL "Tunables"
+#define GROUP_APPLIED "TunablesApplied"
+
+LmTunable *
+lm_tunable_new (const char *name, const char *value)
+{
+  LmTunable *t = g_new0 (LmTunable, 1);
+
+  t->name = g_strdup (name);
+  t->value = g_strdup (value);
+  return t;
+}
+
+void
+lm_tunable_free (LmTunable *tunable)
+{
+  if (tunable == NULL)
+    return;
+  g_free (tunable->name);
+  g_free (tunable->value);
+  g_free (tunable);
+}
+
+char *
+lm_tunables_path (const char *name)
+{
+  g_autofree char *system_path = g_build_filename ("/proc/sys/vm", name, NULL);
+  return lm_path (system_path);
+}
+
+/* Probe order matters: a 2.6+ kernel never has bdflush, but be explicit. */
+const LmTunablesBackend *
+lm_tunables_probe (void)
+{
+  static const LmTunablesBackend *const backends[] = { &lm_tunables_sysctl, &lm_tunables_bdflush };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (backends); i++)
+    if (backends[i]->probe ())
+      return backends[i];
+  return NULL;
+}
+
+/* The kernel reports 0 for the ratio whose byte twin is in use, and refuses
+ * 0 for the byte twins; writing such a 0 back would be wrong or fail. */
+static gboolean
+skip_write_back (const char *name, const char *value)
+{
+  static const char *const paired[] = { "dirty_ratio", "dirty_background_ratio", "dirty_bytes",
+                                        "dirty_background_bytes", NULL };
+
+  return g_str_equal (value, "0") && g_strv_contains (paired, name);
+}
+
+static gboolean
+write_tunable (const char *name, const char *value, GError **error)
+{
+  g_autofree char *path = lm_tunables_path (name);
+  return lm_io_write_value (path, value, error);
+}
+
+static char *
+read_tunable (const char *name, GError **error)
+{
+  g_autofree char *path = lm_tunables_path (name);
+  return lm_io_read_value (path, error);
+}
+
+/* Best effort: used while already failing, so only log. */
+static void
+roll_back (GPtrArray *previous)
+{
+  for (guint i = previous->len; i > 0; i--)
+    {
+      LmTunable *t = g_ptr_array_index (previous, i - 1);
+      g_autoptr (GError) error = NULL;
+
+      if (skip_write_back (t->name, t->value))
+        continue;
+      if (!write_tunable (t->name, t->value, &error))
+        g_warning ("Rolling back vm.%s failed: %s", t->name, error->message);
+    }
+}
+
+gboolean
+lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
+                   gboolean kernel_engine, LmState *state, GError **error)
+{
+  g_autofree char *snapshot = lm_state_snapshot (state);
+  g_autoptr (GPtrArray) plan = NULL;
+  g_autoptr (GPtrArray) previous = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
+  g_autoptr (GPtrArray) written = g_ptr_array_new ();
+
+  plan = backend->plan (settings, kernel_engine, error);
+  if (plan == NULL)
+    return FALSE;
+
+  /* 1. Read everything first: a missing file fails before any change. */
+  for (guint i = 0; i < plan->len; i++)
+    {
+      LmTunable *t = g_ptr_array_index (plan, i);
+      char *current = read_tunable (t->name, error);
+
+      if (current == NULL)
+        return FALSE;
+      g_ptr_array_add (previous, lm_tunable_new (t->name, current));
+      g_autofree char *known = lm_state_get (state, GROUP_ORIGINAL, t->name);
+      if (known == NULL)
+        lm_state_set (state, GROUP_ORIGINAL, t->name, current);
+      lm_state_set (state, GROUP_APPLIED, t->name, t->value);
+      g_free (current);
+    }
+  for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
+    {
+      const char *name = backend->side_effects[i];
+      g_autofree char *current = read_tunable (name, NULL);
+      g_autofree char *known = lm_state_get (state, GROUP_ORIGINAL, name);
+
+      if (current == NULL)
+        continue; /* an older kernel without the byte twins */
+      g_ptr_array_add (previous, lm_tunable_new (name, current));
+      if (known == NULL)
+        lm_state_set (state, GROUP_ORIGINAL, name, current);
+    }
+
+  /* 2. Make the originals durable before touching anything. */
+  if (!lm_state_save (state, error))
+    {
+      lm_state_revert (state, snapshot);
+      return FALSE;
+    }
+
+  /* 3. Write; on failure undo what was written, in reverse order. */
+  for (guint i = 0; i < plan->len; i++)
+    {
+      LmTunable *t = g_ptr_array_index (plan, i);
+      g_autoptr (GError) local_error = NULL;
+
+      if (!write_tunable (t->name, t->value, &local_error))
+        {
+          /* The plan's writes so far, then the side effects they caused. */
+          g_autoptr (GPtrArray) undo = g_ptr_array_new ();
+          for (guint j = 0; j < previous->len; j++)
+            if (j < written->len || j >= plan->len)
+              g_ptr_array_add (undo, g_ptr_array_index (previous, j));
+          roll_back (undo);
+          lm_state_revert (state, snapshot);
+          if (!lm_state_save (state, NULL))
+            g_warning ("Could not rewrite %s after a failed change", lm_state_get_path (state));
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      g_ptr_array_add (written, t);
+    }
+
+  /* 4. Record what the kernel made of the side effects, for the
+   * "changed by someone else" check at restore. */
+  for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
+    {
+      g_autofree char *now = read_tunable (backend->side_effects[i], NULL);
+      if (now != NULL)
+        lm_state_set (state, GROUP_APPLIED, backend->side_effects[i], now);
+    }
+  g_autoptr (GError) save_error = NULL;
+  if (!lm_state_save (state, &save_error))
+    g_debug ("Could not record side effects: %s", save_error->message);
+  return TRUE;
+}
+
+gboolean
+lm_tunables_saved (LmState *state)
+{
+  g_auto (GStrv) keys = lm_state_get_keys (state, GROUP_ORIGINAL);
+  return keys[0] != NULL;
+}
+
+gboolean
+lm_tunables_restore (LmState *state, GError **error)
+{
+  g_auto (GStrv) names = lm_state_get_keys (state, GROUP_ORIGINAL);
+  g_autoptr (GString) failures = g_string_new (NULL);
+
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      const char *name = names[i];
+      g_autofree char *original = lm_state_get (state, GROUP_ORIGINAL, name);
+      g_autofree char *applied = lm_state_get (state, GROUP_APPLIED, name);
+      g_autoptr (GError) local_error = NULL;
+      g_autofree char *current = read_tunable (name, &local_error);
+
+      if (current == NULL)
+        {
+          g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
+                                  local_error->message);
+          continue;
+        }
+      if (skip_write_back (name, original))
+        {
+          /* Its byte twin carries the real value and restores it. */
+        }
+      else if (applied != NULL && !g_str_equal (current, applied))
+        {
+          g_message ("vm.%s was changed to %s by someone else while laptop mode was on; "
+                     "leaving it (original was %s)",
+                     name, current, original);
+        }
+      else if (!g_str_equal (current, original) &&
+               !write_tunable (name, original, &local_error))
+        {
+          g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
+                                  local_error->message);
+          continue;
+        }
+      lm_state_remove (state, GROUP_ORIGINAL, name);
+      lm_state_remove (state, GROUP_APPLIED, name);
+    }
+
+  g_autoptr (GError) save_error = NULL;
+  if (!lm_state_save (state, &save_error))
+    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+
+  if (failures->len > 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every tunable: %s",
+                   failures->str);
+      return FALSE;
+    }
+  return TRUE;
+}

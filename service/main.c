@@ -1,0 +1,157 @@
+/* main.c: laptop-moded's entry point: options, logging, bus name, signals.
+ * Everything else lives in the library the tests link against. */
+#include "config.h"
+
+#include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <gio/gio.h>
+#include <glib-unix.h>
+
+#include "lm-daemon.h"
+#include "lm-error.h"
+#include "lm-paths.h"
+
+#define LM_BUS_NAME "org.laptopmode.LaptopMode1"
+
+typedef struct
+{
+  GMainLoop *loop;
+  LmDaemon *daemon;
+  int exit_code;
+  gboolean owned;
+} LmMain;
+
+static void
+quit (LmMain *m, int code, gboolean restore)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (restore && !lm_daemon_shutdown (m->daemon, &error))
+    {
+      g_warning ("%s", error->message);
+      code = EXIT_FAILURE;
+    }
+  m->exit_code = code;
+  g_main_loop_quit (m->loop);
+}
+
+static gboolean
+on_signal (gpointer user_data)
+{
+  g_message ("Signal received, restoring and exiting");
+  quit (user_data, EXIT_SUCCESS, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmMain *m = user_data;
+  g_autoptr (GError) error = NULL;
+
+  m->owned = TRUE;
+  g_message ("Owning %s", name);
+  /* Only the owner of the name touches the system, so two daemons never
+   * act at once (e.g. during --replace); the object appears once the
+   * system is in the state its properties describe. */
+  lm_daemon_start (m->daemon);
+  if (!lm_daemon_export (m->daemon, connection, &error))
+    {
+      g_warning ("Cannot export the object: %s", error->message);
+      quit (m, EXIT_FAILURE, TRUE);
+    }
+}
+
+/* Also called when the bus cannot be reached, with a NULL connection. */
+static void
+on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmMain *m = user_data;
+
+  if (connection == NULL)
+    {
+      g_warning ("Cannot connect to the bus");
+      quit (m, EXIT_FAILURE, m->owned);
+    }
+  else if (m->owned)
+    {
+      /* Replaced (--replace): hand over as things are; the new owner finds
+       * the state file and takes it from there. Not a failure to restart on. */
+      g_message ("Replaced by another laptop-moded; leaving the saved state to it");
+      quit (m, EXIT_SUCCESS, FALSE);
+    }
+  else
+    {
+      g_warning ("Cannot own %s: another laptop-moded runs (use --replace) or the bus policy "
+                 "does not allow it",
+                 name);
+      quit (m, EXIT_FAILURE, FALSE);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  gboolean replace = FALSE, verbose = FALSE, session = FALSE, version = FALSE;
+  g_autofree char *config = NULL;
+  const GOptionEntry entries[] = {
+    { "replace", 'r', 0, G_OPTION_ARG_NONE, &replace, "Replace a running laptop-moded", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
+    { "session", 0, 0, G_OPTION_ARG_NONE, &session,
+      "Use the session bus instead of the system bus (for development)", NULL },
+    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
+      "Configuration file (default " LM_CONFIG_FILE ")", "FILE" },
+    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("- laptop mode service");
+  g_autoptr (GError) error = NULL;
+
+  setlocale (LC_ALL, "");
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_summary (
+      context, "Owns org.laptopmode.LaptopMode1 on the system bus and keeps the disk asleep.");
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("laptop-moded: %s\n", error->message);
+      return EXIT_FAILURE;
+    }
+  if (version)
+    {
+      g_print ("laptop-moded %s\n", PACKAGE_VERSION);
+      return EXIT_SUCCESS;
+    }
+  if (verbose)
+    g_log_set_debug_enabled (TRUE);
+  if (config != NULL)
+    lm_paths_set_config_file (config);
+
+  /* Register the error domain before any error can reach a caller. */
+  (void) LM_ERROR;
+
+  LmMain m = { 0 };
+  m.daemon = lm_daemon_new (&error);
+  if (m.daemon == NULL)
+    {
+      g_printerr ("laptop-moded: %s\n", error->message);
+      return EXIT_FAILURE;
+    }
+  m.loop = g_main_loop_new (NULL, FALSE);
+
+  g_unix_signal_add (SIGTERM, on_signal, &m);
+  g_unix_signal_add (SIGINT, on_signal, &m);
+
+  guint owner = g_bus_own_name (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, LM_BUS_NAME,
+                                G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT |
+                                    (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
+                                NULL, on_name_acquired, on_name_lost, &m, NULL);
+  g_main_loop_run (m.loop);
+
+  g_bus_unown_name (owner);
+  lm_daemon_unexport (m.daemon);
+  g_clear_object (&m.daemon);
+  g_main_loop_unref (m.loop);
+  return m.exit_code;
+}

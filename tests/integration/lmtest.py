@@ -1,0 +1,298 @@
+"""Test harness for laptop-moded integration tests.
+
+Starts the real parts: a private dbus-daemon configured like the system bus
+with the project's own policy file, the real laptop-moded binary (against a
+fake root, or the real /proc/sys/vm for real-kernel tests), and runs the
+real clients (laptop-modectl, busctl, gdbus) as root or as an unprivileged
+user. Everything started is stopped, and every temporary file removed, even
+when a test fails.
+"""
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+SRCDIR = os.environ.get("LM_SRCDIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILDDIR = os.environ.get("LM_BUILDDIR", os.path.join(SRCDIR, "build"))
+DAEMON = os.path.join(BUILDDIR, "service", "laptop-moded")
+CTL = os.path.join(BUILDDIR, "client", "laptop-modectl")
+POLICY = os.path.join(SRCDIR, "data", "org.laptopmode.LaptopMode1.conf")
+
+BUS_NAME = "org.laptopmode.LaptopMode1"
+OBJECT_PATH = "/org/laptopmode/LaptopMode1"
+IFACE = "org.laptopmode.LaptopMode1"
+
+UNPRIVILEGED = "nobody"
+
+# A system-bus-like configuration: deny by default, as Debian's system.conf
+# does, so the project's policy file is what lets callers in.
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+    <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus" send_member="UpdateActivationEnvironment"/>
+  </policy>
+  <policy user="root">
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
+  </policy>
+  <include>{policy}</include>
+{extra}
+</busconfig>
+"""
+
+# What a 6.x kernel shows in /proc/sys/vm, with deliberately odd values so
+# that a restore to defaults instead of originals is caught.
+SYSCTL_VM = {
+    "laptop_mode": "0",
+    "dirty_writeback_centisecs": "500",
+    "dirty_expire_centisecs": "1234",
+    "dirty_ratio": "17",
+    "dirty_background_ratio": "7",
+    "dirty_bytes": "0",
+    "dirty_background_bytes": "0",
+}
+
+VM_KEYS = ["laptop_mode", "dirty_writeback_centisecs", "dirty_expire_centisecs",
+           "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes"]
+
+
+def is_root():
+    return os.geteuid() == 0
+
+
+class FakeRoot:
+    """A directory that stands in for / (LAPTOP_MODED_ROOT)."""
+
+    def __init__(self, base, release="6.18.0-test", vm=None, bdflush=None):
+        self.path = os.path.join(base, "root")
+        os.makedirs(os.path.join(self.path, "proc/sys/vm"))
+        os.makedirs(os.path.join(self.path, "proc/sys/kernel"))
+        self.write("/proc/sys/kernel/osrelease", release + "\n")
+        for name, value in (vm if vm is not None else SYSCTL_VM).items():
+            self.write("/proc/sys/vm/" + name, value + "\n")
+        if bdflush is not None:
+            self.write("/proc/sys/vm/bdflush", bdflush + "\n")
+
+    def file(self, system_path):
+        return os.path.join(self.path, system_path.lstrip("/"))
+
+    def write(self, system_path, text):
+        with open(self.file(system_path), "w") as f:
+            f.write(text)
+
+    def read(self, system_path):
+        with open(self.file(system_path)) as f:
+            return f.read().strip()
+
+    def vm(self):
+        d = {}
+        for name in os.listdir(self.file("/proc/sys/vm")):
+            d[name] = self.read("/proc/sys/vm/" + name)
+        return d
+
+
+def read_real_vm():
+    d = {}
+    for name in VM_KEYS:
+        p = "/proc/sys/vm/" + name
+        if os.path.exists(p):
+            with open(p) as f:
+                d[name] = f.read().strip()
+    return d
+
+
+def write_real_vm(values):
+    """Write back a saved set of real sysctls; the byte twins win over the
+    ratios when non-zero, as the kernel keeps only one of each pair."""
+    order = [k for k in VM_KEYS if k in values]
+    for name in order:
+        v = values[name]
+        if name in ("dirty_bytes", "dirty_background_bytes", "dirty_ratio", "dirty_background_ratio") and v == "0":
+            continue
+        with open("/proc/sys/vm/" + name, "w") as f:
+            f.write(v + "\n")
+
+
+class Result:
+    def __init__(self, proc):
+        self.returncode = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+
+    def __repr__(self):
+        return "rc=%d out=%r err=%r" % (self.returncode, self.out, self.err)
+
+
+class DaemonTestCase(unittest.TestCase):
+    """Each test gets its own bus, fake root, state and config directory."""
+
+    fake_root = True
+    release = "6.18.0-test"
+    vm = None
+    bdflush = None
+    config_text = None
+    extra_bus_config = ""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lm-test-")
+        os.chmod(self.tmp, 0o755)
+        self.procs = []
+        self.addCleanup(self._cleanup)
+
+        self.bindir = os.path.join(self.tmp, "bin")
+        os.makedirs(self.bindir)
+        os.chmod(self.bindir, 0o755)
+        # A copy any user can run, wherever the build tree lives.
+        self.ctl = os.path.join(self.bindir, "laptop-modectl")
+        shutil.copy(CTL, self.ctl)
+        os.chmod(self.ctl, 0o755)
+
+        self.root = FakeRoot(self.tmp, self.release, self.vm, self.bdflush) if self.fake_root else None
+        self.state_dir = os.path.join(self.tmp, "state")
+        self.config = os.path.join(self.tmp, "laptop-moded.conf")
+        if self.config_text is not None:
+            with open(self.config, "w") as f:
+                f.write(self.config_text)
+
+        self.start_bus()
+        self.env = dict(os.environ)
+        self.env["DBUS_SYSTEM_BUS_ADDRESS"] = self.bus_address
+        self.env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+
+    # --- processes ------------------------------------------------------
+
+    def _cleanup(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def start_bus(self):
+        socket = os.path.join(self.tmp, "system_bus_socket")
+        conf = os.path.join(self.tmp, "bus.conf")
+        with open(conf, "w") as f:
+            f.write(BUS_CONFIG.format(socket=socket, policy=POLICY, extra=self.extra_bus_config))
+        r, w = os.pipe()
+        p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
+                              "--print-address=%d" % w], pass_fds=(w,),
+                             stderr=open(os.path.join(self.tmp, "bus.log"), "w"))
+        os.close(w)
+        self.procs.append(p)
+        with os.fdopen(r) as f:
+            self.bus_address = f.readline().strip()
+        self.assertTrue(self.bus_address.startswith("unix:"), "dbus-daemon did not start")
+        self.bus_proc = p
+
+    def daemon_env(self):
+        env = dict(self.env)
+        env["STATE_DIRECTORY"] = self.state_dir
+        env["LAPTOP_MODED_CONFIG"] = self.config
+        env["G_DEBUG"] = "fatal-criticals"
+        if self.root is not None:
+            env["LAPTOP_MODED_ROOT"] = self.root.path
+        else:
+            env.pop("LAPTOP_MODED_ROOT", None)
+        return env
+
+    def start_daemon(self, args=(), wait=True):
+        log = open(os.path.join(self.tmp, "daemon.log"), "a")
+        p = subprocess.Popen([DAEMON, "--verbose"] + list(args), env=self.daemon_env(),
+                             stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.procs.append(p)
+        self.daemon = p
+        if wait:
+            self.wait_for_name()
+        return p
+
+    def wait_for_name(self, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.daemon.poll() is not None:
+                self.fail("laptop-moded exited with %d:\n%s" % (self.daemon.returncode, self.daemon_log()))
+            # Ready means the object answers, not merely that the name is owned.
+            r = subprocess.run(["gdbus", "call", "--system", "--dest", BUS_NAME, "--object-path",
+                                OBJECT_PATH, "--method", "org.freedesktop.DBus.Properties.Get",
+                                IFACE, "Version"],
+                               env=self.env, capture_output=True, text=True)
+            if r.returncode == 0:
+                return
+            time.sleep(0.05)
+        self.fail("laptop-moded did not take its bus name:\n" + self.daemon_log())
+
+    def stop_daemon(self, sig=signal.SIGTERM):
+        self.daemon.send_signal(sig)
+        rc = self.daemon.wait(timeout=20)
+        return rc
+
+    def daemon_log(self):
+        try:
+            with open(os.path.join(self.tmp, "daemon.log")) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    # --- clients --------------------------------------------------------
+
+    def run_as(self, argv, user=None, check=None, input=None):
+        if user is not None and user != "root":
+            pw = pwd.getpwnam(user)
+            argv = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                    "--clear-groups", "--"] + argv
+        p = subprocess.run(argv, env=self.env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL if input is None else None, input=input,
+                           timeout=60)
+        res = Result(p)
+        if check is True:
+            self.assertEqual(res.returncode, 0, "%s failed: %r" % (argv, res))
+        return res
+
+    def ctl_run(self, *args, user=None, check=None):
+        return self.run_as([self.ctl] + list(args), user=user, check=check)
+
+    def busctl(self, *args, user=None, check=None):
+        return self.run_as(["busctl", "--system"] + list(args), user=user, check=check)
+
+    def gdbus_call(self, method, *args, user=None, check=None):
+        return self.run_as(["gdbus", "call", "--system", "--dest", BUS_NAME, "--object-path",
+                            OBJECT_PATH, "--method", IFACE + "." + method] + list(args),
+                           user=user, check=check)
+
+    def status(self):
+        r = self.ctl_run("status", "--json", check=True)
+        return json.loads(r.out)
+
+    def wait_until(self, predicate, timeout=10, message="condition"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return
+            time.sleep(0.05)
+        self.fail("timed out waiting for " + message)
