@@ -111,7 +111,10 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
       char *current = read_tunable (t->name, error);
 
       if (current == NULL)
-        return FALSE;
+        {
+          lm_state_revert (state, snapshot);
+          return FALSE;
+        }
       g_ptr_array_add (previous, lm_tunable_new (t->name, current));
       g_autofree char *known = lm_state_get (state, GROUP_ORIGINAL, t->name);
       if (known == NULL)

@@ -1,1 +1,109 @@
-int main(void){return 0;}
+/* test-state.c: the durable state file and atomic writes. */
+#include <sys/stat.h>
+
+#include "lm-io.h"
+#include "lm-state.h"
+#include "test-fakeroot.h"
+
+static void
+test_round_trip (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "a/b/state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (lm_state_load (s, &error)); /* missing file: empty */
+  g_assert_true (lm_state_is_empty (s));
+  /* Odd bytes survive: mount points may hold anything. */
+  lm_state_set (s, "Group", "key", "value with spaces, commas and \xc3\xa9");
+  g_assert_true (lm_state_save (s, &error));
+  g_assert_no_error (error);
+
+  g_autoptr (LmState) back = lm_state_new (path);
+  g_assert_true (lm_state_load (back, &error));
+  g_autofree char *v = lm_state_get (back, "Group", "key");
+  g_assert_cmpstr (v, ==, "value with spaces, commas and \xc3\xa9");
+
+  /* No temporary files left next to it. */
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_assert_cmpstr (g_dir_read_name (d), ==, "state");
+  g_assert_null (g_dir_read_name (d));
+
+  lm_state_remove (back, "Group", "key");
+  g_assert_true (lm_state_is_empty (back));
+  g_assert_true (lm_state_save (back, &error));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_snapshot_revert (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = lm_state_new ("/unused");
+
+  lm_state_set (s, "G", "a", "1");
+  g_autofree char *snap = lm_state_snapshot (s);
+  lm_state_set (s, "G", "a", "2");
+  lm_state_set (s, "G", "b", "3");
+  lm_state_revert (s, snap);
+  g_autofree char *a = lm_state_get (s, "G", "a");
+  g_autofree char *b = lm_state_get (s, "G", "b");
+  g_assert_cmpstr (a, ==, "1");
+  g_assert_null (b);
+}
+
+static void
+test_corrupt_state (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, "\x01garbage[[[", -1, NULL));
+  g_assert_false (lm_state_load (s, &error));
+  g_assert_nonnull (strstr (error->message, path));
+}
+
+static void
+test_atomic_write_mode (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "conf", NULL);
+  g_autoptr (GError) error = NULL;
+  struct stat st;
+
+  g_assert_true (lm_io_write_atomic (path, "old", 3, 0644, &error));
+  g_assert_true (lm_io_write_atomic (path, "new", 3, 0600, &error));
+  g_assert_cmpint (stat (path, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0600);
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, "new");
+}
+
+static void
+test_read_value (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "v", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (path, "  30\t500  0\n", -1, NULL));
+  g_autofree char *v = lm_io_read_value (path, &error);
+  g_assert_cmpstr (v, ==, "30 500 0");
+  g_autofree char *missing = lm_io_read_value ("/nonexistent/x", &error);
+  g_assert_null (missing);
+  g_assert_nonnull (strstr (error->message, "/nonexistent/x"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) \
+  g_test_add (path, LmFakeRoot, NULL, lm_fake_root_setup, fn, lm_fake_root_teardown)
+  ADD ("/state/round-trip", test_round_trip);
+  ADD ("/state/snapshot-revert", test_snapshot_revert);
+  ADD ("/state/corrupt", test_corrupt_state);
+  ADD ("/io/atomic-write-mode", test_atomic_write_mode);
+  ADD ("/io/read-value", test_read_value);
+  return g_test_run ();
+}

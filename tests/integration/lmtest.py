@@ -200,9 +200,9 @@ class DaemonTestCase(unittest.TestCase):
         with open(conf, "w") as f:
             f.write(BUS_CONFIG.format(socket=socket, policy=POLICY, extra=self.extra_bus_config))
         r, w = os.pipe()
-        p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
-                              "--print-address=%d" % w], pass_fds=(w,),
-                             stderr=open(os.path.join(self.tmp, "bus.log"), "w"))
+        with open(os.path.join(self.tmp, "bus.log"), "w") as log:
+            p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
+                                  "--print-address=%d" % w], pass_fds=(w,), stderr=log)
         os.close(w)
         self.procs.append(p)
         with os.fdopen(r) as f:

@@ -1,1 +1,106 @@
+#!/usr/bin/python3
+"""Tier 3: the real daemon on the real /proc/sys/vm of this machine.
 
+The machine's values are saved before each test and written back after it,
+whatever happens; the tests themselves set odd values first so that a
+restore to defaults instead of to the originals cannot pass.
+"""
+
+import os
+import signal
+import unittest
+
+import lmtest
+from lmtest import DaemonTestCase, read_real_vm, write_real_vm
+
+
+def can_run():
+    if os.geteuid() != 0:
+        return False, "needs root to write /proc/sys/vm"
+    if not os.access("/proc/sys/vm/dirty_ratio", os.W_OK):
+        return False, "/proc/sys/vm is not writable here (read-only /proc in a container?)"
+    return True, ""
+
+
+ok, why = can_run()
+
+
+@unittest.skipUnless(ok, why)
+class RealKernelTunablesTest(DaemonTestCase):
+    fake_root = False
+
+    ODD = {
+        "dirty_ratio": "17",
+        "dirty_background_ratio": "7",
+        "dirty_expire_centisecs": "1234",
+        "dirty_writeback_centisecs": "499",
+        "laptop_mode": "0",
+    }
+
+    def setUp(self):
+        self.machine = read_real_vm()
+        # Registered first, so it runs last: after the daemon is gone.
+        self.addCleanup(write_real_vm, self.machine)
+        super().setUp()
+
+    def set_odd(self, values):
+        write_real_vm(values)
+        now = read_real_vm()
+        for k, v in values.items():
+            self.assertEqual(now[k], v, "could not set vm.%s for the test" % k)
+        return now
+
+    def expected_engine(self):
+        with open("/proc/sys/kernel/osrelease") as f:
+            major = int(f.read().split(".")[0])
+        return "kernel" if major < 7 and os.path.exists("/proc/sys/vm/laptop_mode") else "userspace"
+
+    def test_start_stop_restores_exactly(self):
+        before = self.set_odd(self.ODD)
+        self.start_daemon()
+        st = self.status()
+        self.assertEqual(st["Engine"], self.expected_engine())
+        self.ctl_run("start", check=True)
+        now = read_real_vm()
+        self.assertEqual(now["dirty_expire_centisecs"], "60000")
+        self.assertEqual(now["dirty_writeback_centisecs"], "60000")
+        self.assertEqual(now["dirty_ratio"], "60")
+        self.assertEqual(now["dirty_background_ratio"], "1")
+        if st["Engine"] == "kernel":
+            self.assertEqual(now["laptop_mode"], "2")
+        self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Stop", check=True)
+        self.assertEqual(read_real_vm(), before)
+
+    def test_kill9_then_restart_restores(self):
+        before = self.set_odd(self.ODD)
+        self.start_daemon()
+        self.gdbus_call("Start", check=True)
+        self.assertEqual(read_real_vm()["dirty_ratio"], "60")
+        self.stop_daemon(signal.SIGKILL)
+        self.assertEqual(read_real_vm()["dirty_ratio"], "60")
+        self.start_daemon()
+        self.assertEqual(read_real_vm(), before)
+
+    def test_sigterm_restores(self):
+        before = self.set_odd(self.ODD)
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
+        self.assertEqual(read_real_vm(), before)
+
+    def test_dirty_bytes_originals(self):
+        # A machine tuned in bytes: the kernel shows the ratios as 0 then, and
+        # writing a ratio clears the bytes. Stop must bring the bytes back.
+        before = self.set_odd({"dirty_expire_centisecs": "1234",
+                               "dirty_bytes": "123456789", "dirty_background_bytes": "12345678"})
+        self.assertEqual(before["dirty_ratio"], "0")
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        now = read_real_vm()
+        self.assertEqual((now["dirty_ratio"], now["dirty_bytes"]), ("60", "0"))
+        self.ctl_run("stop", check=True)
+        self.assertEqual(read_real_vm(), before)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
