@@ -450,4 +450,4 @@ class ReplaceTest(DaemonTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    lmtest.main()

@@ -103,4 +103,4 @@ class RealKernelTunablesTest(DaemonTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    lmtest.main()
