@@ -27,8 +27,8 @@ fact() { echo "$1=$2" >> "$FACTS"; }
 mark() { echo "LMTEST: $*" > /dev/kmsg; }
 # Run a command as a child that execs it, and record the child's pid, so the
 # host can look for "<comm>(<pid>): ..." lines.
-run_as() { # run_as FACTNAME command...
-	local name=$1
+run_as() { # run_as FACTNAME command... (sets $name)
+	name=$1
 	shift
 	sh -c 'echo $$ > /tmp/child.pid; exec "$@"' sh "$@"
 	fact "$name" "$(cat /tmp/child.pid)"
