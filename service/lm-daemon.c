@@ -13,6 +13,7 @@
 #include "lm-error.h"
 #include "lm-generated.h"
 #include "lm-paths.h"
+#include "lm-remount.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
@@ -72,13 +73,30 @@ sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_laptop_mode_seconds (s, self->settings->laptop_mode_seconds);
   lm_exported_laptop_mode_set_dirty_ratio (s, self->settings->dirty_ratio);
   lm_exported_laptop_mode_set_dirty_background_ratio (s, self->settings->dirty_background_ratio);
+  lm_exported_laptop_mode_set_remount (s, self->settings->remount);
+  lm_exported_laptop_mode_set_remount_types (s, (const char *const *) self->settings->remount_types);
+  lm_exported_laptop_mode_set_no_remount (s, (const char *const *) self->settings->no_remount);
+  lm_exported_laptop_mode_set_remounted (s, lm_remount_list (self->state));
 }
 
 static gboolean
 restore_all (LmDaemon *self, GError **error)
 {
+  g_autoptr (GError) remount_error = NULL;
+  /* Both, whatever the first one says: each undoes only its own changes. */
+  gboolean remounts_ok = lm_remount_restore (self->state, &remount_error);
+
   if (!lm_tunables_restore (self->state, error))
-    return FALSE;
+    {
+      if (!remounts_ok)
+        g_warning ("%s", remount_error->message);
+      return FALSE;
+    }
+  if (!remounts_ok)
+    {
+      g_propagate_error (error, g_steal_pointer (&remount_error));
+      return FALSE;
+    }
   self->active = FALSE;
   return TRUE;
 }
@@ -105,8 +123,20 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
   if (self->active && engine != self->engine && !restore_all (self, error))
     return FALSE;
 
-  if (!lm_tunables_apply (self->backend, settings, engine == LM_ENGINE_KERNEL, self->state, error))
+  /* Remounts first: they are the likelier to fail (a filesystem refuses
+   * the option, EBUSY) and roll themselves back, leaving the tunables as
+   * they were. A tunables failure then undoes this call's remounts. */
+  if (!lm_remount_apply (settings, self->state, error))
     return FALSE;
+  if (!lm_tunables_apply (self->backend, settings, engine == LM_ENGINE_KERNEL, self->state, error))
+    {
+      g_autoptr (GError) undo_error = NULL;
+      gboolean undone = self->active ? lm_remount_apply (self->settings, self->state, &undo_error)
+                                     : lm_remount_restore (self->state, &undo_error);
+      if (!undone)
+        g_warning ("Could not undo the remounts: %s", undo_error->message);
+      return FALSE;
+    }
   self->active = TRUE;
   return TRUE;
 }
@@ -310,12 +340,18 @@ recover (LmDaemon *self)
       g_warning ("%s", error->message);
       return;
     }
-  if (!lm_tunables_saved (self->state))
+  if (!lm_tunables_saved (self->state) && !lm_remount_saved (self->state))
     return;
   g_message ("The previous run did not restore the system; restoring the saved values from %s",
              lm_state_get_path (self->state));
-  if (!lm_tunables_restore (self->state, &error))
+  if (lm_remount_saved (self->state) && !lm_remount_restore (self->state, &error))
+    {
+      g_warning ("%s", error->message);
+      g_clear_error (&error);
+    }
+  if (lm_tunables_saved (self->state) && !lm_tunables_restore (self->state, &error))
     g_warning ("%s", error->message);
+  sync_properties (self);
 }
 
 LmDaemon *
@@ -393,10 +429,10 @@ lm_daemon_unexport (LmDaemon *self)
 gboolean
 lm_daemon_shutdown (LmDaemon *self, GError **error)
 {
-  if (!lm_tunables_saved (self->state))
+  if (!lm_tunables_saved (self->state) && !lm_remount_saved (self->state))
     return TRUE;
   if (!restore_all (self, error))
     return FALSE;
-  g_message ("Restored the original tunables");
+  g_message ("Restored the original tunables and mount options");
   return TRUE;
 }

@@ -11,11 +11,15 @@
 
 static const char *const mode_choices[] = { "off", "on", NULL };
 static const char *const engine_choices[] = { "auto", "kernel", "userspace", NULL };
+/* Types whose drivers take commit=<seconds> on remount: xfs and others
+ * would refuse it, so they cannot be listed. */
+static const char *const remount_type_choices[] = { "ext3", "ext4", "reiserfs", "btrfs", NULL };
 
 typedef struct
 {
   const char *key;
-  char type; /* 'u' or 's' */
+  char type; /* 'u', 's', 'b' or 'a' (as: each item one of choices, or
+              * an absolute path when choices is NULL) */
   guint min;
   guint max;
   const char *const *choices;
@@ -24,6 +28,8 @@ typedef struct
 
 #define UINT_KEY(name, field, lo, hi) { name, 'u', lo, hi, NULL, G_STRUCT_OFFSET (LmSettings, field) }
 #define STR_KEY(name, field, list) { name, 's', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
+#define BOOL_KEY(name, field) { name, 'b', 0, 0, NULL, G_STRUCT_OFFSET (LmSettings, field) }
+#define STRV_KEY(name, field, list) { name, 'a', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
 
 static const LmSettingKey setting_keys[] = {
   STR_KEY ("Mode", mode, mode_choices),
@@ -32,6 +38,9 @@ static const LmSettingKey setting_keys[] = {
   UINT_KEY ("LaptopModeSeconds", laptop_mode_seconds, 1, 600),
   UINT_KEY ("DirtyRatio", dirty_ratio, 1, 100),
   UINT_KEY ("DirtyBackgroundRatio", dirty_background_ratio, 0, 99),
+  BOOL_KEY ("Remount", remount),
+  STRV_KEY ("RemountTypes", remount_types, remount_type_choices),
+  STRV_KEY ("NoRemount", no_remount, NULL),
 };
 
 LmSettings *
@@ -45,6 +54,9 @@ lm_settings_new (void)
   s->laptop_mode_seconds = 2;
   s->dirty_ratio = 60;
   s->dirty_background_ratio = 1;
+  s->remount = TRUE;
+  s->remount_types = g_strdupv ((char **) remount_type_choices);
+  s->no_remount = g_new0 (char *, 1);
   return s;
 }
 
@@ -55,6 +67,8 @@ lm_settings_copy (const LmSettings *settings)
 
   s->mode = g_strdup (settings->mode);
   s->engine = g_strdup (settings->engine);
+  s->remount_types = g_strdupv (settings->remount_types);
+  s->no_remount = g_strdupv (settings->no_remount);
   return s;
 }
 
@@ -65,6 +79,8 @@ lm_settings_free (LmSettings *settings)
     return;
   g_free (settings->mode);
   g_free (settings->engine);
+  g_strfreev (settings->remount_types);
+  g_strfreev (settings->no_remount);
   g_free (settings);
 }
 
@@ -74,7 +90,10 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
   return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine) &&
          a->max_lost_work == b->max_lost_work &&
          a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio &&
-         a->dirty_background_ratio == b->dirty_background_ratio;
+         a->dirty_background_ratio == b->dirty_background_ratio && a->remount == b->remount &&
+         g_strv_equal ((const char *const *) a->remount_types,
+                       (const char *const *) b->remount_types) &&
+         g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount);
 }
 
 gboolean
@@ -110,6 +129,17 @@ set_range_error (GError **error, const LmSettingKey *k, const char *origin, cons
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                    "%s%s%s must be a whole number from %u to %u, not %s", k->key,
                    origin ? " in " : "", origin ? origin : "", k->min, k->max, got);
+    }
+  else if (k->type == 'b')
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s must be true or false, not %s",
+                   k->key, origin ? " in " : "", origin ? origin : "", got);
+    }
+  else if (k->type == 'a' && k->choices == NULL)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "%s%s%s must list absolute paths, not %s", k->key, origin ? " in " : "",
+                   origin ? origin : "", got);
     }
   else
     {
@@ -147,6 +177,51 @@ set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char 
   g_free (*field);
   *field = g_strdup (value);
   return TRUE;
+}
+
+/* A list: each item one of the key's choices, or an absolute path when it
+ * has none; duplicates are dropped, order kept. */
+static gboolean
+set_strv (LmSettings *s, const LmSettingKey *k, const char *const *value, const char *origin,
+          GError **error)
+{
+  g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; value[i] != NULL; i++)
+    {
+      gboolean ok = k->choices != NULL ? g_strv_contains (k->choices, value[i])
+                                       : g_path_is_absolute (value[i]);
+      if (!ok)
+        {
+          g_autofree char *escaped = g_strescape (value[i], NULL);
+          g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+          set_range_error (error, k, origin, got);
+          return FALSE;
+        }
+      if (!g_ptr_array_find_with_equal_func (items, value[i], g_str_equal, NULL))
+        g_ptr_array_add (items, g_strdup (value[i]));
+    }
+  g_ptr_array_add (items, NULL);
+  char ***field = &G_STRUCT_MEMBER (char **, s, k->offset);
+  g_strfreev (*field);
+  *field = (char **) g_ptr_array_free (g_steal_pointer (&items), FALSE);
+  return TRUE;
+}
+
+static const GVariantType *
+key_variant_type (const LmSettingKey *k)
+{
+  switch (k->type)
+    {
+    case 'u':
+      return G_VARIANT_TYPE_UINT32;
+    case 'b':
+      return G_VARIANT_TYPE_BOOLEAN;
+    case 'a':
+      return G_VARIANT_TYPE_STRING_ARRAY;
+    default:
+      return G_VARIANT_TYPE_STRING;
+    }
 }
 
 /* Give @a the contents of @b and @b the old ones of @a (freed by its owner). */
@@ -209,16 +284,30 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
                        "Unknown setting “%s”; known settings: %s", escaped, keys);
           return FALSE;
         }
-      const GVariantType *want = k->type == 'u' ? G_VARIANT_TYPE_UINT32 : G_VARIANT_TYPE_STRING;
+      const GVariantType *want = key_variant_type (k);
       if (!g_variant_is_of_type (v, want))
         {
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "%s must be of type “%c” (%s), not “%s”", k->key, k->type,
-                       k->type == 'u' ? "uint32" : "string", g_variant_get_type_string (v));
+                       "%s must be of type “%.*s”, not “%s”", k->key,
+                       (int) g_variant_type_get_string_length (want),
+                       g_variant_type_peek_string (want), g_variant_get_type_string (v));
           return FALSE;
         }
-      gboolean ok = k->type == 'u' ? set_uint (s, k, g_variant_get_uint32 (v), NULL, error)
-                                   : set_string (s, k, g_variant_get_string (v, NULL), NULL, error);
+      gboolean ok;
+      if (k->type == 'u')
+        ok = set_uint (s, k, g_variant_get_uint32 (v), NULL, error);
+      else if (k->type == 'b')
+        {
+          G_STRUCT_MEMBER (gboolean, s, k->offset) = g_variant_get_boolean (v);
+          ok = TRUE;
+        }
+      else if (k->type == 'a')
+        {
+          g_autofree const char **strv = g_variant_get_strv (v, NULL);
+          ok = set_strv (s, k, strv, NULL, error);
+        }
+      else
+        ok = set_string (s, k, g_variant_get_string (v, NULL), NULL, error);
       if (!ok)
         return FALSE;
     }
@@ -277,6 +366,32 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
           if (!set_uint (s, k, n, origin, error))
             return FALSE;
         }
+      else if (k->type == 'b')
+        {
+          g_autoptr (GError) bool_error = NULL;
+          gboolean b = g_key_file_get_boolean (key_file, LM_SETTINGS_GROUP, keys[i], &bool_error);
+          if (bool_error != NULL)
+            {
+              g_autofree char *escaped = g_strescape (value, NULL);
+              g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+              set_range_error (error, k, origin, got);
+              return FALSE;
+            }
+          G_STRUCT_MEMBER (gboolean, s, k->offset) = b;
+        }
+      else if (k->type == 'a')
+        {
+          /* The key file's list form: items separated by ";", a ";" inside
+           * an item written "\;"; an empty value is an empty list. */
+          g_auto (GStrv) list =
+              g_key_file_get_string_list (key_file, LM_SETTINGS_GROUP, keys[i], NULL, NULL);
+          g_auto (GStrv) empty = g_new0 (char *, 1);
+          g_auto (GStrv) stripped = g_strdupv (list != NULL ? list : empty);
+          for (guint j = 0; stripped[j] != NULL; j++)
+            g_strstrip (stripped[j]);
+          if (!set_strv (s, k, (const char *const *) stripped, origin, error))
+            return FALSE;
+        }
       else if (!set_string (s, k, value, origin, error))
         {
           return FALSE;
@@ -332,6 +447,15 @@ lm_settings_save (const LmSettings *settings, const char *path, GError **error)
       if (k->type == 'u')
         g_key_file_set_uint64 (kf, LM_SETTINGS_GROUP, k->key,
                                G_STRUCT_MEMBER (guint, settings, k->offset));
+      else if (k->type == 'b')
+        g_key_file_set_boolean (kf, LM_SETTINGS_GROUP, k->key,
+                                G_STRUCT_MEMBER (gboolean, settings, k->offset));
+      else if (k->type == 'a')
+        {
+          char **list = G_STRUCT_MEMBER (char **, settings, k->offset);
+          g_key_file_set_string_list (kf, LM_SETTINGS_GROUP, k->key, (const char *const *) list,
+                                      g_strv_length (list));
+        }
       else
         g_key_file_set_string (kf, LM_SETTINGS_GROUP, k->key,
                                G_STRUCT_MEMBER (char *, settings, k->offset));

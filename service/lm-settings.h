@@ -17,6 +17,9 @@ typedef struct
   guint laptop_mode_seconds;
   guint dirty_ratio;
   guint dirty_background_ratio;
+  gboolean remount;    /* remount journaled filesystems with commit= */
+  char **remount_types; /* filesystem types to remount */
+  char **no_remount;   /* mount points never to remount */
 } LmSettings;
 
 LmSettings *lm_settings_new (void);

@@ -1,0 +1,757 @@
+/* lm-remount.c: the save-remount-restore transaction over the mount table.
+ * Owns remounting through libmount (never a mount command or a shell), one
+ * superblock at a time; must never change a mount it has not saved first,
+ * nor fight over one that someone else remounted meanwhile. */
+#include "config.h"
+
+#include "lm-remount.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include <gio/gio.h>
+#include <libmount.h>
+
+#include "lm-error.h"
+#include "lm-paths.h"
+
+/* One group per kind of record, keyed by the superblock's "major:minor":
+ * a mount point may be any bytes, which a key file key cannot hold. */
+#define GROUP_MOUNTS "Remounts"            /* mount point used to remount */
+#define GROUP_ORIGINAL "RemountsOriginal" /* superblock options before */
+#define GROUP_APPLIED "RemountsApplied"   /* superblock options after ours */
+
+typedef struct libmnt_table LmMntTable;
+typedef struct libmnt_iter LmMntIter;
+typedef struct libmnt_context LmMntContext;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmMntTable, mnt_unref_table)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmMntIter, mnt_free_iter)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmMntContext, mnt_free_context)
+
+/* --- Option strings ---------------------------------------------------- */
+
+/* Split at commas outside double quotes: SELinux contexts and some
+ * filesystems' values are quoted and hold commas. Empty items are dropped. */
+char **
+lm_remount_options_split (const char *options)
+{
+  g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
+  const char *start = options != NULL ? options : "";
+  gboolean quoted = FALSE;
+
+  for (const char *p = start;; p++)
+    {
+      if (*p == '"')
+        quoted = !quoted;
+      else if ((*p == ',' && !quoted) || *p == '\0')
+        {
+          if (p > start)
+            g_ptr_array_add (items, g_strndup (start, (gsize) (p - start)));
+          if (*p == '\0')
+            break;
+          start = p + 1;
+        }
+    }
+  g_ptr_array_add (items, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&items), FALSE);
+}
+
+static gboolean
+option_has_name (const char *item, const char *name)
+{
+  gsize len = strlen (name);
+  return strncmp (item, name, len) == 0 && (item[len] == '\0' || item[len] == '=');
+}
+
+/* The value of @name ("" for a flag without one), or NULL when absent. */
+char *
+lm_remount_options_get (const char *options, const char *name)
+{
+  g_auto (GStrv) items = lm_remount_options_split (options);
+
+  for (guint i = 0; items[i] != NULL; i++)
+    if (option_has_name (items[i], name))
+      return g_strdup (items[i][strlen (name)] == '=' ? items[i] + strlen (name) + 1 : "");
+  return NULL;
+}
+
+/* @options with @name set to @value ("" for a flag) in place of its first
+ * occurrence, later duplicates dropped, appended when absent; a NULL @value
+ * removes it. The order of everything else is kept. */
+char *
+lm_remount_options_set (const char *options, const char *name, const char *value)
+{
+  g_auto (GStrv) items = lm_remount_options_split (options);
+  g_autoptr (GString) out = g_string_new (NULL);
+  gboolean done = FALSE;
+
+  for (guint i = 0; items[i] != NULL; i++)
+    {
+      const char *item = items[i];
+      g_autofree char *replacement = NULL;
+
+      if (option_has_name (item, name))
+        {
+          if (done || value == NULL)
+            continue;
+          replacement = *value ? g_strdup_printf ("%s=%s", name, value) : g_strdup (name);
+          item = replacement;
+          done = TRUE;
+        }
+      g_string_append_printf (out, "%s%s", out->len ? "," : "", item);
+    }
+  if (!done && value != NULL)
+    g_string_append_printf (out, "%s%s%s%s", out->len ? "," : "", name, *value ? "=" : "",
+                            value);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* Remount keeps an option that is not given, so "no commit= before" has to
+ * be said out loud: commit=0 is the driver's default for ext3/4, btrfs and
+ * reiserfs, which then show no commit= again. */
+char *
+lm_remount_options_for_restore (const char *options)
+{
+  g_autofree char *commit = lm_remount_options_get (options, "commit");
+
+  if (commit != NULL)
+    return g_strdup (options);
+  return lm_remount_options_set (options, "commit", "0");
+}
+
+/* --- Escaping ---------------------------------------------------------- */
+
+/* Mount points are bytes; D-Bus strings, key files and messages need UTF-8.
+ * Valid UTF-8 stays readable; other bytes, control characters and the
+ * backslash become \xNN, so the mapping is reversible. */
+char *
+lm_remount_escape (const char *bytes)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+  const char *p = bytes;
+
+  while (*p)
+    {
+      gunichar c = g_utf8_get_char_validated (p, -1);
+      if (c == (gunichar) -1 || c == (gunichar) -2 || c < 0x20 || c == 0x7f || c == '\\')
+        {
+          g_string_append_printf (out, "\\x%02x", (guchar) *p);
+          p++;
+          continue;
+        }
+      const char *next = g_utf8_next_char (p);
+      g_string_append_len (out, p, next - p);
+      p = next;
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+char *
+lm_remount_unescape (const char *text)
+{
+  g_autoptr (GString) out = g_string_new (NULL);
+
+  for (const char *p = text; *p; p++)
+    {
+      if (p[0] == '\\' && p[1] == 'x' && g_ascii_isxdigit (p[2]) && g_ascii_isxdigit (p[3]))
+        {
+          g_string_append_c (out, (char) (g_ascii_xdigit_value (p[2]) * 16 +
+                                          g_ascii_xdigit_value (p[3])));
+          p += 3;
+        }
+      else
+        g_string_append_c (out, *p);
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* --- The mount table --------------------------------------------------- */
+
+typedef struct
+{
+  char *key; /* "major:minor" of the superblock */
+  char *target;
+  char *fstype;
+  char *root;        /* of the mount within its filesystem */
+  char *vfs_options; /* this mount point's flags */
+  char *fs_options;  /* the superblock's, with rw or ro */
+} LmMount;
+
+static void
+lm_mount_free (LmMount *m)
+{
+  if (m == NULL)
+    return;
+  g_free (m->key);
+  g_free (m->target);
+  g_free (m->fstype);
+  g_free (m->root);
+  g_free (m->vfs_options);
+  g_free (m->fs_options);
+  g_free (m);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmMount, lm_mount_free)
+
+static LmMount *
+lm_mount_new (struct libmnt_fs *fs)
+{
+  LmMount *m = g_new0 (LmMount, 1);
+  dev_t dev = mnt_fs_get_devno (fs);
+
+  m->key = g_strdup_printf ("%u:%u", major (dev), minor (dev));
+  m->target = g_strdup (mnt_fs_get_target (fs));
+  m->fstype = g_strdup (mnt_fs_get_fstype (fs));
+  m->root = g_strdup (mnt_fs_get_root (fs) ? mnt_fs_get_root (fs) : "/");
+  m->vfs_options = g_strdup (mnt_fs_get_vfs_options (fs) ? mnt_fs_get_vfs_options (fs) : "");
+  m->fs_options = g_strdup (mnt_fs_get_fs_options (fs) ? mnt_fs_get_fs_options (fs) : "");
+  return m;
+}
+
+static gboolean
+has_flag (const char *options, const char *flag)
+{
+  g_autofree char *value = lm_remount_options_get (options, flag);
+  return value != NULL;
+}
+
+/* Every mount, in mount table order; NULL with @error unset when a fake
+ * root has no mount table (tests of tier 2: remounting is off there). */
+static GPtrArray *
+read_mounts (GError **error)
+{
+  g_autofree char *path = lm_path (LM_MOUNTINFO);
+  g_autoptr (LmMntTable) table = NULL;
+  g_autoptr (LmMntIter) iter = NULL;
+  g_autoptr (GPtrArray) mounts = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_mount_free);
+  struct libmnt_fs *fs;
+
+  if (!g_str_equal (lm_root (), "/") && !g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_debug ("No %s under the fake root %s; not remounting anything", LM_MOUNTINFO, lm_root ());
+      return NULL;
+    }
+  table = mnt_new_table ();
+  iter = mnt_new_iter (MNT_ITER_FORWARD);
+  if (table == NULL || iter == NULL)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read %s: out of memory", path);
+      return NULL;
+    }
+  int rc = mnt_table_parse_file (table, path);
+  if (rc != 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read the mount table %s: %s", path,
+                   g_strerror (rc < 0 ? -rc : EINVAL));
+      return NULL;
+    }
+  while (mnt_table_next_fs (table, iter, &fs) == 0)
+    if (mnt_fs_get_target (fs) != NULL && mnt_fs_get_fstype (fs) != NULL)
+      g_ptr_array_add (mounts, lm_mount_new (fs));
+  return g_steal_pointer (&mounts);
+}
+
+/* The mount of superblock @key at @target, or failing that any writable
+ * mount of it (the one we used may have been unmounted, a bind remains). */
+static LmMount *
+find_mount (GPtrArray *mounts, const char *key, const char *target)
+{
+  LmMount *other = NULL;
+
+  for (guint i = 0; i < mounts->len; i++)
+    {
+      LmMount *m = g_ptr_array_index (mounts, i);
+      if (!g_str_equal (m->key, key))
+        continue;
+      if (g_str_equal (m->target, target))
+        return m;
+      if (other == NULL && has_flag (m->vfs_options, "rw"))
+        other = m;
+    }
+  return other;
+}
+
+static gboolean
+in_list (char *const *list, const char *item)
+{
+  return list != NULL && g_strv_contains ((const char *const *) list, item);
+}
+
+static gboolean
+excluded_by_user (const LmSettings *settings, const char *target)
+{
+  g_autofree char *trimmed = g_strdup (target);
+  gsize len = strlen (trimmed);
+
+  if (len > 1 && trimmed[len - 1] == '/')
+    trimmed[len - 1] = '\0';
+  for (guint i = 0; settings->no_remount != NULL && settings->no_remount[i] != NULL; i++)
+    {
+      g_autofree char *want = g_strdup (settings->no_remount[i]);
+      gsize wlen = strlen (want);
+      if (wlen > 1 && want[wlen - 1] == '/')
+        want[wlen - 1] = '\0';
+      if (g_str_equal (want, trimmed))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* One mount per superblock to remount, in mount table order: commit= is a
+ * superblock option, so bind mounts and further mount points of the same
+ * filesystem share it. A NoRemount mount point opts its whole superblock
+ * out. Each entry is borrowed from @mounts. */
+static GPtrArray *
+pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
+{
+  g_autoptr (GPtrArray) picked = g_ptr_array_new ();
+  g_autoptr (GHashTable) by_key = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr (GHashTable) opted_out = g_hash_table_new (g_str_hash, g_str_equal);
+
+  for (guint i = 0; i < mounts->len; i++)
+    {
+      LmMount *m = g_ptr_array_index (mounts, i);
+      if (in_list (settings->remount_types, m->fstype) && excluded_by_user (settings, m->target))
+        g_hash_table_add (opted_out, m->key);
+    }
+
+  for (guint i = 0; i < mounts->len; i++)
+    {
+      LmMount *m = g_ptr_array_index (mounts, i);
+      if (!in_list (settings->remount_types, m->fstype) ||
+          g_hash_table_contains (opted_out, m->key))
+        continue;
+      /* A read-only superblock has no journal commits to stretch; a
+       * read-only mount of a writable one cannot carry the remount (its
+       * "ro" would make the whole filesystem read-only). */
+      if (!has_flag (m->fs_options, "rw") || !has_flag (m->vfs_options, "rw"))
+        continue;
+      LmMount *seen = g_hash_table_lookup (by_key, m->key);
+      if (seen == NULL)
+        {
+          g_hash_table_insert (by_key, m->key, m);
+          g_ptr_array_add (picked, m);
+        }
+      else if (!g_str_equal (seen->root, "/") && g_str_equal (m->root, "/"))
+        {
+          /* Prefer the filesystem's own root over a bind of a subtree. */
+          guint index;
+          if (g_ptr_array_find (picked, seen, &index))
+            picked->pdata[index] = m;
+          g_hash_table_insert (by_key, m->key, m);
+        }
+    }
+  return g_steal_pointer (&picked);
+}
+
+/* --- Remounting -------------------------------------------------------- */
+
+/* Remount @m's superblock with @fs_options through its mount point. The
+ * mount point's own flags (nosuid, noatime...) are passed as they are, since
+ * a remount otherwise resets them; rw/ro come from there too. */
+static gboolean
+remount (const LmMount *m, const char *fs_options, gboolean applying, GError **error)
+{
+  g_autofree char *no_rw = lm_remount_options_set (fs_options, "rw", NULL);
+  g_autofree char *data = lm_remount_options_set (no_rw, "ro", NULL);
+  g_autofree char *options =
+      g_strdup_printf ("remount,%s%s%s", m->vfs_options, *data ? "," : "", data);
+  g_autofree char *shown = lm_remount_escape (m->target);
+  const char *fail = g_getenv (LM_REMOUNT_FAIL_ENV);
+  int err = 0;
+
+  if (applying && fail != NULL && g_str_equal (fail, m->target))
+    {
+      g_warning ("%s is set: failing the remount of %s on purpose", LM_REMOUNT_FAIL_ENV, shown);
+      err = EBUSY;
+    }
+  else
+    {
+      g_autoptr (LmMntContext) cxt = mnt_new_context ();
+      if (cxt == NULL)
+        err = ENOMEM;
+      else
+        {
+          /* Exactly these options on exactly this path: no fstab or mtab
+           * merging, no canonicalization, no /sbin/mount.<type> helper. */
+          mnt_context_set_optsmode (cxt, MNT_OMODE_NOTAB);
+          mnt_context_disable_canonicalize (cxt, TRUE);
+          mnt_context_disable_helpers (cxt, TRUE);
+          mnt_context_disable_mtab (cxt, TRUE);
+          mnt_context_set_target (cxt, m->target);
+          mnt_context_set_options (cxt, options);
+          int rc = mnt_context_mount (cxt);
+          if (rc != 0)
+            {
+              if (mnt_context_syscall_called (cxt))
+                err = mnt_context_get_syscall_errno (cxt);
+              else
+                err = rc < 0 ? -rc : EINVAL;
+              if (err == 0)
+                err = EINVAL;
+            }
+        }
+    }
+  if (err != 0)
+    {
+      g_autofree char *shown_options = lm_remount_escape (options);
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot remount %s (%s) with %s: %s", shown,
+                   m->fstype, shown_options + strlen ("remount,"), g_strerror (err));
+      return FALSE;
+    }
+  g_debug ("Remounted %s with %s", shown, options);
+  return TRUE;
+}
+
+static char *
+state_get (LmState *state, const char *group, const char *key)
+{
+  g_autofree char *text = lm_state_get (state, group, key);
+  return text != NULL ? lm_remount_unescape (text) : NULL;
+}
+
+static void
+state_set (LmState *state, const char *group, const char *key, const char *bytes)
+{
+  g_autofree char *text = lm_remount_escape (bytes);
+  lm_state_set (state, group, key, text);
+}
+
+static void
+state_forget (LmState *state, const char *key)
+{
+  lm_state_remove (state, GROUP_MOUNTS, key);
+  lm_state_remove (state, GROUP_ORIGINAL, key);
+  lm_state_remove (state, GROUP_APPLIED, key);
+}
+
+gboolean
+lm_remount_saved (LmState *state)
+{
+  g_auto (GStrv) keys = lm_state_get_keys (state, GROUP_MOUNTS);
+  return keys[0] != NULL;
+}
+
+/* Put superblock @key back as saved. Failures are appended to @failures and
+ * the record kept, so a later Stop or start-up tries again. */
+static void
+restore_one (GPtrArray *mounts, LmState *state, const char *key, GString *failures)
+{
+  g_autofree char *target = state_get (state, GROUP_MOUNTS, key);
+  g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
+  g_autofree char *applied = state_get (state, GROUP_APPLIED, key);
+  g_autofree char *shown = lm_remount_escape (target != NULL ? target : "");
+  g_autoptr (GError) local_error = NULL;
+  LmMount *m;
+
+  if (target == NULL || original == NULL)
+    {
+      g_warning ("Incomplete remount record %s in the state file; dropping it", key);
+      state_forget (state, key);
+      return;
+    }
+  m = find_mount (mounts, key, target);
+  if (m == NULL)
+    {
+      g_message ("%s (device %s) is no longer mounted; nothing to restore there", shown, key);
+      state_forget (state, key);
+      return;
+    }
+  if (applied != NULL && !g_str_equal (m->fs_options, applied))
+    {
+      g_autofree char *now = lm_remount_escape (m->fs_options);
+      g_autofree char *was = lm_remount_escape (original);
+      g_message ("%s was remounted by someone else while laptop mode was on (now %s); "
+                 "leaving it (original options were %s)",
+                 shown, now, was);
+      state_forget (state, key);
+      return;
+    }
+  if (!has_flag (m->vfs_options, "rw"))
+    {
+      g_message ("%s is now mounted read-only; leaving it", shown);
+      state_forget (state, key);
+      return;
+    }
+  g_autofree char *options = lm_remount_options_for_restore (original);
+  if (!remount (m, options, FALSE, &local_error))
+    {
+      g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", local_error->message);
+      return;
+    }
+  state_forget (state, key);
+}
+
+/* Log where the kernel shows something else than the saved original (a
+ * driver that normalises an option): the restore was still the best one. */
+static void
+check_restored (GHashTable *expected)
+{
+  g_autoptr (GPtrArray) mounts = read_mounts (NULL);
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (mounts == NULL)
+    return;
+  g_hash_table_iter_init (&iter, expected);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    for (guint i = 0; i < mounts->len; i++)
+      {
+        LmMount *m = g_ptr_array_index (mounts, i);
+        if (g_str_equal (m->key, key) && !g_str_equal (m->fs_options, value))
+          {
+            g_autofree char *shown = lm_remount_escape (m->target);
+            g_warning ("%s shows %s after the restore, not the original %s", shown,
+                       m->fs_options, (char *) value);
+            break;
+          }
+      }
+}
+
+gboolean
+lm_remount_restore (LmState *state, GError **error)
+{
+  g_auto (GStrv) keys = lm_state_get_keys (state, GROUP_MOUNTS);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GHashTable) expected = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GError) local_error = NULL;
+
+  if (keys[0] == NULL)
+    return TRUE;
+  g_autoptr (GPtrArray) mounts = read_mounts (&local_error);
+  if (mounts == NULL)
+    {
+      if (local_error == NULL)
+        return TRUE; /* a fake root without a mount table */
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      g_autofree char *original = state_get (state, GROUP_ORIGINAL, keys[i]);
+      restore_one (mounts, state, keys[i], failures);
+      g_autofree char *left = lm_state_get (state, GROUP_MOUNTS, keys[i]);
+      if (original != NULL && left == NULL)
+        g_hash_table_insert (expected, g_strdup (keys[i]), g_steal_pointer (&original));
+    }
+
+  g_autoptr (GError) save_error = NULL;
+  if (!lm_state_save (state, &save_error))
+    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+  check_restored (expected);
+
+  if (failures->len > 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every remounted "
+                   "filesystem: %s", failures->str);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+typedef struct
+{
+  LmMount *mount;   /* borrowed */
+  char *previous;   /* superblock options before this call */
+  char *next;       /* what we ask for */
+  gboolean skipped; /* vanished under us */
+} LmRemountStep;
+
+static void
+lm_remount_step_clear (LmRemountStep *step)
+{
+  g_free (step->previous);
+  g_free (step->next);
+}
+
+static gboolean
+still_mounted (const LmMount *m)
+{
+  g_autoptr (GPtrArray) mounts = read_mounts (NULL);
+
+  if (mounts == NULL)
+    return TRUE;
+  for (guint i = 0; i < mounts->len; i++)
+    {
+      LmMount *now = g_ptr_array_index (mounts, i);
+      if (g_str_equal (now->key, m->key) && g_str_equal (now->target, m->target))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* Best effort, in reverse: used while already failing, so only log. */
+static void
+roll_back (GArray *steps, guint done)
+{
+  for (guint i = done; i > 0; i--)
+    {
+      LmRemountStep *step = &g_array_index (steps, LmRemountStep, i - 1);
+      g_autoptr (GError) error = NULL;
+      g_autofree char *options = lm_remount_options_for_restore (step->previous);
+
+      if (step->skipped)
+        continue;
+      if (!remount (step->mount, options, FALSE, &error))
+        g_warning ("Rolling back a remount failed: %s", error->message);
+    }
+}
+
+gboolean
+lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
+{
+  g_autofree char *snapshot = lm_state_snapshot (state);
+  g_autofree char *commit = g_strdup_printf ("%u", settings->max_lost_work);
+  g_autoptr (GError) local_error = NULL;
+  g_autoptr (GPtrArray) mounts = read_mounts (&local_error);
+  g_autoptr (GPtrArray) picked = NULL;
+  g_autoptr (GArray) steps = g_array_new (FALSE, TRUE, sizeof (LmRemountStep));
+  g_autoptr (GString) failures = g_string_new (NULL);
+
+  g_array_set_clear_func (steps, (GDestroyNotify) lm_remount_step_clear);
+  if (mounts == NULL)
+    {
+      if (local_error == NULL)
+        return TRUE;
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  picked = settings->remount ? pick_superblocks (mounts, settings)
+                             : g_ptr_array_new ();
+
+  /* 1. Superblocks changed earlier but no longer wanted (Remount turned
+   * off, a type dropped from RemountTypes, NoRemount): put them back. */
+  g_auto (GStrv) saved = lm_state_get_keys (state, GROUP_MOUNTS);
+  for (guint i = 0; saved[i] != NULL; i++)
+    {
+      gboolean wanted = FALSE;
+      for (guint j = 0; j < picked->len && !wanted; j++)
+        wanted = g_str_equal (((LmMount *) g_ptr_array_index (picked, j))->key, saved[i]);
+      if (!wanted)
+        restore_one (mounts, state, saved[i], failures);
+    }
+  if (failures->len > 0)
+    {
+      if (!lm_state_save (state, NULL))
+        g_warning ("Could not rewrite %s", lm_state_get_path (state));
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "%s", failures->str);
+      return FALSE;
+    }
+  g_free (snapshot);
+  snapshot = lm_state_snapshot (state);
+
+  /* 2. Plan, and record the originals. */
+  for (guint i = 0; i < picked->len; i++)
+    {
+      LmMount *m = g_ptr_array_index (picked, i);
+      g_autofree char *original = state_get (state, GROUP_ORIGINAL, m->key);
+      g_autofree char *applied = state_get (state, GROUP_APPLIED, m->key);
+      g_autofree char *next = lm_remount_options_set (m->fs_options, "commit", commit);
+
+      if (original != NULL && applied != NULL && !g_str_equal (m->fs_options, applied))
+        {
+          g_autofree char *shown = lm_remount_escape (m->target);
+          g_message ("%s was remounted by someone else while laptop mode was on; leaving it",
+                     shown);
+          state_forget (state, m->key);
+          continue;
+        }
+      if (g_str_equal (next, m->fs_options))
+        continue; /* already so, by us or by the user's own fstab */
+      if (original == NULL)
+        {
+          state_set (state, GROUP_MOUNTS, m->key, m->target);
+          state_set (state, GROUP_ORIGINAL, m->key, m->fs_options);
+        }
+      state_set (state, GROUP_APPLIED, m->key, next);
+      LmRemountStep step = { m, g_strdup (m->fs_options), g_steal_pointer (&next), FALSE };
+      g_array_append_val (steps, step);
+    }
+
+  /* 3. Make the originals durable before touching anything. */
+  if (!lm_state_save (state, error))
+    {
+      lm_state_revert (state, snapshot);
+      return FALSE;
+    }
+
+  /* 4. Remount; on failure undo the ones done, in reverse order. */
+  for (guint i = 0; i < steps->len; i++)
+    {
+      LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
+
+      if (remount (step->mount, step->next, TRUE, &local_error))
+        continue;
+      if (!still_mounted (step->mount))
+        {
+          g_autofree char *shown = lm_remount_escape (step->mount->target);
+          g_message ("%s vanished while being remounted; skipping it", shown);
+          step->skipped = TRUE;
+          state_forget (state, step->mount->key);
+          g_clear_error (&local_error);
+          continue;
+        }
+      roll_back (steps, i);
+      lm_state_revert (state, snapshot);
+      if (!lm_state_save (state, NULL))
+        g_warning ("Could not rewrite %s after a failed change", lm_state_get_path (state));
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+
+  /* 5. Record what the kernel shows now, for the "remounted by someone
+   * else" check at restore: drivers may spell options their own way. */
+  if (steps->len > 0)
+    {
+      g_autoptr (GPtrArray) now = read_mounts (NULL);
+      for (guint i = 0; now != NULL && i < steps->len; i++)
+        {
+          LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
+          LmMount *m = step->skipped ? NULL : find_mount (now, step->mount->key, step->mount->target);
+          if (m != NULL)
+            state_set (state, GROUP_APPLIED, m->key, m->fs_options);
+        }
+      g_autoptr (GError) save_error = NULL;
+      if (!lm_state_save (state, &save_error))
+        g_debug ("Could not record the applied options: %s", save_error->message);
+    }
+  return TRUE;
+}
+
+static int
+compare_pairs (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (((char *const *) *(char ***) a)[0], ((char *const *) *(char ***) b)[0]);
+}
+
+/* (mount point, original superblock options), for the Remounted property;
+ * both escaped as lm_remount_escape() does. */
+GVariant *
+lm_remount_list (LmState *state)
+{
+  g_auto (GStrv) keys = lm_state_get_keys (state, GROUP_MOUNTS);
+  g_autoptr (GPtrArray) pairs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+  GVariantBuilder b;
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      char **pair = g_new0 (char *, 3);
+      pair[0] = lm_state_get (state, GROUP_MOUNTS, keys[i]);
+      pair[1] = lm_state_get (state, GROUP_ORIGINAL, keys[i]);
+      if (pair[0] == NULL || pair[1] == NULL)
+        {
+          g_strfreev (pair);
+          continue;
+        }
+      g_ptr_array_add (pairs, pair);
+    }
+  g_ptr_array_sort (pairs, compare_pairs);
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(ss)"));
+  for (guint i = 0; i < pairs->len; i++)
+    {
+      char **pair = g_ptr_array_index (pairs, i);
+      g_variant_builder_add (&b, "(ss)", pair[0], pair[1]);
+    }
+  return g_variant_builder_end (&b);
+}
