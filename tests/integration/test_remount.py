@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+"""Tier 3: remounts of real loop-device filesystems, with the real daemon.
+
+Owns its loop devices and mounts, all inside a private mount namespace that
+the daemon shares; it must leave no mount, loop device or file behind, and
+never change a filesystem it did not create (the machine's own are listed
+in NoRemount). The tunables come from a fake root; the mount table is the
+real one, through the fake root's proc/self/mountinfo symlink.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import unittest
+
+import lmtest
+from lmtest import DaemonTestCase
+
+REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
+NS_MARK = "LM_TEST_REMOUNT_NAMESPACE"
+
+
+def in_private_namespace():
+    return os.environ.get(NS_MARK) == "1"
+
+
+def enter_private_namespace():
+    """Re-run this script in its own mount namespace, so that its mounts and
+    the daemon's remounts of them are invisible to the rest of the machine
+    (superblock options are still global, hence only our own filesystems)."""
+    if in_private_namespace() or os.geteuid() != 0 or shutil.which("unshare") is None:
+        return
+    env = dict(os.environ, **{NS_MARK: "1"})
+    try:
+        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                               os.path.abspath(__file__)] + sys.argv[1:], env)
+    except OSError:
+        pass
+
+
+def can_run():
+    if os.geteuid() != 0:
+        return False, "needs root: creates loop devices and mounts"
+    if not in_private_namespace():
+        return False, "could not enter a private mount namespace (unshare -m failed)"
+    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
+        if shutil.which(tool) is None:
+            return False, "needs %s" % tool
+    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
+    if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
+        return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
+    return True, ""
+
+
+def unescape_mountinfo(field):
+    """The kernel writes space, tab, newline and backslash as \\ooo."""
+    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field)
+
+
+def mountinfo():
+    """{mount point (bytes): (major:minor, vfs options, fstype, super options)}"""
+    table = {}
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index(b"-")
+            mp = unescape_mountinfo(fields[4])
+            table[mp] = (fields[2].decode(), fields[5].decode(), fields[sep + 1].decode(),
+                         unescape_mountinfo(fields[sep + 3]).decode("utf-8", "surrogateescape"))
+    return table
+
+
+def lm_escape(raw):
+    """What the daemon shows for a mount point: UTF-8 kept; other bytes,
+    control characters and the backslash as \\xNN (lm_remount_escape)."""
+    out = []
+    for ch in raw.decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append("\\x%02x" % (o - 0xDC00))
+        elif o < 0x20 or o == 0x7F or ch == "\\":
+            out.append("\\x%02x" % o)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def key_file_list(items):
+    """A GKeyFile string list: ';'-separated, with ';' and '\\' escaped."""
+    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
+
+
+def options_set(options):
+    return set(options.split(","))
+
+
+def with_commit(options, value):
+    return {o for o in options.split(",") if not o.startswith("commit=")} | {"commit=%s" % value}
+
+
+enter_private_namespace()
+OK, WHY = can_run()
+
+
+class Filesystem:
+    def __init__(self, name, fstype, mount_point, options="", size_mb=32, bind_of=None):
+        self.name = name
+        self.fstype = fstype
+        self.mount_point = mount_point  # bytes
+        self.options = options
+        self.size_mb = size_mb
+        self.bind_of = bind_of
+        self.image = None
+
+
+@unittest.skipUnless(OK, WHY)
+class RemountTest(DaemonTestCase):
+    fake_root = True
+
+    def setUp(self):
+        # The machine's own journaled filesystems are opted out, so the test
+        # changes nothing but the filesystems it creates.
+        theirs = sorted({mp.decode("utf-8", "surrogateescape") for mp, (_, _, t, _) in
+                         mountinfo().items() if t in REMOUNT_TYPES})
+        self.config_text = "[LaptopMode]\nNoRemount=%s\n" % key_file_list(theirs)
+        super().setUp()
+        self.mounted = []  # mount points (bytes), in mount order
+        self.images = []
+        self.addCleanup(self.cleanup_mounts)
+        self.fail_remount = None
+        # Tunables are fake; the mount table is the real one (see lm-remount.h).
+        os.makedirs(self.root.file("/proc/self"))
+        os.symlink("/proc/self/mountinfo", self.root.file("/proc/self/mountinfo"))
+
+    def daemon_env(self):
+        env = super().daemon_env()
+        if self.fail_remount is not None:
+            env["LAPTOP_MODED_TEST_FAIL_REMOUNT"] = os.fsdecode(self.fail_remount)
+        return env
+
+    # --- filesystems ----------------------------------------------------
+
+    def cleanup_mounts(self):
+        # Stop the daemon first (it restores on SIGTERM), then unmount in
+        # reverse order and detach every loop device on our images.
+        if getattr(self, "daemon", None) is not None and self.daemon.poll() is None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+        for mp in reversed(self.mounted):
+            if subprocess.run(["umount", mp], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", mp], capture_output=True)
+        for image in self.images:
+            r = subprocess.run(["losetup", "--associated", image], capture_output=True, text=True)
+            for line in r.stdout.splitlines():
+                subprocess.run(["losetup", "--detach", line.split(":")[0]], capture_output=True)
+            try:
+                os.unlink(image)
+            except FileNotFoundError:
+                pass
+
+    def have(self, fstype):
+        return shutil.which("mkfs." + fstype) is not None
+
+    def make(self, fs):
+        mp = os.path.join(os.fsencode(self.tmp), fs.mount_point)
+        os.makedirs(mp, exist_ok=True)
+        if fs.bind_of is not None:
+            self.run_ok(["mount", "--bind", fs.bind_of, mp])
+        else:
+            image = os.path.join(self.tmp, fs.name + ".img")
+            with open(image, "wb") as f:
+                f.truncate(fs.size_mb << 20)
+            self.images.append(image)
+            mkfs = {"ext4": ["mkfs.ext4", "-q", "-F"], "btrfs": ["mkfs.btrfs", "-q", "-f"],
+                    "xfs": ["mkfs.xfs", "-q", "-f"]}[fs.fstype]
+            self.run_ok(mkfs + [image])
+            opts = "loop" + ("," + fs.options if fs.options else "")
+            self.run_ok(["mount", "-t", fs.fstype, "-o", opts, image, mp])
+        self.mounted.append(mp)
+        return mp
+
+    def run_ok(self, argv):
+        r = subprocess.run(argv, capture_output=True)
+        self.assertEqual(r.returncode, 0, "%s: %s" % (argv, r.stderr.decode(errors="replace")))
+
+    def standard_set(self):
+        """The issue's mix: odd bytes in a name, read-only, a bind mount,
+        commit=17 already, noatime,data=ordered, btrfs, xfs."""
+        odd = b"sp ace,comma-\xc3\xa9-\xff"
+        fss = [
+            Filesystem("plain", "ext4", b"plain", "nosuid,nodev"),
+            Filesystem("odd", "ext4", odd),
+            Filesystem("ro", "ext4", b"readonly", "ro"),
+            Filesystem("bind", "ext4", b"bind-of-plain", bind_of=os.path.join(os.fsencode(self.tmp), b"plain")),
+            Filesystem("c17", "ext4", b"commit17", "commit=17"),
+            Filesystem("noatime", "ext4", b"noatime", "noatime,data=ordered"),
+        ]
+        if self.have("btrfs"):
+            fss.append(Filesystem("btrfs", "btrfs", b"btrfs", size_mb=128))
+        if self.have("xfs"):
+            fss.append(Filesystem("xfs", "xfs", b"xfs", size_mb=320))
+        return {fs.name: (fs, self.make(fs)) for fs in fss}
+
+    def options_of(self, mp):
+        return mountinfo()[mp]
+
+    # --- tests ----------------------------------------------------------
+
+    def test_start_stop_restores_exactly(self):
+        fss = self.standard_set()
+        before = mountinfo()
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        after = mountinfo()
+
+        changed = {"plain", "odd", "bind", "c17", "noatime", "btrfs"}
+        for name, (fs, mp) in fss.items():
+            dev, vfs, fstype, sb = after[mp]
+            self.assertEqual(vfs, before[mp][1], "%s: mount flags must not change" % name)
+            if name in changed:
+                self.assertEqual(options_set(sb), with_commit(before[mp][3], 600),
+                                 "%s: commit=600 with every other option kept" % name)
+            else:
+                self.assertEqual(sb, before[mp][3], "%s must be left alone" % name)
+        # Nothing else on the machine changed.
+        ours = {mp for _, mp in fss.values()}
+        self.assertEqual({k: v for k, v in after.items() if k not in ours},
+                         {k: v for k, v in before.items() if k not in ours})
+
+        st = self.status()
+        shown = {mp for mp, _ in ((r["MountPoint"], r["Options"]) for r in st["Remounted"])}
+        base = os.fsencode(self.tmp)
+        expect = {lm_escape(os.path.join(base, n)) for n in
+                  [b"plain", b"sp ace,comma-\xc3\xa9-\xff", b"commit17", b"noatime"] +
+                  ([b"btrfs"] if "btrfs" in fss else [])}
+        self.assertEqual(shown, expect, "one entry per filesystem, the bind mount not again")
+        for r in st["Remounted"]:
+            if r["MountPoint"].endswith("commit17"):
+                self.assertIn("commit=17", r["Options"].split(","))
+        text = self.ctl_run("status", check=True).out
+        self.assertIn("Remounted:", text)
+        self.assertIn(lm_escape(os.path.join(base, b"sp ace,comma-\xc3\xa9-\xff")), text)
+
+        self.ctl_run("stop", check=True)
+        self.assertEqual(mountinfo(), before)
+        self.assertEqual(self.status()["Remounted"], [])
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+
+    def test_kill9_then_restart_restores(self):
+        fss = self.standard_set()
+        before = mountinfo()
+        self.start_daemon()
+        self.gdbus_call("Start", check=True)
+        self.assertIn("commit=600", self.options_of(fss["plain"][1])[3])
+        self.stop_daemon(signal.SIGKILL)
+        self.assertIn("commit=600", self.options_of(fss["plain"][1])[3])
+        with open(os.path.join(self.state_dir, "state")) as f:
+            self.assertIn("[RemountsOriginal]", f.read())
+        self.start_daemon()
+        self.assertEqual(mountinfo(), before)
+        self.assertEqual(self.root.vm(), lmtest.SYSCTL_VM)
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+
+    def test_sigterm_restores(self):
+        self.standard_set()
+        before = mountinfo()
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        self.assertNotEqual(mountinfo(), before)
+        self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
+        self.assertEqual(mountinfo(), before)
+
+    def test_failure_on_third_of_five_rolls_back(self):
+        mps = [self.make(Filesystem("f%d" % i, "ext4", b"five-%d" % i, "commit=%d" % (10 + i)
+                                    if i % 2 else "")) for i in range(1, 6)]
+        before = mountinfo()
+        self.fail_remount = mps[2]
+        self.start_daemon()
+        r = self.ctl_run("start")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(os.fsdecode(mps[2]), r.err)
+        self.assertIn("Device or resource busy", r.err)
+        self.assertEqual(mountinfo(), before, "the first two are put back, nothing else changed")
+        self.assertEqual(self.root.vm(), lmtest.SYSCTL_VM, "tunables untouched")
+        st = self.status()
+        self.assertEqual((st["Active"], st["Remounted"]), (False, []))
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+        # The first two were really changed and put back; the last two never touched.
+        log = self.daemon_log()
+        for mp in mps[:2]:
+            self.assertIn("Remounted %s with remount,rw,relatime,commit=600" % os.fsdecode(mp), log)
+        for mp in mps[3:]:
+            self.assertNotIn("Remounted %s " % os.fsdecode(mp), log)
+
+    def test_configure_types_and_opt_out(self):
+        fss = self.standard_set()
+        before = mountinfo()
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        r = self.ctl_run("set", "RemountTypes=ext4,xfs")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("xfs", r.err)
+        if "btrfs" in fss:
+            self.ctl_run("set", "RemountTypes=ext4", check=True)
+            self.assertEqual(self.options_of(fss["btrfs"][1]), before[fss["btrfs"][1]])
+            self.assertIn("commit=600", self.options_of(fss["plain"][1])[3])
+            self.assertEqual(self.status()["RemountTypes"], ["ext4"])
+        noatime = fss["noatime"][1]
+        no_remount = self.status()["NoRemount"] + [os.fsdecode(noatime)]
+        self.ctl_run("set", "NoRemount=" + ",".join(no_remount), check=True)
+        self.assertEqual(self.options_of(noatime), before[noatime])
+        self.ctl_run("set", "MaxLostWork=300", check=True)
+        self.assertIn("commit=300", self.options_of(fss["plain"][1])[3].split(","))
+        self.ctl_run("set", "Remount=false", check=True)
+        self.assertEqual(mountinfo(), before)
+        with open(self.config) as f:
+            conf = f.read()
+        self.assertIn("Remount=false", conf)
+        self.assertIn("RemountTypes=ext4;", conf)
+        self.ctl_run("stop", check=True)
+        self.assertEqual(mountinfo(), before)
+
+    def test_not_fighting_others(self):
+        a = self.make(Filesystem("a", "ext4", b"a"))
+        b = self.make(Filesystem("b", "ext4", b"b"))
+        c = self.make(Filesystem("c", "ext4", b"c"))
+        before = mountinfo()
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        self.run_ok(["mount", "-o", "remount,commit=30", a])  # someone else
+        self.run_ok(["umount", b])  # vanished
+        self.mounted.remove(b)
+        self.ctl_run("stop", check=True)
+        self.assertIn("commit=30", self.options_of(a)[3].split(","))
+        self.assertEqual(self.options_of(c), before[c])
+        log = self.daemon_log()
+        self.assertIn("remounted by someone else", log)
+        self.assertIn("no longer mounted", log)
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+
+
+if __name__ == "__main__":
+    lmtest.main()

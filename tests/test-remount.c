@@ -1,0 +1,223 @@
+/* test-remount.c: option rewriting, escaping and the remount settings.
+ * Pure functions only: never mounts anything (test_remount.py does that). */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
+#include "lm-error.h"
+#include "lm-remount.h"
+#include "lm-settings.h"
+
+static void
+check_split (const char *options, const char *const *want)
+{
+  g_auto (GStrv) got = lm_remount_options_split (options);
+  g_assert_true (g_strv_equal ((const char *const *)got, want));
+}
+
+static void
+test_split (void)
+{
+  check_split ("rw,relatime", (const char *const[]){ "rw", "relatime", NULL });
+  check_split ("", (const char *const[]){ NULL });
+  check_split (NULL, (const char *const[]){ NULL });
+  check_split (",rw,,data=ordered,", (const char *const[]){ "rw", "data=ordered", NULL });
+  /* A quoted value keeps its commas (SELinux contexts are written so). */
+  check_split (
+      "rw,context=\"system_u:object_r:a_t:s0:c1,c2\",noatime",
+      (const char *const[]){ "rw", "context=\"system_u:object_r:a_t:s0:c1,c2\"", "noatime", NULL });
+}
+
+static void
+test_get (void)
+{
+  g_autofree char *commit = lm_remount_options_get ("rw,commit=17,data=ordered", "commit");
+  g_autofree char *flag = lm_remount_options_get ("rw,commit=17", "rw");
+  g_autofree char *absent = lm_remount_options_get ("rw,commitx=3", "commit");
+  g_autofree char *prefix = lm_remount_options_get ("rw,commit", "comm");
+
+  g_assert_cmpstr (commit, ==, "17");
+  g_assert_cmpstr (flag, ==, "");
+  g_assert_null (absent);
+  g_assert_null (prefix);
+}
+
+static void
+check_set (const char *options, const char *name, const char *value, const char *want)
+{
+  g_autofree char *got = lm_remount_options_set (options, name, value);
+  g_assert_cmpstr (got, ==, want);
+}
+
+static void
+test_set (void)
+{
+  /* Add at the end, keeping everything else in order. */
+  check_set ("rw,noatime,data=ordered", "commit", "600", "rw,noatime,data=ordered,commit=600");
+  check_set ("", "commit", "600", "commit=600");
+  /* Replace in place. */
+  check_set ("rw,commit=17,data=ordered", "commit", "600", "rw,commit=600,data=ordered");
+  /* Duplicates (the last one won in the kernel) collapse into one. */
+  check_set ("commit=5,rw,commit=17", "commit", "600", "commit=600,rw");
+  /* Remove every occurrence. */
+  check_set ("rw,commit=17,data=ordered,commit=3", "commit", NULL, "rw,data=ordered");
+  check_set ("rw", "commit", NULL, "rw");
+  check_set ("rw,relatime", "rw", NULL, "relatime");
+  /* A name that merely starts like ours is another option. */
+  check_set ("commitx=1,rw", "commit", "9", "commitx=1,rw,commit=9");
+  /* Flags. */
+  check_set ("rw", "noatime", "", "rw,noatime");
+  /* Quoted values come out as they went in. */
+  check_set ("context=\"a,b\",commit=5", "commit", "600", "context=\"a,b\",commit=600");
+  /* Mount options from mountinfo are bytes: odd ones pass through. */
+  check_set ("subvol=/a b,c\xff", "commit", "600", "subvol=/a b,c\xff,commit=600");
+}
+
+static void
+test_for_restore (void)
+{
+  g_autofree char *none = lm_remount_options_for_restore ("rw,data=ordered");
+  g_autofree char *had = lm_remount_options_for_restore ("rw,commit=17");
+
+  /* A remount keeps an option not given: "no commit=" must be commit=0. */
+  g_assert_cmpstr (none, ==, "rw,data=ordered,commit=0");
+  g_assert_cmpstr (had, ==, "rw,commit=17");
+}
+
+static void
+check_escape (const char *raw, const char *want)
+{
+  g_autofree char *escaped = lm_remount_escape (raw);
+  g_autofree char *back = lm_remount_unescape (escaped);
+
+  g_assert_cmpstr (escaped, ==, want);
+  g_assert_true (g_utf8_validate (escaped, -1, NULL));
+  g_assert_cmpstr (back, ==, raw);
+}
+
+static void
+test_escape (void)
+{
+  check_escape ("/mnt/plain", "/mnt/plain");
+  check_escape ("/mnt/sp ace,comma", "/mnt/sp ace,comma");
+  check_escape ("/mnt/caf\xc3\xa9", "/mnt/caf\xc3\xa9");
+  check_escape ("/mnt/latin1-\xe9-\xff", "/mnt/latin1-\\xe9-\\xff");
+  check_escape ("/mnt/back\\slash", "/mnt/back\\x5cslash");
+  check_escape ("/mnt/new\nline\ttab", "/mnt/new\\x0aline\\x09tab");
+  /* A literal "\x41" in a name survives because the backslash is escaped. */
+  check_escape ("/mnt/\\x41", "/mnt/\\x5cx41");
+  /* A truncated UTF-8 sequence is bytes, not a character. */
+  check_escape ("/mnt/\xc3", "/mnt/\\xc3");
+}
+
+/* --- the settings keys this feature adds ------------------------------ */
+
+static void
+test_settings_defaults (void)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+
+  g_assert_true (s->remount);
+  g_assert_true (g_strv_equal ((const char *const *)s->remount_types,
+                               (const char *const[]){ "ext3", "ext4", "reiserfs", "btrfs", NULL }));
+  g_assert_cmpuint (g_strv_length (s->no_remount), ==, 0);
+}
+
+static void
+test_settings_key_file (void)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+  const char *text = "[LaptopMode]\n"
+                     "Remount=false\n"
+                     "RemountTypes=ext4;btrfs;ext4;\n"
+                     "NoRemount=/home;/mnt/a\\;b;/mnt/sp ace,comma;\n";
+
+  g_assert_true (g_key_file_load_from_data (kf, text, -1, G_KEY_FILE_NONE, NULL));
+  g_assert_true (lm_settings_load_key_file (s, kf, "test.conf", &error));
+  g_assert_no_error (error);
+  g_assert_false (s->remount);
+  g_assert_true (g_strv_equal ((const char *const *)s->remount_types,
+                               (const char *const[]){ "ext4", "btrfs", NULL }));
+  g_assert_true (
+      g_strv_equal ((const char *const *)s->no_remount,
+                    (const char *const[]){ "/home", "/mnt/a;b", "/mnt/sp ace,comma", NULL }));
+
+  /* Save and load again: the list form round-trips. */
+  g_autofree char *dir = g_dir_make_tmp ("lm-remount-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "conf", NULL);
+  g_assert_true (lm_settings_save (s, path, &error));
+  g_autoptr (LmSettings) back = lm_settings_load (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (lm_settings_equal (s, back));
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+static void
+check_key_file_error (const char *text, const char *needle)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (LmSettings) before = lm_settings_new ();
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_key_file_load_from_data (kf, text, -1, G_KEY_FILE_NONE, NULL));
+  g_assert_false (lm_settings_load_key_file (s, kf, "test.conf", &error));
+  g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+  g_assert_nonnull (strstr (error->message, needle));
+  g_assert_true (lm_settings_equal (s, before));
+}
+
+static void
+test_settings_key_file_errors (void)
+{
+  /* xfs has no commit= option: listing it would fail every Start. */
+  check_key_file_error ("[LaptopMode]\nRemountTypes=ext4;xfs\n", "xfs");
+  check_key_file_error ("[LaptopMode]\nRemount=maybe\n", "true or false");
+  check_key_file_error ("[LaptopMode]\nNoRemount=relative/path\n", "absolute");
+}
+
+static void
+test_settings_configure (void)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (GError) error = NULL;
+  const char *types[] = { "btrfs", NULL };
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "RemountTypes", g_variant_new_strv (types, -1));
+  g_variant_builder_add (&b, "{sv}", "Remount", g_variant_new_boolean (FALSE));
+  g_autoptr (GVariant) ok = g_variant_ref_sink (g_variant_builder_end (&b));
+  g_assert_true (lm_settings_update (s, ok, &error));
+  g_assert_no_error (error);
+  g_assert_false (s->remount);
+  g_assert_cmpstr (s->remount_types[0], ==, "btrfs");
+  g_assert_null (s->remount_types[1]);
+
+  /* A wrong type names the key and the type wanted; nothing changes. */
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", "RemountTypes", g_variant_new_string ("ext4"));
+  g_autoptr (GVariant) bad = g_variant_ref_sink (g_variant_builder_end (&b));
+  g_assert_false (lm_settings_update (s, bad, &error));
+  g_assert_nonnull (strstr (error->message, "RemountTypes"));
+  g_assert_nonnull (strstr (error->message, "“as”"));
+  g_assert_cmpstr (s->remount_types[0], ==, "btrfs");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/remount/options/split", test_split);
+  g_test_add_func ("/remount/options/get", test_get);
+  g_test_add_func ("/remount/options/set", test_set);
+  g_test_add_func ("/remount/options/for-restore", test_for_restore);
+  g_test_add_func ("/remount/escape", test_escape);
+  g_test_add_func ("/remount/settings/defaults", test_settings_defaults);
+  g_test_add_func ("/remount/settings/key-file", test_settings_key_file);
+  g_test_add_func ("/remount/settings/key-file-errors", test_settings_key_file_errors);
+  g_test_add_func ("/remount/settings/configure", test_settings_configure);
+  return g_test_run ();
+}
