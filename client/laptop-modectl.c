@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gio/gio.h>
@@ -163,6 +164,154 @@ json_string (const char *s)
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
+/* Remounted a(ss) as [{"MountPoint": …, "Options": …}, …]. */
+static char *
+remounted_json (GVariant *remounted)
+{
+  g_autoptr (GString) out = g_string_new ("[");
+  GVariantIter iter;
+  const char *mount_point, *options;
+
+  if (remounted != NULL)
+    {
+      g_variant_iter_init (&iter, remounted);
+      while (g_variant_iter_next (&iter, "(&s&s)", &mount_point, &options))
+        {
+          g_autofree char *j_mp = json_string (mount_point);
+          g_autofree char *j_opts = json_string (options);
+          g_string_append_printf (out, "%s{\"MountPoint\": %s, \"Options\": %s}",
+                                  out->len > 1 ? ", " : "", j_mp, j_opts);
+        }
+    }
+  g_string_append_c (out, ']');
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* Any property, as JSON: new properties appear in --json without code here. */
+static void
+append_json (GString *out, GVariant *v)
+{
+  if (g_variant_is_of_type (v, G_VARIANT_TYPE_BOOLEAN))
+    g_string_append (out, g_variant_get_boolean (v) ? "true" : "false");
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_UINT32))
+    g_string_append_printf (out, "%u", g_variant_get_uint32 (v));
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_INT32))
+    g_string_append_printf (out, "%d", g_variant_get_int32 (v));
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64))
+    g_string_append_printf (out, "%" G_GUINT64_FORMAT, g_variant_get_uint64 (v));
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_INT64))
+    g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (v));
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_DOUBLE))
+    g_string_append_printf (out, "%g", g_variant_get_double (v));
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) ||
+           g_variant_is_of_type (v, G_VARIANT_TYPE_OBJECT_PATH))
+    {
+      g_autofree char *s = json_string (g_variant_get_string (v, NULL));
+      g_string_append (out, s);
+    }
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_VARIANT))
+    {
+      g_autoptr (GVariant) inner = g_variant_get_variant (v);
+      append_json (out, inner);
+    }
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE ("a{s*}")))
+    {
+      g_string_append_c (out, '{');
+      for (gsize i = 0; i < g_variant_n_children (v); i++)
+        {
+          g_autoptr (GVariant) entry = g_variant_get_child_value (v, i);
+          g_autoptr (GVariant) key = g_variant_get_child_value (entry, 0);
+          g_autoptr (GVariant) value = g_variant_get_child_value (entry, 1);
+          g_string_append (out, i ? ", " : "");
+          append_json (out, key);
+          g_string_append (out, ": ");
+          append_json (out, value);
+        }
+      g_string_append_c (out, '}');
+    }
+  else if (g_variant_is_container (v))
+    {
+      g_string_append_c (out, '[');
+      for (gsize i = 0; i < g_variant_n_children (v); i++)
+        {
+          g_autoptr (GVariant) child = g_variant_get_child_value (v, i);
+          g_string_append (out, i ? ", " : "");
+          append_json (out, child);
+        }
+      g_string_append_c (out, ']');
+    }
+  else
+    g_string_append (out, "null");
+}
+
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0 (*(const char *const *) a, *(const char *const *) b);
+}
+
+static char *
+properties_json (GDBusProxy *proxy)
+{
+  g_auto (GStrv) names = g_dbus_proxy_get_cached_property_names (proxy);
+  g_autoptr (GString) out = g_string_new ("{");
+
+  if (names != NULL)
+    qsort (names, g_strv_length (names), sizeof (char *), compare_names);
+  for (guint i = 0; names != NULL && names[i] != NULL; i++)
+    {
+      g_autoptr (GVariant) value = g_dbus_proxy_get_cached_property (proxy, names[i]);
+      g_autofree char *key = json_string (names[i]);
+      g_string_append_printf (out, "%s%s: ", i ? ", " : "", key);
+      if (g_str_equal (names[i], "Remounted"))
+        {
+          g_autofree char *list = remounted_json (value);
+          g_string_append (out, list);
+        }
+      else
+        append_json (out, value);
+    }
+  g_string_append_c (out, '}');
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static const char *
+reason_text (const char *reason)
+{
+  static const struct
+  {
+    const char *reason, *text;
+  } texts[] = {
+    { "manual", "set by hand" },          { "on-battery", "on battery" },
+    { "ac", "on AC" },                    { "low-battery", "battery low: off until charging" },
+    { "inhibited", "held off by a program" },
+  };
+
+  for (gsize i = 0; reason != NULL && i < G_N_ELEMENTS (texts); i++)
+    if (g_str_equal (texts[i].reason, reason))
+      return texts[i].text;
+  return reason != NULL ? reason : "?";
+}
+
+static void
+print_inhibitors (GVariant *holds)
+{
+  GVariantIter iter;
+  const char *application, *why;
+  guint32 uid;
+  gboolean first = TRUE;
+
+  if (holds == NULL || !g_variant_is_of_type (holds, G_VARIANT_TYPE ("a(ssu)")))
+    return;
+  g_variant_iter_init (&iter, holds);
+  while (g_variant_iter_next (&iter, "(&s&su)", &application, &why, &uid))
+    {
+      g_print ("%s%s (uid %u): %s\n", first ? "Held off by:         " : "                     ",
+               application, uid, why);
+      first = FALSE;
+    }
+}
+
 static int
 cmd_status (int argc, char **argv)
 {
@@ -194,23 +343,18 @@ cmd_status (int argc, char **argv)
 
   if (json)
     {
-      g_autofree char *j_mode = json_string (mode);
-      g_autofree char *j_engine = json_string (engine);
-      g_autofree char *j_backend = json_string (backend);
-      g_autofree char *j_version = json_string (version);
-      g_print ("{\"Version\": %s, \"Active\": %s, \"Mode\": %s, \"Engine\": %s, "
-               "\"TunablesBackend\": %s, \"MaxLostWork\": %u, \"LaptopModeSeconds\": %u, "
-               "\"DirtyRatio\": %u, \"DirtyBackgroundRatio\": %u}\n",
-               j_version, lm_exported_laptop_mode_get_active (p) ? "true" : "false", j_mode,
-               j_engine, j_backend, lm_exported_laptop_mode_get_max_lost_work (p),
-               lm_exported_laptop_mode_get_laptop_mode_seconds (p),
-               lm_exported_laptop_mode_get_dirty_ratio (p),
-               lm_exported_laptop_mode_get_dirty_background_ratio (p));
+      g_autofree char *text = properties_json (G_DBUS_PROXY (p));
+      g_print ("%s\n", text);
       return EXIT_SUCCESS;
     }
 
   g_print ("Laptop mode:         %s\n", lm_exported_laptop_mode_get_active (p) ? "on" : "off");
-  g_print ("Mode:                %s\n", mode);
+  g_print ("Mode:                %s (%s)\n", mode, reason_text (lm_exported_laptop_mode_get_reason (p)));
+  g_print ("Power:               %s (from %s)\n",
+           lm_exported_laptop_mode_get_on_battery (p) ? "battery" : "AC",
+           lm_exported_laptop_mode_get_power_source (p) ? lm_exported_laptop_mode_get_power_source (p)
+                                                        : "?");
+  print_inhibitors (lm_exported_laptop_mode_get_inhibitors (p));
   g_print ("Engine:              %s (tunables via %s)\n", engine, backend);
   g_print ("Max lost work:       %u s\n", lm_exported_laptop_mode_get_max_lost_work (p));
   g_print ("Flush delay:         %u s after disk activity\n",
@@ -218,6 +362,36 @@ cmd_status (int argc, char **argv)
   g_print ("Dirty ratio:         %u %% (background %u %%)\n",
            lm_exported_laptop_mode_get_dirty_ratio (p),
            lm_exported_laptop_mode_get_dirty_background_ratio (p));
+  if (lm_exported_laptop_mode_get_remount (p))
+    {
+      const char *const *types = lm_exported_laptop_mode_get_remount_types (p);
+      g_autofree char *list = types != NULL ? g_strjoinv (", ", (char **) types) : g_strdup ("");
+      g_print ("Remount:             %s with commit=%u while on\n", *list ? list : "(no types)",
+               lm_exported_laptop_mode_get_max_lost_work (p));
+    }
+  else
+    g_print ("Remount:             off\n");
+  const char *const *no = lm_exported_laptop_mode_get_no_remount (p);
+  if (no != NULL && no[0] != NULL)
+    {
+      g_autofree char *list = g_strjoinv (", ", (char **) no);
+      g_print ("Never remounted:     %s\n", list);
+    }
+  GVariant *remounted = lm_exported_laptop_mode_get_remounted (p);
+  if (remounted != NULL && g_variant_n_children (remounted) > 0)
+    {
+      GVariantIter iter;
+      const char *mount_point, *options;
+      gboolean first = TRUE;
+
+      g_variant_iter_init (&iter, remounted);
+      while (g_variant_iter_next (&iter, "(&s&s)", &mount_point, &options))
+        {
+          g_print ("%s%s (was %s)\n", first ? "Remounted:           " : "                     ",
+                   mount_point, options);
+          first = FALSE;
+        }
+    }
   g_print ("Daemon version:      %s\n", version);
   return EXIT_SUCCESS;
 }
@@ -256,13 +430,13 @@ cmd_sync (int argc, char **argv)
 static int
 cmd_mode (int argc, char **argv)
 {
-  if (!parse_options (&argc, &argv, " on|off",
+  if (!parse_options (&argc, &argv, " on|off|auto",
                       "Set the mode until the daemon restarts (the start-up mode is the Mode "
                       "setting).",
                       NULL))
     return EXIT_USAGE;
   if (argc != 2)
-    return usage_error ("%s", "mode needs exactly one argument: on or off");
+    return usage_error ("%s", "mode needs exactly one argument: on, off or auto");
   return call_and_report ("SetMode", g_variant_new ("(s)", argv[1]));
 }
 
@@ -274,7 +448,8 @@ static const struct
   char type;
 } known_keys[] = {
   { "Mode", 's' },        { "Engine", 's' },   { "MaxLostWork", 'u' }, { "LaptopModeSeconds", 'u' },
-  { "DirtyRatio", 'u' }, { "DirtyBackgroundRatio", 'u' },
+  { "DirtyRatio", 'u' }, { "DirtyBackgroundRatio", 'u' }, { "LowBatteryPercent", 'u' },
+  { "Remount", 'b' },    { "RemountTypes", 'a' }, { "NoRemount", 'a' },
 };
 
 /* Known keys get their declared type; anything else is sent as a number or
@@ -288,6 +463,28 @@ parse_setting (const char *key, const char *text, GError **error)
   for (gsize i = 0; i < G_N_ELEMENTS (known_keys); i++)
     if (g_ascii_strcasecmp (known_keys[i].key, key) == 0)
       type = known_keys[i].type;
+
+  if (type == 'b')
+    {
+      static const char *const yes[] = { "true", "yes", "on", "1", NULL };
+      static const char *const no[] = { "false", "no", "off", "0", NULL };
+      g_autofree char *lower = g_ascii_strdown (text, -1);
+      if (g_strv_contains (yes, lower) || g_strv_contains (no, lower))
+        return g_variant_new_boolean (g_strv_contains (yes, lower));
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "%s takes true or false, not “%s”", key, text);
+      return NULL;
+    }
+  if (type == 'a')
+    {
+      /* Comma-separated; an empty value is an empty list. */
+      g_auto (GStrv) items = g_strsplit (text, ",", -1);
+      g_autoptr (GPtrArray) kept = g_ptr_array_new ();
+      for (guint i = 0; items[i] != NULL; i++)
+        if (*g_strstrip (items[i]) != '\0')
+          g_ptr_array_add (kept, items[i]);
+      return g_variant_new_strv ((const char *const *) kept->pdata, (gssize) kept->len);
+    }
 
   gboolean numeric = g_ascii_string_to_unsigned (text, 10, 0, G_MAXUINT32, &n, NULL);
   if (type == 'u' && !numeric)
@@ -315,8 +512,10 @@ cmd_set (int argc, char **argv)
 {
   if (!parse_options (&argc, &argv, " KEY=VALUE…",
                       "Change settings, all or nothing, and save them to the configuration file.\n"
-                      "Keys: Mode (off|on), Engine (auto|kernel|userspace), MaxLostWork,\n"
-                      "LaptopModeSeconds, DirtyRatio, DirtyBackgroundRatio.",
+                      "Keys: Mode (off|on|auto), LowBatteryPercent, Engine (auto|kernel|userspace), MaxLostWork,\n"
+                      "LaptopModeSeconds, DirtyRatio, DirtyBackgroundRatio,\n"
+                      "Remount (true|false), RemountTypes (comma-separated: ext3,ext4,reiserfs,\n"
+                      "btrfs), NoRemount (comma-separated mount points).",
                       NULL))
     return EXIT_USAGE;
   if (argc < 2)
@@ -342,15 +541,83 @@ cmd_set (int argc, char **argv)
   return call_and_report ("Configure", g_variant_new ("(a{sv})", &b));
 }
 
+/* --- inhibit ----------------------------------------------------------- */
+
+/* Like systemd-inhibit: the hold lives on this process's bus connection, so
+ * it ends when the command ends, even if this process is killed. */
+static int
+cmd_inhibit (int argc, char **argv)
+{
+  g_autofree char *why = NULL;
+  g_autofree char *who = NULL;
+  const GOptionEntry entries[] = {
+    { "why", 0, 0, G_OPTION_ARG_STRING, &why, "Why laptop mode must stay off", "TEXT" },
+    { "who", 0, 0, G_OPTION_ARG_STRING, &who, "Who holds it (default: the command's name)",
+      "NAME" },
+    { NULL }
+  };
+  g_autoptr (GError) error = NULL;
+
+  if (!parse_options (&argc, &argv, " [--why TEXT] [--who NAME] -- COMMAND [ARG…]",
+                      "Run COMMAND with laptop mode held off; its writes reach the disk at once.",
+                      entries))
+    return EXIT_USAGE;
+  if (argc < 2)
+    return usage_error ("%s", "inhibit needs a command to run, after “--”");
+
+  char **command = argv + 1;
+  g_autofree char *base = g_path_get_basename (command[0]);
+  if (who == NULL)
+    who = g_strdup (base);
+  if (why == NULL)
+    why = g_strdup_printf ("Running %s", base);
+
+  g_autoptr (LmExportedLaptopMode) proxy = get_proxy ();
+  if (proxy == NULL)
+    return EXIT_FAILURE;
+  g_autoptr (GVariant) reply = g_dbus_proxy_call_sync (
+      G_DBUS_PROXY (proxy), "Inhibit", g_variant_new ("(ss)", who, why),
+      isatty (STDIN_FILENO) ? G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION
+                            : G_DBUS_CALL_FLAGS_NONE,
+      G_MAXINT, NULL, &error);
+  if (reply == NULL)
+    {
+      print_error ("cannot hold laptop mode off", error);
+      return EXIT_FAILURE;
+    }
+  guint32 cookie;
+  g_variant_get (reply, "(u)", &cookie);
+
+  int wait_status = 0;
+  if (!g_spawn_sync (NULL, command, NULL,
+                     G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN |
+                         G_SPAWN_CHILD_INHERITS_STDOUT | G_SPAWN_CHILD_INHERITS_STDERR,
+                     NULL, NULL, NULL, NULL, &wait_status, &error))
+    {
+      g_printerr ("%s: cannot run %s: %s\n", prog, command[0], error->message);
+      return 127;
+    }
+
+  g_autoptr (GVariant) released = g_dbus_proxy_call_sync (
+      G_DBUS_PROXY (proxy), "Release", g_variant_new ("(u)", cookie), G_DBUS_CALL_FLAGS_NONE, -1,
+      NULL, NULL);
+  if (WIFEXITED (wait_status))
+    return WEXITSTATUS (wait_status);
+  if (WIFSIGNALED (wait_status))
+    return 128 + WTERMSIG (wait_status);
+  return EXIT_FAILURE;
+}
+
 /* --- dispatch ---------------------------------------------------------- */
 
 static const LmCommand commands[] = {
   { "status", " [--json]", "Show the state and settings", cmd_status },
   { "start", "", "Turn laptop mode on", cmd_start },
   { "stop", "", "Turn laptop mode off and restore the tunables", cmd_stop },
-  { "mode", " on|off", "Set the mode until the daemon restarts", cmd_mode },
+  { "mode", " on|off|auto", "Set the mode until the daemon restarts", cmd_mode },
   { "set", " KEY=VALUE…", "Change and save settings", cmd_set },
   { "sync", "", "Write all dirty data to disk now", cmd_sync },
+  { "inhibit", " -- COMMAND…", "Run a command with laptop mode held off", cmd_inhibit },
 };
 
 static void

@@ -14,6 +14,8 @@ static const LmAuthRule rules[] = {
   { "Start", LM_ACTION_SWITCH },     { "Stop", LM_ACTION_SWITCH },
   { "SetMode", LM_ACTION_SWITCH },   { "Sync", LM_ACTION_SWITCH },
   { "Configure", LM_ACTION_CONFIGURE },
+  { "Inhibit", "org.laptopmode.LaptopMode1.inhibit" },
+  { "Release", "org.laptopmode.LaptopMode1.inhibit" },
 };
 
 const char *

@@ -12,13 +12,17 @@
 #include "lm-engine.h"
 #include "lm-error.h"
 #include "lm-generated.h"
+#include "lm-inhibitors.h"
 #include "lm-paths.h"
+#include "lm-power.h"
 #include "lm-remount.h"
 #include "lm-settings.h"
+#include "lm-sleep.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
 
 #define LM_OBJECT_PATH "/org/laptopmode/LaptopMode1"
+#define LM_POWER_SETTLE_MS 1000
 
 struct _LmDaemon
 {
@@ -26,11 +30,18 @@ struct _LmDaemon
 
   LmExportedLaptopMode *skeleton;
   LmSettings *settings; /* as in the config file */
-  char *mode;           /* what the user asked for now: "off" or "on" */
+  char *mode;           /* what the user asked for now: "off", "on", "auto" */
+  const char *reason;   /* why laptop mode is on or off now (see the XML) */
   gboolean active;      /* tunables applied */
   const LmTunablesBackend *backend;
   LmEngine engine;
   LmState *state;
+
+  /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
+  LmPower *power;
+  LmSleep *sleep;
+  LmInhibitors *inhibitors;
+  guint settle_id; /* power changes settle before anything is remounted */
 };
 
 G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
@@ -41,6 +52,10 @@ lm_daemon_finalize (GObject *object)
   LmDaemon *self = LM_DAEMON (object);
 
   lm_daemon_unexport (self);
+  g_clear_handle_id (&self->settle_id, g_source_remove);
+  g_clear_pointer (&self->sleep, lm_sleep_free);
+  g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
+  g_clear_object (&self->power);
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
@@ -77,6 +92,14 @@ sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_remount_types (s, (const char *const *) self->settings->remount_types);
   lm_exported_laptop_mode_set_no_remount (s, (const char *const *) self->settings->no_remount);
   lm_exported_laptop_mode_set_remounted (s, lm_remount_list (self->state));
+  lm_exported_laptop_mode_set_reason (s, self->reason);
+  lm_exported_laptop_mode_set_on_battery (s, self->power && lm_power_get_on_battery (self->power));
+  lm_exported_laptop_mode_set_power_source (s, self->power ? lm_power_get_source (self->power)
+                                                           : "sysfs");
+  lm_exported_laptop_mode_set_low_battery_percent (s, self->settings->low_battery_percent);
+  lm_exported_laptop_mode_set_inhibitors (
+      s, self->inhibitors ? lm_inhibitors_to_variant (self->inhibitors)
+                          : g_variant_new_array (G_VARIANT_TYPE ("(ssu)"), NULL, 0));
 }
 
 static gboolean
@@ -141,17 +164,74 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
   return TRUE;
 }
 
+/* What laptop mode should be for @mode, given the holds, the battery and
+ * the power source, and why. Holds and a low battery win over any mode:
+ * they are about not losing data. */
+static const char *
+decide (LmDaemon *self, const char *mode, gboolean *on)
+{
+  if (self->inhibitors != NULL && lm_inhibitors_count (self->inhibitors) > 0)
+    return *on = FALSE, "inhibited";
+  if (self->power != NULL && lm_power_get_low_battery (self->power))
+    return *on = FALSE, "low-battery";
+  if (g_str_equal (mode, "on"))
+    return *on = TRUE, "manual";
+  if (g_str_equal (mode, "off"))
+    return *on = FALSE, "manual";
+  *on = self->power != NULL && lm_power_get_on_battery (self->power);
+  return *on ? "on-battery" : "ac";
+}
+
+static void
+flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  /* sync() can take seconds on a slow disk: never on the main loop. */
+  sync ();
+  g_task_return_boolean (task, TRUE);
+}
+
+/* Leaving laptop mode: what it held back goes to disk now, not in 30 s. */
+static void
+flush_in_background (void)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, NULL, NULL, NULL);
+  g_task_run_in_thread (task, flush_thread);
+}
+
 static gboolean
 set_mode (LmDaemon *self, const char *mode, GError **error)
 {
-  if (!apply (self, mode, self->settings, self->engine, error))
+  gboolean on, was_active = self->active;
+  const char *reason = decide (self, mode, &on);
+
+  if (!apply (self, on ? "on" : "off", self->settings, self->engine, error))
     return FALSE;
-  g_free (self->mode);
-  self->mode = g_strdup (mode);
-  g_message ("Laptop mode %s (engine %s)", self->active ? "on" : "off",
-             lm_engine_to_string (self->engine));
+  if (self->mode != mode)
+    {
+      g_free (self->mode);
+      self->mode = g_strdup (mode);
+    }
+  if (was_active != self->active || reason != self->reason)
+    g_message ("Laptop mode %s (mode %s, reason %s, engine %s)", self->active ? "on" : "off",
+               self->mode, reason, lm_engine_to_string (self->engine));
+  self->reason = reason;
+  if (was_active && !self->active)
+    flush_in_background ();
   sync_properties (self);
   return TRUE;
+}
+
+/* An input changed (power, holds): bring the system in line. */
+static void
+reconcile (LmDaemon *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!set_mode (self, self->mode, &error))
+    {
+      g_warning ("Cannot switch laptop mode: %s", error->message);
+      sync_properties (self);
+    }
 }
 
 static void
@@ -205,7 +285,8 @@ handle_set_mode (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocati
     {
       g_autofree char *escaped = g_strescape (mode, NULL);
       g_dbus_method_invocation_return_error (invocation, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                                             "Mode must be “off” or “on”, not “%s”", escaped);
+                                             "Mode must be “off”, “on” or “auto”, not “%s”",
+                                             escaped);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   authorize_mode (self, invocation, mode);
@@ -233,11 +314,12 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
       mode = g_strdup (next->mode);
     }
 
-  g_autofree char *mode_before = g_strdup (self->mode);
   gboolean was_active = self->active;
   LmEngine engine_before = self->engine;
+  gboolean on;
+  const char *reason = decide (self, mode, &on);
 
-  if (!apply (self, mode, next, engine, error))
+  if (!apply (self, on ? "on" : "off", next, engine, error))
     return FALSE;
   self->engine = engine;
 
@@ -246,8 +328,7 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
       /* Put the system back as it was with the old settings. */
       g_autoptr (GError) undo_error = NULL;
       self->engine = engine_before;
-      if (!apply (self, was_active ? mode_before : "off", self->settings, engine_before,
-                  &undo_error))
+      if (!apply (self, was_active ? "on" : "off", self->settings, engine_before, &undo_error))
         g_warning ("Could not undo a configuration change: %s", undo_error->message);
       return FALSE;
     }
@@ -256,6 +337,11 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
   self->settings = g_steal_pointer (&next);
   g_free (self->mode);
   self->mode = g_steal_pointer (&mode);
+  self->reason = reason;
+  if (was_active && !self->active)
+    flush_in_background ();
+  if (self->power != NULL)
+    lm_power_set_low_percent (self->power, self->settings->low_battery_percent);
   g_message ("Configuration changed and saved to %s", lm_config_file ());
   sync_properties (self);
   return TRUE;
@@ -295,14 +381,6 @@ handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocat
 /* --- Sync -------------------------------------------------------------- */
 
 static void
-sync_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  /* sync() can take seconds on a slow disk: never on the main loop. */
-  sync ();
-  g_task_return_boolean (task, TRUE);
-}
-
-static void
 sync_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GDBusMethodInvocation) invocation = user_data;
@@ -316,7 +394,7 @@ sync_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
   g_autoptr (GTask) task = g_task_new (NULL, NULL, sync_done, g_object_ref (invocation));
 
-  g_task_run_in_thread (task, sync_thread);
+  g_task_run_in_thread (task, flush_thread);
 }
 
 static gboolean
@@ -324,6 +402,177 @@ handle_sync (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, 
 {
   lm_auth_check (invocation, sync_allowed, NULL, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- Inhibit, Release -------------------------------------------------- */
+
+typedef struct
+{
+  LmDaemon *daemon;
+  GDBusMethodInvocation *invocation;
+  char *application;
+  char *reason;
+} InhibitCall;
+
+static void
+inhibit_call_free (InhibitCall *call)
+{
+  g_object_unref (call->invocation);
+  g_free (call->application);
+  g_free (call->reason);
+  g_free (call);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (InhibitCall, inhibit_call_free)
+
+static void
+inhibit_got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (InhibitCall) call = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result,
+                                                              &error);
+  guint32 uid, cookie;
+
+  if (reply == NULL)
+    {
+      g_dbus_method_invocation_return_gerror (call->invocation, error);
+      return;
+    }
+  g_variant_get (reply, "(u)", &uid);
+  if (!lm_inhibitors_add (call->daemon->inhibitors,
+                          g_dbus_method_invocation_get_sender (call->invocation), uid,
+                          call->application, call->reason, &cookie, &error))
+    {
+      g_dbus_method_invocation_return_gerror (call->invocation, error);
+      return;
+    }
+  g_dbus_method_invocation_return_value (call->invocation, g_variant_new ("(u)", cookie));
+}
+
+/* The holder's uid is shown in the Inhibitors property, so an
+ * administrator can tell whose backup keeps laptop mode off. */
+static void
+inhibit_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  InhibitCall *call = user_data;
+  InhibitCall *mine = g_memdup2 (call, sizeof *call);
+
+  g_object_ref (mine->invocation);
+  mine->application = g_strdup (call->application);
+  mine->reason = g_strdup (call->reason);
+  g_dbus_connection_call (g_dbus_method_invocation_get_connection (invocation),
+                          "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                          "GetConnectionUnixUser",
+                          g_variant_new ("(s)", g_dbus_method_invocation_get_sender (invocation)),
+                          G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL,
+                          inhibit_got_uid, mine);
+}
+
+static gboolean
+handle_inhibit (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                const char *application, const char *reason, LmDaemon *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (self->inhibitors == NULL)
+    {
+      g_dbus_method_invocation_return_error (invocation, LM_ERROR, LM_ERROR_FAILED,
+                                             "laptop-moded is still starting; try again");
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  if (!lm_inhibitors_validate (application, reason, &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  InhibitCall *call = g_new0 (InhibitCall, 1);
+  call->daemon = self;
+  call->invocation = g_object_ref (invocation);
+  call->application = g_strdup (application);
+  call->reason = g_strdup (reason);
+  lm_auth_check (invocation, inhibit_allowed, call, (GDestroyNotify) inhibit_call_free);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static void
+release_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  LmDaemon *self = g_object_get_data (G_OBJECT (invocation), "lm-daemon");
+  g_autoptr (GError) error = NULL;
+  guint32 cookie = GPOINTER_TO_UINT (user_data);
+
+  gboolean ok = lm_inhibitors_release (self->inhibitors,
+                                       g_dbus_method_invocation_get_sender (invocation), cookie,
+                                       &error);
+  return_result (invocation, ok, error);
+}
+
+static gboolean
+handle_release (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, guint cookie,
+                LmDaemon *self)
+{
+  if (self->inhibitors == NULL)
+    {
+      g_dbus_method_invocation_return_error (invocation, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                                             "No hold with cookie %u was taken by this connection",
+                                             cookie);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  g_object_set_data (G_OBJECT (invocation), "lm-daemon", self);
+  lm_auth_check (invocation, release_allowed, GUINT_TO_POINTER (cookie), NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- Power, holds, sleep -------------------------------------------------- */
+
+static gboolean
+settled (gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  self->settle_id = 0;
+  reconcile (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A plug that bounces sends several changes in a second; act once, on the
+ * last, rather than remounting every filesystem each time. */
+static void
+on_power_changed (LmPower *power, LmDaemon *self)
+{
+  g_clear_handle_id (&self->settle_id, g_source_remove);
+  self->settle_id = g_timeout_add (LM_POWER_SETTLE_MS, settled, self);
+  sync_properties (self);
+}
+
+/* Holds act at once: the caller is about to start writing. */
+static void
+on_inhibitors_changed (LmDaemon *self)
+{
+  reconcile (self);
+}
+
+static void
+sleep_flushed (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_task_propagate_boolean (G_TASK (result), NULL);
+  lm_sleep_done (user_data);
+}
+
+static void
+on_sleep (LmSleep *sleep, gboolean shutdown, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  if (shutdown)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!lm_daemon_shutdown (self, &error))
+        g_warning ("%s", error->message);
+    }
+  /* Everything held back goes to disk before logind may go on. */
+  g_autoptr (GTask) task = g_task_new (NULL, NULL, sleep_flushed, sleep);
+  g_task_run_in_thread (task, flush_thread);
 }
 
 /* --- Life cycle -------------------------------------------------------- */
@@ -378,6 +627,7 @@ lm_daemon_new (GError **error)
              lm_engine_to_string (self->engine));
 
   self->mode = g_strdup ("off");
+  self->reason = "manual";
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
   sync_properties (self);
@@ -387,25 +637,31 @@ lm_daemon_new (GError **error)
   g_signal_connect (self->skeleton, "handle-set-mode", G_CALLBACK (handle_set_mode), self);
   g_signal_connect (self->skeleton, "handle-configure", G_CALLBACK (handle_configure), self);
   g_signal_connect (self->skeleton, "handle-sync", G_CALLBACK (handle_sync), self);
+  g_signal_connect (self->skeleton, "handle-inhibit", G_CALLBACK (handle_inhibit), self);
+  g_signal_connect (self->skeleton, "handle-release", G_CALLBACK (handle_release), self);
   return g_steal_pointer (&self);
 }
 
 /* Take charge of the system: undo what a crashed run left, then enter the
  * configured start-up mode. */
 void
-lm_daemon_start (LmDaemon *self)
+lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
 {
+  g_autoptr (GError) mode_error = NULL;
+
   recover (self);
-  if (!g_str_equal (self->settings->mode, "off"))
+
+  self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
+  self->power = lm_power_new (bus, self->settings->low_battery_percent);
+  g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
+  self->sleep = lm_sleep_new (bus, on_sleep, self);
+
+  g_free (self->mode);
+  self->mode = g_strdup (self->settings->mode);
+  if (!set_mode (self, self->settings->mode, &mode_error))
     {
-      g_autoptr (GError) mode_error = NULL;
-      if (!set_mode (self, self->settings->mode, &mode_error))
-        {
-          g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
-          g_free (self->mode);
-          self->mode = g_strdup (self->settings->mode);
-          sync_properties (self);
-        }
+      g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
+      sync_properties (self);
     }
 }
 
@@ -424,15 +680,22 @@ lm_daemon_unexport (LmDaemon *self)
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->skeleton));
 }
 
-/* Restore everything this daemon changed; called on SIGTERM, SIGINT and
- * loss of the bus name. */
+/* Restore everything this daemon changed and write what laptop mode held
+ * back; called on SIGTERM, SIGINT, logind's PrepareForShutdown and loss of
+ * the bus name. */
 gboolean
 lm_daemon_shutdown (LmDaemon *self, GError **error)
 {
-  if (!lm_tunables_saved (self->state) && !lm_remount_saved (self->state))
-    return TRUE;
-  if (!restore_all (self, error))
-    return FALSE;
-  g_message ("Restored the original tunables and mount options");
-  return TRUE;
+  gboolean ok = TRUE;
+
+  if (lm_tunables_saved (self->state) || lm_remount_saved (self->state))
+    {
+      ok = restore_all (self, error);
+      if (ok)
+        g_message ("Restored the original tunables and mount options");
+      self->reason = "manual";
+      sync_properties (self);
+    }
+  sync ();
+  return ok;
 }

@@ -9,7 +9,7 @@
 #include "lm-error.h"
 #include "lm-io.h"
 
-static const char *const mode_choices[] = { "off", "on", NULL };
+static const char *const mode_choices[] = { "off", "on", "auto", NULL };
 static const char *const engine_choices[] = { "auto", "kernel", "userspace", NULL };
 /* Types whose drivers take commit=<seconds> on remount: xfs and others
  * would refuse it, so they cannot be listed. */
@@ -38,6 +38,7 @@ static const LmSettingKey setting_keys[] = {
   UINT_KEY ("LaptopModeSeconds", laptop_mode_seconds, 1, 600),
   UINT_KEY ("DirtyRatio", dirty_ratio, 1, 100),
   UINT_KEY ("DirtyBackgroundRatio", dirty_background_ratio, 0, 99),
+  UINT_KEY ("LowBatteryPercent", low_battery_percent, 1, 99),
   BOOL_KEY ("Remount", remount),
   STRV_KEY ("RemountTypes", remount_types, remount_type_choices),
   STRV_KEY ("NoRemount", no_remount, NULL),
@@ -48,12 +49,13 @@ lm_settings_new (void)
 {
   LmSettings *s = g_new0 (LmSettings, 1);
 
-  s->mode = g_strdup ("off");
+  s->mode = g_strdup ("auto");
   s->engine = g_strdup ("auto");
   s->max_lost_work = 600;
   s->laptop_mode_seconds = 2;
   s->dirty_ratio = 60;
   s->dirty_background_ratio = 1;
+  s->low_battery_percent = 10;
   s->remount = TRUE;
   s->remount_types = g_strdupv ((char **) remount_type_choices);
   s->no_remount = g_new0 (char *, 1);
@@ -90,7 +92,8 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
   return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine) &&
          a->max_lost_work == b->max_lost_work &&
          a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio &&
-         a->dirty_background_ratio == b->dirty_background_ratio && a->remount == b->remount &&
+         a->dirty_background_ratio == b->dirty_background_ratio &&
+         a->low_battery_percent == b->low_battery_percent && a->remount == b->remount &&
          g_strv_equal ((const char *const *) a->remount_types,
                        (const char *const *) b->remount_types) &&
          g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount);

@@ -11,12 +11,13 @@ G_BEGIN_DECLS
 
 typedef struct
 {
-  char *mode;   /* "off", "on": the mode at start-up */
+  char *mode;   /* "off", "on", "auto": the mode at start-up */
   char *engine; /* "auto", "kernel", "userspace" */
   guint max_lost_work;
   guint laptop_mode_seconds;
   guint dirty_ratio;
   guint dirty_background_ratio;
+  guint low_battery_percent; /* sysfs only: UPower has its own levels */
   gboolean remount;    /* remount journaled filesystems with commit= */
   char **remount_types; /* filesystem types to remount */
   char **no_remount;   /* mount points never to remount */

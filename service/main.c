@@ -56,7 +56,7 @@ on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_d
   /* Only the owner of the name touches the system, so two daemons never
    * act at once (e.g. during --replace); the object appears once the
    * system is in the state its properties describe. */
-  lm_daemon_start (m->daemon);
+  lm_daemon_start (m->daemon, connection);
   if (!lm_daemon_export (m->daemon, connection, &error))
     {
       g_warning ("Cannot export the object: %s", error->message);

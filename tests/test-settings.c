@@ -20,7 +20,7 @@ test_defaults (void)
 {
   g_autoptr (LmSettings) s = lm_settings_new ();
 
-  g_assert_cmpstr (s->mode, ==, "off");
+  g_assert_cmpstr (s->mode, ==, "auto");
   g_assert_cmpstr (s->engine, ==, "auto");
   g_assert_cmpuint (s->max_lost_work, ==, 600);
   g_assert_cmpuint (s->laptop_mode_seconds, ==, 2);
@@ -66,7 +66,8 @@ test_update_bad (void)
     { "{'DirtyBackgroundRatio': <uint32 60>}", "DirtyBackgroundRatio" },
     { "{'DirtyRatio': <uint32 5>, 'DirtyBackgroundRatio': <uint32 6>}", "DirtyBackgroundRatio" },
     { "{'Engine': <'fast'>}", "Engine" },
-    { "{'Mode': <'auto'>}", "Mode" },
+    { "{'Mode': <'sideways'>}", "Mode" },
+    { "{'LowBatteryPercent': <uint32 0>}", "LowBatteryPercent" },
     { "{'Mode': <uint32 1>}", "Mode" },
     { "{'LaptopModeSeconds': <uint32 601>}", "LaptopModeSeconds" },
     { "{'MaxLostWork': <uint32 5>, 'Engine': <'warp'>}", "Engine" },

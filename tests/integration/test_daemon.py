@@ -48,7 +48,7 @@ class StartStopTest(DaemonTestCase):
 
     def test_ctl(self):
         st = self.status()
-        self.assertEqual((st["Active"], st["Mode"], st["Engine"]), (False, "off", "kernel"))
+        self.assertEqual((st["Active"], st["Mode"], st["Engine"], st["Reason"]), (False, "auto", "kernel", "ac"))
         self.ctl_run("start", check=True)
         self.assert_applied()
         st = self.status()

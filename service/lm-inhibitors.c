@@ -1,0 +1,233 @@
+/* lm-inhibitors.c: holds that keep laptop mode off.
+ * Each hold belongs to the bus connection that took it and ends when that
+ * connection leaves the bus, so a crashed backup script cannot leave laptop
+ * mode off forever. Cookies come from the kernel's random source so one
+ * client cannot guess and release another's hold. */
+#include "lm-inhibitors.h"
+
+#include <sys/random.h>
+
+#include "lm-error.h"
+
+#define MAX_APPLICATION 64
+#define MAX_REASON 256
+
+typedef struct
+{
+  guint32 cookie;
+  char *sender;
+  guint32 uid;
+  char *application;
+  char *reason;
+  guint watch;
+} LmInhibitor;
+
+struct _LmInhibitors
+{
+  GDBusConnection *bus;
+  GPtrArray *holds; /* LmInhibitor, in the order taken */
+  void (*changed) (gpointer user_data);
+  gpointer user_data;
+};
+
+static void
+inhibitor_free (LmInhibitor *inh)
+{
+  g_clear_handle_id (&inh->watch, g_bus_unwatch_name);
+  g_free (inh->sender);
+  g_free (inh->application);
+  g_free (inh->reason);
+  g_free (inh);
+}
+
+LmInhibitors *
+lm_inhibitors_new (GDBusConnection *bus, GCallback changed, gpointer user_data)
+{
+  LmInhibitors *self = g_new0 (LmInhibitors, 1);
+
+  self->bus = bus != NULL ? g_object_ref (bus) : NULL;
+  self->holds = g_ptr_array_new_with_free_func ((GDestroyNotify) inhibitor_free);
+  self->changed = (void (*) (gpointer)) changed;
+  self->user_data = user_data;
+  return self;
+}
+
+void
+lm_inhibitors_free (LmInhibitors *self)
+{
+  if (self == NULL)
+    return;
+  g_ptr_array_unref (self->holds);
+  g_clear_object (&self->bus);
+  g_free (self);
+}
+
+static gboolean
+printable (const char *s)
+{
+  for (const char *p = s; *p; p = g_utf8_next_char (p))
+    if (g_unichar_iscntrl (g_utf8_get_char (p)))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+lm_inhibitors_validate (const char *application, const char *reason, GError **error)
+{
+  if (!g_utf8_validate (application, -1, NULL) || !g_utf8_validate (reason, -1, NULL))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "Application and reason must be UTF-8");
+      return FALSE;
+    }
+  if (*application == '\0' || g_utf8_strlen (application, -1) > MAX_APPLICATION ||
+      !printable (application))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "Application must be 1 to %d printable characters", MAX_APPLICATION);
+      return FALSE;
+    }
+  if (*reason == '\0' || g_utf8_strlen (reason, -1) > MAX_REASON || !printable (reason))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "Reason must be 1 to %d printable characters", MAX_REASON);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static LmInhibitor *
+find (LmInhibitors *self, guint32 cookie, guint *index)
+{
+  for (guint i = 0; i < self->holds->len; i++)
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i);
+      if (inh->cookie == cookie)
+        {
+          *index = i;
+          return inh;
+        }
+    }
+  return NULL;
+}
+
+static void
+notify (LmInhibitors *self)
+{
+  if (self->changed != NULL)
+    self->changed (self->user_data);
+}
+
+static void
+holder_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
+{
+  LmInhibitors *self = user_data;
+  gboolean removed = FALSE;
+
+  for (guint i = self->holds->len; i > 0; i--)
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i - 1);
+      if (g_str_equal (inh->sender, name))
+        {
+          g_message ("%s (%s) left the bus; its hold on laptop mode is released", inh->application,
+                     name);
+          g_ptr_array_remove_index (self->holds, i - 1);
+          removed = TRUE;
+        }
+    }
+  if (removed)
+    notify (self);
+}
+
+static guint32
+new_cookie (LmInhibitors *self)
+{
+  for (;;)
+    {
+      guint32 cookie;
+      guint unused;
+      if (getrandom (&cookie, sizeof cookie, 0) != sizeof cookie)
+        cookie = g_random_int ();
+      if (cookie != 0 && find (self, cookie, &unused) == NULL)
+        return cookie;
+    }
+}
+
+gboolean
+lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid, const char *application,
+                   const char *reason, guint32 *cookie, GError **error)
+{
+  guint mine = 0;
+
+  if (!lm_inhibitors_validate (application, reason, error))
+    return FALSE;
+  for (guint i = 0; i < self->holds->len; i++)
+    if (g_str_equal (((LmInhibitor *) g_ptr_array_index (self->holds, i))->sender, sender))
+      mine++;
+  if (mine >= LM_INHIBITORS_PER_CLIENT)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                   "Too many holds: a client may hold at most %d; release one first",
+                   LM_INHIBITORS_PER_CLIENT);
+      return FALSE;
+    }
+  if (self->holds->len >= LM_INHIBITORS_MAX)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                   "Too many holds on laptop mode in all (%d); try again later",
+                   LM_INHIBITORS_MAX);
+      return FALSE;
+    }
+
+  LmInhibitor *inh = g_new0 (LmInhibitor, 1);
+  inh->cookie = new_cookie (self);
+  inh->sender = g_strdup (sender);
+  inh->uid = uid;
+  inh->application = g_strdup (application);
+  inh->reason = g_strdup (reason);
+  if (self->bus != NULL)
+    inh->watch = g_bus_watch_name_on_connection (self->bus, sender, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                                 NULL, holder_vanished, self, NULL);
+  g_ptr_array_add (self->holds, inh);
+  *cookie = inh->cookie;
+  g_message ("%s (uid %u) holds laptop mode off: %s", application, uid, reason);
+  notify (self);
+  return TRUE;
+}
+
+gboolean
+lm_inhibitors_release (LmInhibitors *self, const char *sender, guint32 cookie, GError **error)
+{
+  guint index;
+  LmInhibitor *inh = find (self, cookie, &index);
+
+  /* The same answer for "no such cookie" and "not yours": no probing. */
+  if (inh == NULL || !g_str_equal (inh->sender, sender))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "No hold with cookie %u was taken by this connection", cookie);
+      return FALSE;
+    }
+  g_ptr_array_remove_index (self->holds, index);
+  notify (self);
+  return TRUE;
+}
+
+guint
+lm_inhibitors_count (LmInhibitors *self)
+{
+  return self->holds->len;
+}
+
+GVariant *
+lm_inhibitors_to_variant (LmInhibitors *self)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(ssu)"));
+  for (guint i = 0; i < self->holds->len; i++)
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i);
+      g_variant_builder_add (&b, "(ssu)", inh->application, inh->reason, inh->uid);
+    }
+  return g_variant_builder_end (&b);
+}

@@ -1,0 +1,29 @@
+/* lm-inhibitors.h: holds that keep laptop mode off (a backup, an upgrade).
+ * Owns the table of holds and their holders' lifetimes; never decides the
+ * mode itself. */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define LM_INHIBITORS_PER_CLIENT 16
+#define LM_INHIBITORS_MAX 256
+
+typedef struct _LmInhibitors LmInhibitors;
+
+LmInhibitors *lm_inhibitors_new (GDBusConnection *bus, GCallback changed, gpointer user_data);
+void lm_inhibitors_free (LmInhibitors *self);
+
+gboolean lm_inhibitors_validate (const char *application, const char *reason, GError **error);
+gboolean lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid,
+                            const char *application, const char *reason, guint32 *cookie,
+                            GError **error);
+gboolean lm_inhibitors_release (LmInhibitors *self, const char *sender, guint32 cookie,
+                                GError **error);
+guint lm_inhibitors_count (LmInhibitors *self);
+GVariant *lm_inhibitors_to_variant (LmInhibitors *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmInhibitors, lm_inhibitors_free)
+
+G_END_DECLS

@@ -1,0 +1,27 @@
+/* lm-power.h: where the power comes from: AC or battery, and whether the
+ * battery is low. Owns watching UPower or sysfs; never decides the mode. */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+#define LM_TYPE_POWER (lm_power_get_type ())
+G_DECLARE_FINAL_TYPE (LmPower, lm_power, LM, POWER, GObject)
+
+LmPower *lm_power_new (GDBusConnection *bus, guint low_percent);
+gboolean lm_power_get_on_battery (LmPower *power);
+gboolean lm_power_get_low_battery (LmPower *power);
+const char *lm_power_get_source (LmPower *power);
+void lm_power_set_low_percent (LmPower *power, guint low_percent);
+
+typedef struct
+{
+  gboolean on_battery;
+  gboolean battery_present;
+  gint percentage; /* -1 when unknown */
+} LmPowerSysfs;
+
+void lm_power_read_sysfs (LmPowerSysfs *out);
+
+G_END_DECLS

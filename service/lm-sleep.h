@@ -1,0 +1,24 @@
+/* lm-sleep.h: suspend, hibernate and shutdown through logind.
+ * Owns the delay inhibitor lock; never flushes or restores by itself (it
+ * asks its owner and waits for the answer). */
+#pragma once
+
+#include <gio/gio.h>
+
+G_BEGIN_DECLS
+
+typedef struct _LmSleep LmSleep;
+
+/* Called when logind is about to suspend (@shutdown FALSE) or power off
+ * (@shutdown TRUE). Call lm_sleep_done() when the data is safe; the lock is
+ * held until then. */
+typedef void (*LmSleepFunc) (LmSleep *sleep, gboolean shutdown, gpointer user_data);
+
+LmSleep *lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data);
+void lm_sleep_done (LmSleep *sleep);
+gboolean lm_sleep_has_lock (LmSleep *sleep);
+void lm_sleep_free (LmSleep *sleep);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSleep, lm_sleep_free)
+
+G_END_DECLS

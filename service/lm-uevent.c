@@ -1,0 +1,115 @@
+/* lm-uevent.c: the kernel's device events, from a NETLINK_KOBJECT_UEVENT socket.
+ * The kernel's own multicast group is used rather than udev's, so events
+ * arrive on machines without udevd (containers, initramfs). An event is only
+ * a hint to re-read sysfs; its contents are never trusted as state. */
+#include "lm-uevent.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "lm-error.h"
+
+#define UEVENT_KERNEL_GROUP 1
+
+struct _LmUevent
+{
+  int fd;
+  guint source;
+  LmUeventFunc func;
+  gpointer user_data;
+};
+
+/* A uevent is "action@devpath\0KEY=VALUE\0...". */
+gboolean
+lm_uevent_parse (const char *buf, gsize len, char **subsystem, char **action)
+{
+  const char *end = buf + len;
+  const char *p = buf;
+  const char *found_subsystem = NULL, *found_action = NULL;
+
+  *subsystem = NULL;
+  *action = NULL;
+  if (len == 0 || memchr (buf, '@', strnlen (buf, len)) == NULL)
+    return FALSE;
+  while (p < end)
+    {
+      gsize n = strnlen (p, (gsize) (end - p));
+      if (n > 10 && strncmp (p, "SUBSYSTEM=", 10) == 0)
+        found_subsystem = p + 10;
+      else if (n > 7 && strncmp (p, "ACTION=", 7) == 0)
+        found_action = p + 7;
+      p += n + 1;
+      if (found_subsystem != NULL && found_action != NULL && p <= end)
+        break;
+    }
+  if (found_subsystem == NULL || found_action == NULL)
+    return FALSE;
+  *subsystem = g_strndup (found_subsystem, strnlen (found_subsystem, (gsize) (end - found_subsystem)));
+  *action = g_strndup (found_action, strnlen (found_action, (gsize) (end - found_action)));
+  return TRUE;
+}
+
+static gboolean
+on_readable (int fd, GIOCondition condition, gpointer user_data)
+{
+  LmUevent *self = user_data;
+  char buf[8192];
+
+  /* Drain everything queued: one wake-up per burst of events. */
+  for (;;)
+    {
+      ssize_t n = recv (fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+      if (n < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          if (errno != EAGAIN && errno != ENOBUFS)
+            g_debug ("uevent socket: %s", g_strerror (errno));
+          break;
+        }
+      buf[n] = '\0';
+      g_autofree char *subsystem = NULL;
+      g_autofree char *action = NULL;
+      if (lm_uevent_parse (buf, (gsize) n, &subsystem, &action))
+        self->func (subsystem, action, self->user_data);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+LmUevent *
+lm_uevent_new (LmUeventFunc func, gpointer user_data, GError **error)
+{
+  struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = UEVENT_KERNEL_GROUP };
+  int fd = socket (AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+
+  if (fd < 0 || bind (fd, (struct sockaddr *) &addr, sizeof addr) < 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot listen to kernel device events: %s",
+                   g_strerror (saved));
+      return NULL;
+    }
+
+  LmUevent *self = g_new0 (LmUevent, 1);
+  self->fd = fd;
+  self->func = func;
+  self->user_data = user_data;
+  self->source = g_unix_fd_add (fd, G_IO_IN, on_readable, self);
+  return self;
+}
+
+void
+lm_uevent_free (LmUevent *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_handle_id (&self->source, g_source_remove);
+  close (self->fd);
+  g_free (self);
+}
