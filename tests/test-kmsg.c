@@ -1,0 +1,308 @@
+/* test-kmsg.c: the block_dump line parser on every historical format, on
+ * the captures from the patched 6.12 kernel and on garbage (fuzzed). */
+#include <string.h>
+
+#include "lm-kmsg.h"
+
+static LmKmsgKind
+parse (const char *line, LmKmsgRecord *r)
+{
+  /* An exact-size copy without a terminating NUL, so that a read past the
+   * end is caught by ASan or valgrind. */
+  gsize n = strlen (line);
+  g_autofree char *copy = g_malloc (n ? n : 1);
+  memcpy (copy, line, n);
+  return lm_kmsg_parse_line (copy, n, r);
+}
+
+static void
+test_historical_bio (void)
+{
+  LmKmsgRecord r;
+
+  g_assert_cmpint (parse ("kjournald(1234): WRITE block 7716904 on sda1", &r), ==, LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "kjournald");
+  g_assert_cmpuint (r.pid, ==, 1234);
+  g_assert_true (r.write);
+  g_assert_cmpuint (r.sector, ==, 7716904);
+  g_assert_cmpstr (r.dev, ==, "sda1");
+  g_assert_cmpuint (r.sectors, ==, 0);
+  g_assert_cmpint (r.usec, ==, -1);
+
+  g_assert_cmpint (parse ("[  313.002116] Web Content(4400): READ block 502712 on dm-0", &r), ==,
+                   LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "Web Content");
+  g_assert_false (r.write);
+  g_assert_cmpint (r.usec, ==, 313002116);
+  g_assert_cmpstr (r.dev, ==, "dm-0");
+
+  g_assert_cmpint (
+      parse ("<7>[  314.117200] kjournald(1234): WRITE block 7716920 on sda1 (8 sectors)", &r), ==,
+      LM_KMSG_BIO);
+  g_assert_cmpuint (r.sectors, ==, 8);
+  g_assert_cmpint (r.usec, ==, 314117200);
+
+  g_assert_cmpint (parse ("7,210,1936799,-;cat(39): READ block 9026 on vda (256 sectors)\n", &r),
+                   ==, LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "cat");
+  g_assert_cmpint (r.usec, ==, 1936799);
+  g_assert_cmpuint (r.sectors, ==, 256);
+}
+
+static void
+test_historical_dirtied (void)
+{
+  LmKmsgRecord r;
+
+  g_assert_cmpint (parse ("bash(2345): dirtied inode 20934 (.bash_history) on sda1", &r), ==,
+                   LM_KMSG_DIRTIED);
+  g_assert_cmpint (r.object, ==, LM_KMSG_OBJECT_INODE);
+  g_assert_cmpuint (r.number, ==, 20934);
+  g_assert_cmpstr (r.name, ==, ".bash_history");
+  g_assert_cmpstr (r.dev, ==, "sda1");
+
+  g_assert_cmpint (parse ("mutt(3100): dirtied inode 131090 (my notes (draft).txt) on sda3", &r),
+                   ==, LM_KMSG_DIRTIED);
+  g_assert_cmpstr (r.name, ==, "my notes (draft).txt");
+  g_assert_cmpint (parse ("vi(2999): dirtied inode 20977 (?) on sda1", &r), ==, LM_KMSG_DIRTIED);
+  g_assert_cmpstr (r.name, ==, "?");
+  g_assert_cmpint (parse ("x(1): dirtied inode 7 () on sda1", &r), ==, LM_KMSG_DIRTIED);
+  g_assert_cmpstr (r.name, ==, "");
+
+  /* The 2.6.0 patch's buffer and page lines, with and without a number. */
+  g_assert_cmpint (parse ("kupdated(7): dirtied buffer 1234 on hda1", &r), ==, LM_KMSG_DIRTIED);
+  g_assert_cmpint (r.object, ==, LM_KMSG_OBJECT_BUFFER);
+  g_assert_true (r.has_number);
+  g_assert_cmpuint (r.number, ==, 1234);
+  g_assert_cmpint (parse ("vi(99): dirtied page on hda3", &r), ==, LM_KMSG_DIRTIED);
+  g_assert_cmpint (r.object, ==, LM_KMSG_OBJECT_PAGE);
+  g_assert_false (r.has_number);
+  g_assert_cmpstr (r.dev, ==, "hda3");
+
+  g_assert_cmpint (parse ("4,714,14244311,-;block_dump_printk: 1428 callbacks suppressed", &r), ==,
+                   LM_KMSG_SUPPRESSED);
+  g_assert_cmpuint (r.suppressed, ==, 1428);
+}
+
+static void
+test_tricky (void)
+{
+  LmKmsgRecord r;
+
+  /* Names with parentheses, slashes, colons; the pid is the last "(N): ". */
+  g_assert_cmpint (parse ("(sd-pam)(100): READ block 1 on sda", &r), ==, LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "(sd-pam)");
+  g_assert_cmpint (parse ("a(3): b(4): READ block 1 on sda", &r), ==, LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "a(3): b");
+  g_assert_cmpuint (r.pid, ==, 4);
+  g_assert_cmpint (parse ("kworker/u4:0(10): WRITE block 51202 on vda (2048 sectors)", &r), ==,
+                   LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "kworker/u4:0");
+  g_assert_cmpint (parse ("jbd2/vda-8(34): WRITE block 32770 on vda (2 sectors)", &r), ==,
+                   LM_KMSG_BIO);
+  g_assert_cmpstr (r.comm, ==, "jbd2/vda-8");
+
+  /* A file name that looks like a block_dump line stays a file name. */
+  g_assert_cmpint (parse ("bash(1): dirtied inode 5 (a(2): READ block 1 on sda) on sda1", &r), ==,
+                   LM_KMSG_DIRTIED);
+  g_assert_cmpstr (r.comm, ==, "bash");
+  g_assert_cmpstr (r.name, ==, "a(2): READ block 1 on sda");
+  g_assert_cmpstr (r.dev, ==, "sda1");
+
+  /* Written into /dev/kmsg by a user process (facility LOG_USER): forged. */
+  g_assert_cmpint (parse ("13,5,100,-;cat(1): READ block 1 on sda", &r), ==, LM_KMSG_NONE);
+  /* Block device pseudo-inodes are never a dirtier. */
+  g_assert_cmpint (parse ("jbd2/vda-8(36): dirtied inode 266338304 () on bdev", &r), ==,
+                   LM_KMSG_NONE);
+
+  const char *bad[] = {
+    "",
+    "\n",
+    " SUBSYSTEM=pci",
+    "cat(39): READ block on vda",
+    "cat(39): READ block 99999999999999999999999 on vda",
+    "cat(39): READ block 12 on ",
+    "cat(39): READ block 12 on vda (2 sectors) trailing",
+    "cat(39): READ block 12 on vda (x sectors)",
+    "cat(39): READ block -12 on vda",
+    "cat(-39): READ block 12 on vda",
+    "cat(39):READ block 12 on vda",
+    "cat(39): READA block 12 on vda",
+    "averyveryverylongname(39): READ block 12 on vda",
+    "cat(39): dirtied inode 12 (data.bin on vda",
+    "cat(39): dirtied inode (data.bin) on vda",
+    "cat(39): dirtied inode 12 (x) on ",
+    "cat(99999999999): READ block 1 on vda",
+    "block_dump_printk: callbacks suppressed",
+    "EXT4-fs (vda): mounted filesystem",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_test_message ("line %s", bad[i]);
+      g_assert_cmpint (parse (bad[i], &r), ==, LM_KMSG_NONE);
+    }
+}
+
+typedef struct
+{
+  guint bio, dirtied, suppressed, none;
+} Counts;
+
+static Counts
+parse_file (const char *name, const char *from, const char *to, guint *between)
+{
+  /* The shared vectors of tests/data/block_dump, also used by kernel-patch/. */
+  const char *srcdir = g_getenv ("LM_SRCDIR");
+  g_autofree char *path
+      = srcdir != NULL ? g_build_filename (srcdir, "tests", "data", "block_dump", name, NULL)
+                       : g_test_build_filename (G_TEST_DIST, "data", "block_dump", name, NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GError) error = NULL;
+  Counts c = { 0 };
+  gboolean inside = FALSE;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, &error));
+  g_assert_no_error (error);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      LmKmsgRecord r;
+      LmKmsgKind k = parse (lines[i], &r);
+
+      if (from != NULL && strstr (lines[i], from) != NULL)
+        inside = TRUE;
+      if (to != NULL && strstr (lines[i], to) != NULL)
+        inside = FALSE;
+      if (inside && k != LM_KMSG_NONE)
+        (*between)++;
+      switch (k)
+        {
+          case LM_KMSG_BIO:
+            c.bio++;
+            g_assert_cmpuint (strlen (r.comm), <=, 15);
+            g_assert_cmpuint (strlen (r.dev), >, 0);
+            break;
+          case LM_KMSG_DIRTIED:
+            c.dirtied++;
+            break;
+          case LM_KMSG_SUPPRESSED:
+            c.suppressed++;
+            break;
+          default:
+            c.none++;
+        }
+    }
+  return c;
+}
+
+static void
+test_captures (void)
+{
+  guint between = 0;
+  Counts h = parse_file ("historical-2.6-format.txt", NULL, NULL, &between);
+  /* Every line of the historical file is a block_dump line. */
+  g_assert_cmpuint (h.bio + h.dirtied, ==, 11);
+
+  /* The README counts 745 block_dump lines plus one rate-limit line in
+   * each capture; nothing between the markers of the vm.block_dump=0 phase. */
+  Counts d = parse_file ("linux-6.12-guest-dmesg.txt", "LMTEST: block_dump off",
+                         "LMTEST: block_dump off end", &between);
+  g_assert_cmpuint (d.bio + d.dirtied, ==, 745);
+  g_assert_cmpuint (d.suppressed, ==, 1);
+  g_assert_cmpuint (between, ==, 0);
+
+  Counts k = parse_file ("linux-6.12-guest-kmsg.txt", "LMTEST: block_dump off",
+                         "LMTEST: block_dump off end", &between);
+  g_assert_cmpuint (k.bio, ==, d.bio);
+  g_assert_cmpuint (k.dirtied, ==, d.dirtied);
+  g_assert_cmpuint (k.suppressed, ==, 1);
+  g_assert_cmpuint (between, ==, 0);
+
+  /* The negative control: pseudo-filesystems parse (the model ignores them
+   * as they are no disk), "on bdev" does not. */
+  Counts u = parse_file ("linux-6.12-unfiltered-excerpt.txt", NULL, NULL, &between);
+  g_assert_cmpuint (u.dirtied, ==, 13);
+  g_assert_cmpuint (u.none, >=, 2);
+}
+
+/* Random bytes, and valid lines with bytes flipped, cut or inserted: the
+ * parser must return without reading outside the line, and what it returns
+ * must be well formed. Seeded, so a failure can be replayed with --seed. */
+static void
+test_fuzz (void)
+{
+  static const char *seeds[] = {
+    "7,210,1936799,-;cat(39): READ block 9026 on vda (256 sectors)",
+    "<7>[  314.117200] kjournald(1234): WRITE block 7716920 on sda1 (8 sectors)",
+    "mutt(3100): dirtied inode 131090 (my notes (draft).txt) on sda3",
+    "kupdated(7): dirtied buffer 1234 on hda1",
+    "4,714,14244311,-;block_dump_printk: 1428 callbacks suppressed",
+  };
+  guint iterations = g_test_perf () || g_test_slow () ? 2000000 : 200000;
+  guint parsed = 0;
+
+  for (guint i = 0; i < iterations; i++)
+    {
+      char buf[300];
+      gsize n;
+
+      if (g_test_rand_bit ())
+        {
+          n = (gsize)g_test_rand_int_range (0, sizeof buf);
+          for (gsize j = 0; j < n; j++)
+            buf[j] = (char)g_test_rand_int_range (0, 256);
+        }
+      else
+        {
+          const char *s = seeds[g_test_rand_int_range (0, G_N_ELEMENTS (seeds))];
+          n = strlen (s);
+          memcpy (buf, s, n);
+          for (int m = g_test_rand_int_range (0, 4); m > 0 && n > 0; m--)
+            {
+              gsize at = (gsize)g_test_rand_int_range (0, (gint32)n);
+              switch (g_test_rand_int_range (0, 3))
+                {
+                  case 0:
+                    buf[at] = (char)g_test_rand_int_range (0, 256);
+                    break;
+                  case 1:
+                    n = at;
+                    break;
+                  default:
+                    if (n < sizeof buf - 1)
+                      {
+                        memmove (buf + at + 1, buf + at, n - at);
+                        buf[at] = "(): 0123456789 ;,[]<>"[g_test_rand_int_range (0, 21)];
+                        n++;
+                      }
+                }
+            }
+        }
+      g_autofree char *exact = g_memdup2 (buf, n ? n : 1);
+      LmKmsgRecord r;
+      LmKmsgKind k = lm_kmsg_parse_line (exact, n, &r);
+      if (k == LM_KMSG_BIO || k == LM_KMSG_DIRTIED)
+        {
+          parsed++;
+          g_assert_cmpuint (strnlen (r.comm, sizeof r.comm), <, sizeof r.comm);
+          g_assert_cmpuint (strnlen (r.dev, sizeof r.dev), <, sizeof r.dev);
+          g_assert_cmpuint (strlen (r.dev), >, 0);
+          g_assert_cmpuint (strnlen (r.name, sizeof r.name), <, sizeof r.name);
+        }
+    }
+  /* The mutations leave many lines valid: the loop did reach the parser's
+   * accepting paths, not only its first check. */
+  g_assert_cmpuint (parsed, >, iterations / 20);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/kmsg/historical-bio", test_historical_bio);
+  g_test_add_func ("/kmsg/historical-dirtied", test_historical_dirtied);
+  g_test_add_func ("/kmsg/tricky", test_tricky);
+  g_test_add_func ("/kmsg/captures", test_captures);
+  g_test_add_func ("/kmsg/fuzz", test_fuzz);
+  return g_test_run ();
+}
