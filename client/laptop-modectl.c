@@ -562,10 +562,13 @@ cmd_inhibit (int argc, char **argv)
                       "Run COMMAND with laptop mode held off; its writes reach the disk at once.",
                       entries))
     return EXIT_USAGE;
-  if (argc < 2)
+  /* GOption leaves a "--" in place; the command follows it. */
+  char **command = argv + 1;
+  if (argc >= 2 && g_str_equal (command[0], "--"))
+    command++;
+  if (command[0] == NULL)
     return usage_error ("%s", "inhibit needs a command to run, after “--”");
 
-  char **command = argv + 1;
   g_autofree char *base = g_path_get_basename (command[0]);
   if (who == NULL)
     who = g_strdup (base);

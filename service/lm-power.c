@@ -252,6 +252,7 @@ upower_ready (GObject *source, GAsyncResult *result, gpointer user_data)
                     display_ready, self);
   g_message ("Power source: UPower");
   refresh_upower (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
 static void
@@ -273,6 +274,7 @@ upower_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
   g_clear_object (&self->upower);
   g_clear_object (&self->display);
   use_sysfs (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
 }
 
 LmPower *

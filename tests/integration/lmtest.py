@@ -78,6 +78,64 @@ VM_KEYS = ["laptop_mode", "dirty_writeback_centisecs", "dirty_expire_centisecs",
            "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes"]
 
 
+# Lets root own and call the names that python-dbusmock stands in for.
+MOCK_BUS_POLICY = """
+  <policy user="root">
+    <allow own="org.freedesktop.UPower"/>
+    <allow own="org.freedesktop.login1"/>
+    <allow send_destination="org.freedesktop.UPower"/>
+    <allow send_destination="org.freedesktop.login1"/>
+  </policy>
+"""
+
+
+def enter_private_mount_namespace(script, mark):
+    """Re-run @script in its own mount namespace (once: @mark is set in the
+    environment there), so its loop mounts are invisible to the machine and
+    vanish with it. Does nothing when not root or unshare is missing; the
+    caller then skips."""
+    import sys
+    if os.environ.get(mark) == "1" or os.geteuid() != 0 or shutil.which("unshare") is None:
+        return
+    env = dict(os.environ, **{mark: "1"})
+    try:
+        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                               os.path.abspath(script)] + sys.argv[1:], env)
+    except OSError:
+        pass
+
+
+class LoopFilesystem:
+    """An ext4 image on a loop device, mounted; removed by cleanup()."""
+
+    def __init__(self, base, name, size_mb=128, fstype="ext4"):
+        self.image = os.path.join(base, name + ".img")
+        self.mount_point = os.path.join(base, name)
+        self.device = None
+        os.makedirs(self.mount_point)
+        with open(self.image, "wb") as f:
+            f.truncate(size_mb << 20)
+        subprocess.run(["mkfs." + fstype, "-q", "-F", self.image], check=True, capture_output=True)
+        self.device = subprocess.run(["losetup", "--find", "--show", self.image], check=True,
+                                     capture_output=True, text=True).stdout.strip()
+        subprocess.run(["mount", self.device, self.mount_point], check=True)
+
+    @property
+    def disk(self):
+        return os.path.basename(self.device)
+
+    def written_sectors(self):
+        """Sectors written to the loop device so far (field 7 of its stat)."""
+        with open("/sys/block/%s/stat" % self.disk) as f:
+            return int(f.read().split()[6])
+
+    def cleanup(self):
+        if self.device is not None:
+            subprocess.run(["umount", "-l", self.mount_point], capture_output=True)
+            subprocess.run(["losetup", "-d", self.device], capture_output=True)
+            self.device = None
+
+
 def is_root():
     return os.geteuid() == 0
 
@@ -221,10 +279,11 @@ class DaemonTestCase(unittest.TestCase):
             env.pop("LAPTOP_MODED_ROOT", None)
         return env
 
-    def start_daemon(self, args=(), wait=True):
+    def start_daemon(self, args=(), wait=True, wrapper=()):
+        """@wrapper runs the daemon through e.g. ["unshare", "-n", "--"]."""
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
-        p = subprocess.Popen([DAEMON, "--verbose"] + list(args), env=self.daemon_env(),
-                             stdout=log, stderr=subprocess.STDOUT)
+        p = subprocess.Popen(list(wrapper) + [DAEMON, "--verbose"] + list(args),
+                             env=self.daemon_env(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.procs.append(p)
         self.daemon = p
@@ -284,6 +343,28 @@ class DaemonTestCase(unittest.TestCase):
         return self.run_as(["gdbus", "call", "--system", "--dest", BUS_NAME, "--object-path",
                             OBJECT_PATH, "--method", IFACE + "." + method] + list(args),
                            user=user, check=check)
+
+    def start_mock(self, template, parameters=None, name=None):
+        """A python-dbusmock stand-in for a service the project does not own
+        (UPower, logind), on the test's system bus; needs MOCK_BUS_POLICY."""
+        argv = ["/usr/bin/python3", "-m", "dbusmock", "--system", "--template", template]
+        if parameters is not None:
+            argv += ["--parameters", json.dumps(parameters)]
+        log = open(os.path.join(self.tmp, "mock-%s.log" % template), "w")
+        p = subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.procs.append(p)
+        name = name or {"upower": "org.freedesktop.UPower", "logind": "org.freedesktop.login1",
+                        "polkitd": "org.freedesktop.PolicyKit1"}[template]
+
+        def owned():
+            r = subprocess.run(["gdbus", "call", "--system", "--dest", "org.freedesktop.DBus",
+                                "--object-path", "/org/freedesktop/DBus", "--method",
+                                "org.freedesktop.DBus.NameHasOwner", name],
+                               env=self.env, capture_output=True, text=True)
+            return "true" in r.stdout
+        self.wait_until(owned, timeout=15, message="dbusmock %s on the bus" % template)
+        return p
 
     def status(self):
         r = self.ctl_run("status", "--json", check=True)
