@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <gio/gio.h>
+#include <glib-unix.h>
 
 #include "lm-generated.h"
 
@@ -611,6 +612,307 @@ cmd_inhibit (int argc, char **argv)
   return EXIT_FAILURE;
 }
 
+/* --- watch, spinups ---------------------------------------------------- */
+
+/* One spin-up as JSON: the D-Bus keys as they are, so scripts and the
+ * interface documentation agree. */
+static char *
+spinup_json (GVariant *dict)
+{
+  g_autoptr (GString) out = g_string_new ("{");
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_variant_iter_init (&iter, dict);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr (GVariant) v = value;
+      g_autofree char *k = json_string (key);
+
+      g_string_append_printf (out, "%s%s: ", out->len > 1 ? ", " : "", k);
+      if (g_variant_is_of_type (v, G_VARIANT_TYPE_STRING))
+        {
+          g_autofree char *s = json_string (g_variant_get_string (v, NULL));
+          g_string_append (out, s);
+        }
+      else if (g_variant_is_of_type (v, G_VARIANT_TYPE_UINT32))
+        g_string_append_printf (out, "%u", g_variant_get_uint32 (v));
+      else if (g_variant_is_of_type (v, G_VARIANT_TYPE_INT64))
+        g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (v));
+      else if (g_variant_is_of_type (v, G_VARIANT_TYPE_UINT64))
+        g_string_append_printf (out, "%" G_GUINT64_FORMAT, g_variant_get_uint64 (v));
+      else
+        g_string_append (out, "null");
+    }
+  g_string_append_c (out, '}');
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static char *
+spinup_text (GVariant *dict)
+{
+  const char *disk = "?", *comm = "?", *op = "?", *via = "direct", *path = NULL, *sub = NULL;
+  guint32 pid = 0, uid = 0, sub_pid = 0;
+  gint64 time_us = 0;
+  guint64 sector = 0, inode = 0;
+
+  g_variant_lookup (dict, "Disk", "&s", &disk);
+  g_variant_lookup (dict, "Comm", "&s", &comm);
+  g_variant_lookup (dict, "Operation", "&s", &op);
+  g_variant_lookup (dict, "Via", "&s", &via);
+  g_variant_lookup (dict, "Path", "&s", &path);
+  g_variant_lookup (dict, "SubmitterComm", "&s", &sub);
+  g_variant_lookup (dict, "Pid", "u", &pid);
+  g_variant_lookup (dict, "SubmitterPid", "u", &sub_pid);
+  g_variant_lookup (dict, "Time", "x", &time_us);
+  g_variant_lookup (dict, "Sector", "t", &sector);
+  gboolean has_uid = g_variant_lookup (dict, "Uid", "u", &uid);
+  gboolean has_inode = g_variant_lookup (dict, "Inode", "t", &inode);
+
+  g_autoptr (GDateTime) secs = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
+  g_autoptr (GDateTime) dt =
+      secs != NULL ? g_date_time_add (secs, time_us % G_USEC_PER_SEC) : NULL;
+  g_autofree char *when = dt != NULL ? g_date_time_format (dt, "%F %T.%f") : g_strdup ("?");
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_string_printf (out, "%s  %-8s %-5s %s[%u]", when, disk, op, comm, pid);
+  if (has_uid)
+    g_string_append_printf (out, " uid %u", uid);
+  g_string_append_printf (out, " sector %" G_GUINT64_FORMAT, sector);
+  if (g_str_equal (via, "writeback"))
+    g_string_append_printf (out, " via writeback by %s[%u]", sub ? sub : "?", sub_pid);
+  else if (!g_str_equal (via, "direct"))
+    g_string_append_printf (out, " via %s", via);
+  if (has_inode)
+    g_string_append_printf (out, " inode %" G_GUINT64_FORMAT, inode);
+  if (path != NULL)
+    g_string_append_printf (out, " (%s)", path);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+print_spinup (GVariant *dict, gboolean json)
+{
+  g_autofree char *line = json ? spinup_json (dict) : spinup_text (dict);
+
+  g_print ("%s\n", line);
+  fflush (stdout);
+}
+
+typedef struct
+{
+  GMainLoop *loop;
+  gboolean json;
+  int status;
+} LmWatch;
+
+static void
+on_spin_up (GDBusConnection *connection, const char *sender, const char *path,
+            const char *iface, const char *signal, GVariant *params, gpointer user_data)
+{
+  LmWatch *w = user_data;
+  g_autoptr (GVariant) dict = NULL;
+
+  if (!g_variant_is_of_type (params, G_VARIANT_TYPE ("(a{sv})")))
+    return;
+  g_variant_get (params, "(@a{sv})", &dict);
+  print_spinup (dict, w->json);
+}
+
+static void
+on_daemon_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmWatch *w = user_data;
+
+  g_printerr ("%s: laptop-moded left the bus\n", prog);
+  w->status = EXIT_FAILURE;
+  g_main_loop_quit (w->loop);
+}
+
+static gboolean
+on_quit_signal (gpointer user_data)
+{
+  LmWatch *w = user_data;
+
+  g_main_loop_quit (w->loop);
+  return G_SOURCE_REMOVE;
+}
+
+static int
+cmd_watch (int argc, char **argv)
+{
+  LmWatch w = { 0 };
+  const GOptionEntry entries[] = {
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &w.json, "Print one JSON object per line", NULL },
+    { NULL }
+  };
+  g_autoptr (GError) error = NULL;
+
+  if (!parse_options (&argc, &argv, NULL,
+                      "Print each disk spin-up as it happens: which process woke which disk.\n"
+                      "Needs the monitor right, as it shows every user's process names.",
+                      entries))
+    return EXIT_USAGE;
+  if (argc > 1)
+    return usage_error ("watch takes no arguments, got “%s”", argv[1]);
+
+  g_autoptr (LmExportedLaptopMode) proxy = get_proxy ();
+  if (proxy == NULL)
+    return EXIT_FAILURE;
+  GDBusConnection *connection = g_dbus_proxy_get_connection (G_DBUS_PROXY (proxy));
+  g_autofree char *owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (proxy));
+
+  w.loop = g_main_loop_new (NULL, FALSE);
+  /* Listen before subscribing, so that no spin-up falls in between. The
+   * signal comes from the daemon's unique name, addressed to us alone. */
+  guint sub = g_dbus_connection_signal_subscribe (connection, owner, "org.laptopmode.LaptopMode1",
+                                                  "SpinUp", LM_OBJECT_PATH, NULL,
+                                                  G_DBUS_SIGNAL_FLAGS_NONE, on_spin_up, &w, NULL);
+  guint watch = g_bus_watch_name_on_connection (connection, owner, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                                NULL, on_daemon_vanished, &w, NULL);
+  if (!call ("Subscribe", NULL, &error))
+    {
+      print_error ("cannot watch spin-ups", error);
+      g_dbus_connection_signal_unsubscribe (connection, sub);
+      g_bus_unwatch_name (watch);
+      g_main_loop_unref (w.loop);
+      return EXIT_FAILURE;
+    }
+  g_printerr ("Watching spin-ups (attribution: %s); Ctrl+C stops\n",
+              lm_exported_laptop_mode_get_attribution (proxy)
+                  ? lm_exported_laptop_mode_get_attribution (proxy)
+                  : "?");
+  guint sigint = g_unix_signal_add (SIGINT, on_quit_signal, &w);
+  guint sigterm = g_unix_signal_add (SIGTERM, on_quit_signal, &w);
+  g_main_loop_run (w.loop);
+  g_source_remove (sigint);
+  g_source_remove (sigterm);
+  g_dbus_connection_signal_unsubscribe (connection, sub);
+  g_bus_unwatch_name (watch);
+  g_main_loop_unref (w.loop);
+  return w.status;
+}
+
+typedef struct
+{
+  char *comm;
+  guint32 pid;
+  guint reads, writes, writeback;
+} LmSpinupSummary;
+
+static void
+summary_free (gpointer p)
+{
+  LmSpinupSummary *s = p;
+
+  g_free (s->comm);
+  g_free (s);
+}
+
+static gint
+by_count (gconstpointer a, gconstpointer b)
+{
+  const LmSpinupSummary *x = *(LmSpinupSummary *const *) a;
+  const LmSpinupSummary *y = *(LmSpinupSummary *const *) b;
+
+  return (gint) (y->reads + y->writes) - (gint) (x->reads + x->writes);
+}
+
+static int
+cmd_spinups (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  const GOptionEntry entries[] = {
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per line, no summary",
+      NULL },
+    { NULL }
+  };
+  g_autoptr (GError) error = NULL;
+
+  if (!parse_options (&argc, &argv, NULL,
+                      "Show the recent spin-ups (the last 256, newest last) and which processes "
+                      "caused them.",
+                      entries))
+    return EXIT_USAGE;
+  if (argc > 1)
+    return usage_error ("spinups takes no arguments, got “%s”", argv[1]);
+
+  g_autoptr (LmExportedLaptopMode) proxy = get_proxy ();
+  if (proxy == NULL)
+    return EXIT_FAILURE;
+  g_autoptr (GVariant) reply = g_dbus_proxy_call_sync (
+      G_DBUS_PROXY (proxy), "GetSpinUps", NULL,
+      isatty (STDIN_FILENO) ? G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION
+                            : G_DBUS_CALL_FLAGS_NONE,
+      -1, NULL, &error);
+  if (reply == NULL)
+    {
+      print_error ("cannot read the spin-ups", error);
+      return EXIT_FAILURE;
+    }
+
+  g_autoptr (GVariant) list = g_variant_get_child_value (reply, 0);
+  g_autoptr (GHashTable) per_process =
+      g_hash_table_new_full (g_str_hash, g_str_equal, g_free, summary_free);
+  GVariantIter iter;
+  GVariant *dict;
+
+  g_variant_iter_init (&iter, list);
+  while ((dict = g_variant_iter_next_value (&iter)) != NULL)
+    {
+      g_autoptr (GVariant) d = dict;
+      const char *comm = "?", *op = "read", *via = "direct";
+      guint32 pid = 0;
+
+      print_spinup (d, json);
+      g_variant_lookup (d, "Comm", "&s", &comm);
+      g_variant_lookup (d, "Pid", "u", &pid);
+      g_variant_lookup (d, "Operation", "&s", &op);
+      g_variant_lookup (d, "Via", "&s", &via);
+      g_autofree char *key = g_strdup_printf ("%s[%u]", comm, pid);
+      LmSpinupSummary *s = g_hash_table_lookup (per_process, key);
+      if (s == NULL)
+        {
+          s = g_new0 (LmSpinupSummary, 1);
+          s->comm = g_strdup (comm);
+          s->pid = pid;
+          g_hash_table_insert (per_process, g_strdup (key), s);
+        }
+      if (g_str_equal (op, "write"))
+        s->writes++;
+      else
+        s->reads++;
+      if (g_str_equal (via, "writeback"))
+        s->writeback++;
+    }
+  if (json)
+    return EXIT_SUCCESS;
+  if (g_variant_n_children (list) == 0)
+    {
+      g_print ("No spin-ups recorded (attribution: %s).\n",
+               lm_exported_laptop_mode_get_attribution (proxy)
+                   ? lm_exported_laptop_mode_get_attribution (proxy)
+                   : "?");
+      return EXIT_SUCCESS;
+    }
+  g_autoptr (GPtrArray) rows = g_ptr_array_new ();
+  GHashTableIter hi;
+  gpointer row;
+  g_hash_table_iter_init (&hi, per_process);
+  while (g_hash_table_iter_next (&hi, NULL, &row))
+    g_ptr_array_add (rows, row);
+  g_ptr_array_sort (rows, by_count);
+  g_print ("\nSpin-ups per process:\n");
+  for (guint i = 0; i < rows->len; i++)
+    {
+      LmSpinupSummary *s = rows->pdata[i];
+      g_autofree char *who = g_strdup_printf ("%s[%u]", s->comm, s->pid);
+      g_print ("  %5u  %-24s %u read, %u write (%u via writeback)\n", s->reads + s->writes, who,
+               s->reads, s->writes, s->writeback);
+    }
+  return EXIT_SUCCESS;
+}
+
 /* --- dispatch ---------------------------------------------------------- */
 
 static const LmCommand commands[] = {
@@ -621,6 +923,8 @@ static const LmCommand commands[] = {
   { "set", " KEY=VALUE…", "Change and save settings", cmd_set },
   { "sync", "", "Write all dirty data to disk now", cmd_sync },
   { "inhibit", " -- COMMAND…", "Run a command with laptop mode held off", cmd_inhibit },
+  { "watch", " [--json]", "Print each disk spin-up and who caused it", cmd_watch },
+  { "spinups", " [--json]", "Show recent spin-ups and a per-process summary", cmd_spinups },
 };
 
 static void

@@ -16,6 +16,9 @@ static const LmAuthRule rules[] = {
   { "Configure", LM_ACTION_CONFIGURE },
   { "Inhibit", "org.laptopmode.LaptopMode1.inhibit" },
   { "Release", "org.laptopmode.LaptopMode1.inhibit" },
+  { "Subscribe", "org.laptopmode.LaptopMode1.monitor" },
+  { "Unsubscribe", "org.laptopmode.LaptopMode1.monitor" },
+  { "GetSpinUps", "org.laptopmode.LaptopMode1.monitor" },
 };
 
 const char *

@@ -17,6 +17,7 @@
 #include "lm-power.h"
 #include "lm-remount.h"
 #include "lm-settings.h"
+#include "lm-spinup.h"
 #include "lm-sleep.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
@@ -36,6 +37,7 @@ struct _LmDaemon
   const LmTunablesBackend *backend;
   LmEngine engine;
   LmState *state;
+  LmSpinup *spinup; /* SpinUp subscribers and attribution */
 
   /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
   LmPower *power;
@@ -56,6 +58,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
+  g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
@@ -335,6 +338,7 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
 
   lm_settings_free (self->settings);
   self->settings = g_steal_pointer (&next);
+  lm_spinup_configure (self->spinup, self->settings);
   g_free (self->mode);
   self->mode = g_steal_pointer (&mode);
   self->reason = reason;
@@ -589,6 +593,7 @@ recover (LmDaemon *self)
       g_warning ("%s", error->message);
       return;
     }
+  lm_spinup_recover (self->state);
   if (!lm_tunables_saved (self->state) && !lm_remount_saved (self->state))
     return;
   g_message ("The previous run did not restore the system; restoring the saved values from %s",
@@ -630,6 +635,7 @@ lm_daemon_new (GError **error)
   self->reason = "manual";
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
+  self->spinup = lm_spinup_new (self->skeleton, self->state);
   sync_properties (self);
 
   g_signal_connect (self->skeleton, "handle-start", G_CALLBACK (handle_start), self);
@@ -650,6 +656,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   g_autoptr (GError) mode_error = NULL;
 
   recover (self);
+  lm_spinup_configure (self->spinup, self->settings);
 
   self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
   self->power = lm_power_new (bus, self->settings->low_battery_percent);
@@ -688,6 +695,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
 {
   gboolean ok = TRUE;
 
+  lm_spinup_shutdown (self->spinup);
   if (lm_tunables_saved (self->state) || lm_remount_saved (self->state))
     {
       ok = restore_all (self, error);

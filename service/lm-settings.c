@@ -11,6 +11,8 @@
 
 static const char *const mode_choices[] = { "off", "on", "auto", NULL };
 static const char *const engine_choices[] = { "auto", "kernel", "userspace", NULL };
+static const char *const attribution_choices[] = { "auto", "bpf", "tracefs", "block_dump", "none",
+                                                   NULL };
 /* Types whose drivers take commit=<seconds> on remount: xfs and others
  * would refuse it, so they cannot be listed. */
 static const char *const remount_type_choices[] = { "ext3", "ext4", "reiserfs", "btrfs", NULL };
@@ -42,6 +44,9 @@ static const LmSettingKey setting_keys[] = {
   BOOL_KEY ("Remount", remount),
   STRV_KEY ("RemountTypes", remount_types, remount_type_choices),
   STRV_KEY ("NoRemount", no_remount, NULL),
+  STR_KEY ("Attribution", attribution, attribution_choices),
+  UINT_KEY ("SpinUpIdle", spinup_idle, 1, 86400),
+  BOOL_KEY ("SpinUpHistory", spinup_history),
 };
 
 LmSettings *
@@ -51,6 +56,8 @@ lm_settings_new (void)
 
   s->mode = g_strdup ("auto");
   s->engine = g_strdup ("auto");
+  s->attribution = g_strdup ("auto");
+  s->spinup_idle = 20; /* hdparm -S 4 */
   s->max_lost_work = 600;
   s->laptop_mode_seconds = 2;
   s->dirty_ratio = 60;
@@ -69,6 +76,7 @@ lm_settings_copy (const LmSettings *settings)
 
   s->mode = g_strdup (settings->mode);
   s->engine = g_strdup (settings->engine);
+  s->attribution = g_strdup (settings->attribution);
   s->remount_types = g_strdupv (settings->remount_types);
   s->no_remount = g_strdupv (settings->no_remount);
   return s;
@@ -81,6 +89,7 @@ lm_settings_free (LmSettings *settings)
     return;
   g_free (settings->mode);
   g_free (settings->engine);
+  g_free (settings->attribution);
   g_strfreev (settings->remount_types);
   g_strfreev (settings->no_remount);
   g_free (settings);
@@ -90,6 +99,8 @@ gboolean
 lm_settings_equal (const LmSettings *a, const LmSettings *b)
 {
   return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine) &&
+         g_str_equal (a->attribution, b->attribution) && a->spinup_idle == b->spinup_idle &&
+         a->spinup_history == b->spinup_history &&
          a->max_lost_work == b->max_lost_work &&
          a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio &&
          a->dirty_background_ratio == b->dirty_background_ratio &&

@@ -21,6 +21,9 @@ typedef struct
   gboolean remount;    /* remount journaled filesystems with commit= */
   char **remount_types; /* filesystem types to remount */
   char **no_remount;   /* mount points never to remount */
+  char *attribution;   /* "auto", "bpf", "tracefs", "block_dump", "none" */
+  guint spinup_idle;   /* seconds without I/O after which a disk counts as asleep */
+  gboolean spinup_history; /* monitor spin-ups even with no subscriber */
 } LmSettings;
 
 LmSettings *lm_settings_new (void);

@@ -1,0 +1,278 @@
+/* lm-attrib-block-dump.c: the block_dump attribution backend: vm.block_dump
+ * set while monitoring, /dev/kmsg parsed; the original value is saved in
+ * the state file first and put back on stop, and after a crash. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "lm-attrib.h"
+#include "lm-error.h"
+#include "lm-io.h"
+#include "lm-kmsg.h"
+#include "lm-paths.h"
+
+#define STATE_KEY "block_dump"
+/* A kmsg record is at most 1 KiB of text (PRINTKRB_RECORD_MAX) plus its
+ * prefix; a longer line from a FIFO is cut and skipped. */
+#define LINE_MAX_BYTES 2048
+
+struct _LmAttrib
+{
+  LmAttribConfig config;
+  LmAttribModel *model;
+  int fd;
+  guint source;
+  GString *line; /* a partial line, when the source is not /dev/kmsg */
+  char *original;
+  gboolean overlong;
+};
+
+static gboolean
+block_dump_probe (GError **error)
+{
+  g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
+  g_autofree char *kmsg = lm_path ("/dev/kmsg");
+
+  if (access (sysctl, W_OK) != 0)
+    {
+      int e = errno;
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "%s: %s (vm.block_dump exists on Linux 2.6.6 to 5.13 and with the "
+                   "kernel-patch/ series)",
+                   sysctl, g_strerror (e));
+      return FALSE;
+    }
+  if (access (kmsg, R_OK) != 0)
+    {
+      int e = errno;
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "Cannot read %s: %s", kmsg,
+                   g_strerror (e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+handle_line (LmAttrib *a, const char *text, gsize length)
+{
+  LmKmsgRecord r;
+  LmSpinUp spinup;
+
+  switch (lm_kmsg_parse_line (text, length, &r))
+    {
+      case LM_KMSG_BIO:
+        {
+          g_autofree char *disk = lm_attrib_disk_for_name (r.dev);
+          gint64 when = r.usec >= 0 ? r.usec : g_get_monotonic_time ();
+          if (lm_attrib_model_io (a->model, disk != NULL ? disk : r.dev, when, r.pid, r.comm,
+                                  r.write, r.sector, &spinup))
+            a->config.func (&spinup, a->config.user_data);
+          break;
+        }
+      case LM_KMSG_DIRTIED:
+        {
+          g_autofree char *disk = lm_attrib_disk_for_name (r.dev);
+          /* proc, tmpfs and other filesystems without a disk never wake one. */
+          if (disk != NULL)
+            lm_attrib_model_dirtied (a->model, disk, r.pid, r.comm, r.has_number ? r.number : 0,
+                                     r.object == LM_KMSG_OBJECT_INODE ? r.name : NULL);
+          break;
+        }
+      case LM_KMSG_SUPPRESSED:
+        g_debug ("The kernel dropped %" G_GUINT64_FORMAT " block_dump lines (rate limit)",
+                 r.suppressed);
+        break;
+      default:
+        break;
+    }
+}
+
+/* /dev/kmsg hands out one record per read(); a FIFO standing in for it in
+ * tests hands out arbitrary pieces. Lines are reassembled for both. */
+static void
+feed (LmAttrib *a, const char *buf, gsize n)
+{
+  const char *p = buf, *end = buf + n;
+
+  while (p < end)
+    {
+      const char *nl = memchr (p, '\n', (gsize)(end - p));
+      const char *stop = nl != NULL ? nl : end;
+
+      if (!a->overlong)
+        {
+          if (a->line->len + (gsize)(stop - p) > LINE_MAX_BYTES)
+            {
+              a->overlong = TRUE;
+              g_string_truncate (a->line, 0);
+            }
+          else
+            g_string_append_len (a->line, p, stop - p);
+        }
+      if (nl == NULL)
+        break;
+      if (!a->overlong)
+        handle_line (a, a->line->str, a->line->len);
+      g_string_truncate (a->line, 0);
+      a->overlong = FALSE;
+      p = nl + 1;
+    }
+}
+
+static gboolean
+on_readable (int fd, GIOCondition condition, gpointer user_data)
+{
+  LmAttrib *a = user_data;
+  char buf[8192];
+
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      if (n > 0)
+        {
+          feed (a, buf, (gsize)n);
+          continue;
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      /* Records overwritten before we read them: go on with the next. */
+      if (n < 0 && errno == EPIPE)
+        {
+          g_debug ("Missed kernel log records (the ring buffer wrapped)");
+          continue;
+        }
+      if (n < 0 && errno == EAGAIN)
+        return G_SOURCE_CONTINUE;
+      g_warning ("Reading the kernel log failed (%s); spin-up attribution stops",
+                 n == 0 ? "end of file" : g_strerror (errno));
+      a->source = 0;
+      return G_SOURCE_REMOVE;
+    }
+}
+
+static void
+restore_sysctl (LmAttrib *a)
+{
+  g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
+  g_autoptr (GError) error = NULL;
+
+  if (a->original == NULL)
+    return;
+  if (!lm_io_write_value (sysctl, a->original, &error))
+    {
+      g_warning ("Cannot restore vm.block_dump: %s", error->message);
+      return;
+    }
+  lm_state_remove (a->config.state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
+  if (!lm_state_save (a->config.state, &error))
+    g_warning ("%s", error->message);
+}
+
+static void
+block_dump_stop (LmAttrib *a)
+{
+  if (a == NULL)
+    return;
+  if (a->source != 0)
+    g_source_remove (a->source);
+  if (a->fd >= 0)
+    close (a->fd);
+  restore_sysctl (a);
+  g_clear_pointer (&a->model, lm_attrib_model_free);
+  g_string_free (a->line, TRUE);
+  g_free (a->original);
+  g_free (a);
+}
+
+static LmAttrib *
+block_dump_start (const LmAttribConfig *config, GError **error)
+{
+  g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
+  g_autofree char *kmsg = lm_path ("/dev/kmsg");
+  LmAttrib *a = g_new0 (LmAttrib, 1);
+  struct stat st;
+
+  a->config = *config;
+  a->fd = -1;
+  a->line = g_string_new (NULL);
+
+  g_autofree char *current = lm_io_read_value (sysctl, error);
+  if (current == NULL)
+    {
+      block_dump_stop (a);
+      return NULL;
+    }
+  /* Opened before the sysctl changes, and at its end: what the kernel
+   * logged before monitoring began is history, not a spin-up now. */
+  a->fd = open (kmsg, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (a->fd >= 0 && fstat (a->fd, &st) == 0 && S_ISFIFO (st.st_mode))
+    {
+      /* A FIFO (tests): hold a write end too so that it never reads EOF. */
+      close (a->fd);
+      a->fd = open (kmsg, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    }
+  if (a->fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot open %s: %s", kmsg, g_strerror (e));
+      block_dump_stop (a);
+      return NULL;
+    }
+  lseek (a->fd, 0, SEEK_END);
+
+  if (!g_str_equal (current, "1"))
+    {
+      /* Saved durably before the change, like every other tunable. */
+      g_autofree char *known = lm_state_get (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
+      lm_state_set (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY, known ? known : current);
+      if (!lm_state_save (config->state, error))
+        {
+          lm_state_remove (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
+          block_dump_stop (a);
+          return NULL;
+        }
+      a->original = g_strdup (known ? known : current);
+      if (!lm_io_write_value (sysctl, "1", error))
+        {
+          block_dump_stop (a);
+          return NULL;
+        }
+    }
+  a->model = lm_attrib_model_new (config->idle_ms, g_get_monotonic_time ());
+  a->source = g_unix_fd_add (a->fd, G_IO_IN, on_readable, a);
+  return a;
+}
+
+static void
+block_dump_recover (LmState *state)
+{
+  g_autofree char *original = lm_state_get (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
+  g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
+  g_autoptr (GError) error = NULL;
+
+  if (original == NULL)
+    return;
+  g_message ("Restoring vm.block_dump=%s left by the previous run", original);
+  if (!lm_io_write_value (sysctl, original, &error))
+    {
+      g_warning ("Cannot restore vm.block_dump: %s", error->message);
+      return;
+    }
+  lm_state_remove (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
+  if (!lm_state_save (state, &error))
+    g_warning ("%s", error->message);
+}
+
+const LmAttribBackend lm_attrib_block_dump = {
+  .name = "block_dump",
+  .probe = block_dump_probe,
+  .start = block_dump_start,
+  .stop = block_dump_stop,
+  .recover = block_dump_recover,
+};

@@ -1,0 +1,313 @@
+/* lm-attrib.c: choosing an attribution backend, the user-space spin-up
+ * model and helpers shared by the backends. It never opens a kernel
+ * interface for monitoring itself; the backends do. */
+#include "config.h"
+
+#include "lm-attrib.h"
+
+#include <string.h>
+
+#include "lm-error.h"
+#include "lm-paths.h"
+
+/* First choice first: bpf filters in the kernel, tracefs copies every event
+ * to user space, block_dump exists only on old or patched kernels. */
+static const LmAttribBackend *const backends[] = {
+  &lm_attrib_bpf,
+  &lm_attrib_tracefs,
+  &lm_attrib_block_dump,
+};
+
+const char *
+lm_via_to_string (LmVia via)
+{
+  switch (via)
+    {
+      case LM_VIA_WRITEBACK:
+        return "writeback";
+      case LM_VIA_KERNEL:
+        return "kernel";
+      default:
+        return "direct";
+    }
+}
+
+/* NULL with no error when "none" was asked for; NULL with an error saying
+ * what each probe found when nothing works. */
+const LmAttribBackend *
+lm_attrib_choose (const char *setting, GError **error)
+{
+  gboolean any = g_strcmp0 (setting, "auto") == 0;
+  g_autoptr (GString) reasons = g_string_new (NULL);
+
+  if (g_strcmp0 (setting, "none") == 0)
+    return NULL;
+  for (gsize i = 0; i < G_N_ELEMENTS (backends); i++)
+    {
+      g_autoptr (GError) probe_error = NULL;
+
+      if (!any && g_strcmp0 (setting, backends[i]->name) != 0)
+        continue;
+      if (backends[i]->probe (&probe_error))
+        return backends[i];
+      g_string_append_printf (reasons, "%s%s: %s", reasons->len ? "; " : "", backends[i]->name,
+                              probe_error->message);
+    }
+  g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "Attribution=%s cannot be used here (%s)",
+               setting, reasons->len ? reasons->str : "unknown backend");
+  return NULL;
+}
+
+void
+lm_attrib_recover (LmState *state)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (backends); i++)
+    if (backends[i]->recover != NULL)
+      backends[i]->recover (state);
+}
+
+/* --- helpers ------------------------------------------------------------ */
+
+/* sysfs names the whole disk of a partition as the parent directory of the
+ * partition's own; a whole disk has no "partition" file. */
+static char *
+disk_of_sysfs_link (const char *link)
+{
+  g_autofree char *partition = g_build_filename (link, "partition", NULL);
+  g_autofree char *target = g_file_read_link (link, NULL);
+
+  if (target == NULL)
+    return g_file_test (link, G_FILE_TEST_IS_DIR) ? g_path_get_basename (link) : NULL;
+  if (!g_file_test (partition, G_FILE_TEST_EXISTS))
+    return g_path_get_basename (target);
+  g_autofree char *parent = g_path_get_dirname (target);
+  return g_path_get_basename (parent);
+}
+
+/* The whole disk holding @dev ("sda1" → "sda"); NULL when @dev is no block
+ * device, as "proc" or "tmpfs" in a block_dump inode line. */
+char *
+lm_attrib_disk_for_name (const char *dev)
+{
+  if (dev == NULL || *dev == '\0' || strchr (dev, '/') != NULL || g_str_equal (dev, ".")
+      || g_str_equal (dev, ".."))
+    return NULL;
+  g_autofree char *sys = g_build_filename ("/sys/class/block", dev, NULL);
+  g_autofree char *link = lm_path (sys);
+  return disk_of_sysfs_link (link);
+}
+
+char *
+lm_attrib_disk_for_devnum (guint major, guint minor)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/dev/block/%u:%u", major, minor);
+  g_autofree char *link = lm_path (sys);
+  char *disk = disk_of_sysfs_link (link);
+
+  /* A disk gone since (a loop device detached): still say which one. */
+  return disk != NULL ? disk : g_strdup_printf ("%u:%u", major, minor);
+}
+
+/* Flushers, journal threads and other kernel threads by name, for when the
+ * process is gone or /proc is not ours to read. */
+static gboolean
+looks_like_kernel_thread (const char *comm)
+{
+  static const char *const prefixes[] = {
+    "kworker/", "jbd2/",    "flush-", "pdflush",   "kjournald", "kswapd",   "kupdated",
+    "bdflush",  "xfsaild/", "btrfs-", "kcompactd", "writeback", "kthreadd",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (prefixes); i++)
+    if (g_str_has_prefix (comm, prefixes[i]))
+      return TRUE;
+  return FALSE;
+}
+
+/* PF_KTHREAD in /proc/PID/stat's flags when the pid still belongs to that
+ * name, else by name. Asked once per spin-up, never per I/O. */
+gboolean
+lm_attrib_is_kernel_thread (guint32 pid, const char *comm)
+{
+  g_autofree char *sys = g_strdup_printf ("/proc/%u/stat", pid);
+  g_autofree char *path = lm_path (sys);
+  g_autofree char *text = NULL;
+  const guint64 pf_kthread = 0x00200000;
+
+  if (pid != 0 && g_file_get_contents (path, &text, NULL, NULL))
+    {
+      const char *open = strchr (text, '(');
+      const char *close = strrchr (text, ')');
+      if (open != NULL && close != NULL && close > open
+          && (gsize)(close - open - 1) == strlen (comm)
+          && strncmp (open + 1, comm, (gsize)(close - open - 1)) == 0)
+        {
+          /* After the name: state ppid pgrp session tty_nr tpgid flags. */
+          g_auto (GStrv) fields = g_strsplit (close + 2, " ", 8);
+          guint64 flags;
+          if (g_strv_length (fields) >= 7
+              && g_ascii_string_to_unsigned (fields[6], 10, 0, G_MAXUINT64, &flags, NULL))
+            return (flags & pf_kthread) != 0;
+        }
+    }
+  return looks_like_kernel_thread (comm);
+}
+
+gint64
+lm_attrib_uid_of (guint32 pid)
+{
+  g_autofree char *sys = g_strdup_printf ("/proc/%u/status", pid);
+  g_autofree char *path = lm_path (sys);
+  g_autofree char *text = NULL;
+
+  if (pid == 0 || !g_file_get_contents (path, &text, NULL, NULL))
+    return -1;
+  const char *uid = strstr (text, "\nUid:\t");
+  guint64 v;
+  if (uid == NULL)
+    return -1;
+  g_auto (GStrv) fields = g_strsplit (uid + 6, "\t", 2);
+  if (fields[0] == NULL || !g_ascii_string_to_unsigned (fields[0], 10, 0, G_MAXUINT32, &v, NULL))
+    return -1;
+  return (gint64)v;
+}
+
+/* Kernel time stamps are on a boot-relative clock; the signal carries
+ * wall-clock time, which is what a person compares with. */
+gint64
+lm_attrib_realtime_us (clockid_t clock, gint64 clock_us)
+{
+  struct timespec ts;
+
+  if (clock_gettime (clock, &ts) != 0)
+    return g_get_real_time ();
+  gint64 now = (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+  return g_get_real_time () - (now - clock_us);
+}
+
+void
+lm_attrib_finish (LmSpinUp *s, guint32 dirtier_pid, const char *dirtier_comm, gint64 dirtier_uid,
+                  guint64 inode, const char *name, gboolean have_dirtier, gboolean kernel_thread)
+{
+  s->submitter_pid = s->pid;
+  g_strlcpy (s->submitter_comm, s->comm, sizeof s->submitter_comm);
+  if (!kernel_thread)
+    {
+      s->via = LM_VIA_DIRECT;
+      return;
+    }
+  if (!have_dirtier)
+    {
+      s->via = LM_VIA_KERNEL;
+      return;
+    }
+  s->via = LM_VIA_WRITEBACK;
+  s->pid = dirtier_pid;
+  g_strlcpy (s->comm, dirtier_comm, sizeof s->comm);
+  s->uid = dirtier_uid;
+  s->inode = inode;
+  g_strlcpy (s->path, name != NULL ? name : "", sizeof s->path);
+}
+
+/* --- the model ----------------------------------------------------------- */
+
+typedef struct
+{
+  gint64 last_us;
+  gboolean have_dirtier;
+  guint32 dirtier_pid;
+  gint64 dirtier_uid;
+  char dirtier_comm[16];
+  guint64 inode;
+  char name[256];
+} LmDiskState;
+
+struct _LmAttribModel
+{
+  gint64 idle_us;
+  gint64 start_us;
+  GHashTable *disks; /* name → LmDiskState */
+};
+
+LmAttribModel *
+lm_attrib_model_new (guint idle_ms, gint64 start_mono_us)
+{
+  LmAttribModel *m = g_new0 (LmAttribModel, 1);
+
+  m->idle_us = (gint64)idle_ms * 1000;
+  m->start_us = start_mono_us;
+  m->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  return m;
+}
+
+void
+lm_attrib_model_free (LmAttribModel *model)
+{
+  if (model == NULL)
+    return;
+  g_hash_table_unref (model->disks);
+  g_free (model);
+}
+
+static LmDiskState *
+disk_state (LmAttribModel *m, const char *disk)
+{
+  LmDiskState *d = g_hash_table_lookup (m->disks, disk);
+
+  if (d == NULL)
+    {
+      d = g_new0 (LmDiskState, 1);
+      /* What happened before monitoring began is unknown: count its start
+       * as activity, so a disk busy then is not reported as waking. */
+      d->last_us = m->start_us;
+      g_hash_table_insert (m->disks, g_strdup (disk), d);
+    }
+  return d;
+}
+
+/* One I/O on @disk at @mono_us. TRUE and @out filled when it woke the disk;
+ * the uid and the kernel-thread test are looked up only then. */
+gboolean
+lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 pid,
+                    const char *comm, gboolean write, guint64 sector, LmSpinUp *out)
+{
+  LmDiskState *d = disk_state (m, disk);
+  gboolean woke = mono_us - d->last_us > m->idle_us;
+
+  if (mono_us > d->last_us)
+    d->last_us = mono_us;
+  if (!woke)
+    return FALSE;
+
+  memset (out, 0, sizeof *out);
+  g_strlcpy (out->disk, disk, sizeof out->disk);
+  out->time_us = lm_attrib_realtime_us (CLOCK_MONOTONIC, mono_us);
+  out->pid = pid;
+  g_strlcpy (out->comm, comm, sizeof out->comm);
+  out->write = write;
+  out->sector = sector;
+  gboolean kthread = lm_attrib_is_kernel_thread (pid, comm);
+  out->uid = kthread ? 0 : lm_attrib_uid_of (pid);
+  lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_uid, d->inode, d->name,
+                    d->have_dirtier, kthread);
+  return TRUE;
+}
+
+/* Kernel threads dirty too (journal, writeback updating times); they are
+ * not who the user wants to hear about, so they never replace a process. */
+void
+lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const char *comm,
+                         guint64 inode, const char *name)
+{
+  if (looks_like_kernel_thread (comm))
+    return;
+  LmDiskState *d = disk_state (m, disk);
+  /* Looked up now: by writeback time the process has often exited. Only
+   * for a new dirtier, as one process dirties many pages in a row. */
+  if (!d->have_dirtier || d->dirtier_pid != pid)
+    d->dirtier_uid = lm_attrib_uid_of (pid);
+  d->have_dirtier = TRUE;
+  d->dirtier_pid = pid;
+  g_strlcpy (d->dirtier_comm, comm, sizeof d->dirtier_comm);
+  d->inode = inode;
+  g_strlcpy (d->name, name != NULL ? name : "", sizeof d->name);
+}

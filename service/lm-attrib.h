@@ -1,0 +1,108 @@
+/* lm-attrib.h: spin-up attribution: which process woke which disk.
+ * Owns the backend interface, the user-space spin-up model and the helpers
+ * shared by the backends; never talks to D-Bus (lm-spinup.c does). */
+#pragma once
+
+#include <time.h>
+
+#include <gio/gio.h>
+
+#include "lm-state.h"
+
+G_BEGIN_DECLS
+
+/* Saved originals and things to undo after a crash live in this group of
+ * the state file. */
+#define LM_ATTRIB_STATE_GROUP "Attribution"
+
+typedef enum
+{
+  LM_VIA_DIRECT,    /* the process itself issued the I/O */
+  LM_VIA_WRITEBACK, /* a flusher wrote what the process had dirtied */
+  LM_VIA_KERNEL,    /* a kernel thread, and nobody known dirtied the disk */
+} LmVia;
+
+typedef struct
+{
+  char disk[32];  /* whole disk: "sda", "nvme0n1", "loop3" */
+  gint64 time_us; /* realtime, µs since the epoch */
+  guint32 pid;    /* the process blamed (the dirtier for writeback) */
+  char comm[16];
+  gint64 uid; /* -1 when not known */
+  gboolean write;
+  guint64 sector; /* of the waking I/O, 512-byte units, on the whole disk
+                   * where the backend knows it */
+  guint64 inode;  /* dirtied inode for writeback; 0 when not known */
+  char path[256]; /* file name where known (block_dump's dentry name), else "" */
+  LmVia via;
+  guint32 submitter_pid; /* who issued the I/O: the flusher for writeback */
+  char submitter_comm[16];
+} LmSpinUp;
+
+typedef void (*LmSpinUpFunc) (const LmSpinUp *spinup, gpointer user_data);
+
+typedef struct _LmAttrib LmAttrib;
+
+typedef struct
+{
+  LmSpinUpFunc func;
+  gpointer user_data;
+  guint idle_ms;  /* a disk without I/O for this long is taken to be asleep */
+  LmState *state; /* for what must be undone after a crash */
+} LmAttribConfig;
+
+/* A backend, in the order auto tries them. start() attaches and returns a
+ * running instance; stop() detaches and undoes everything start() did. */
+typedef struct
+{
+  const char *name;
+  gboolean (*probe) (GError **error);
+  LmAttrib *(*start) (const LmAttribConfig *config, GError **error);
+  void (*stop) (LmAttrib *attrib);
+  /* Undo what a crashed run left (a sysctl, a mount); may be NULL. */
+  void (*recover) (LmState *state);
+} LmAttribBackend;
+
+extern const LmAttribBackend lm_attrib_bpf;
+extern const LmAttribBackend lm_attrib_tracefs;
+extern const LmAttribBackend lm_attrib_block_dump;
+
+const LmAttribBackend *
+lm_attrib_choose (const char *setting, GError **error);
+void
+lm_attrib_recover (LmState *state);
+const char *
+lm_via_to_string (LmVia via);
+
+/* The spin-up model for backends that see every I/O in user space. */
+typedef struct _LmAttribModel LmAttribModel;
+
+LmAttribModel *
+lm_attrib_model_new (guint idle_ms, gint64 start_mono_us);
+void
+lm_attrib_model_free (LmAttribModel *model);
+gboolean
+lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
+                    const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
+void
+lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
+                         guint64 inode, const char *name);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribModel, lm_attrib_model_free)
+
+/* Helpers; every path goes through lm_path(). */
+char *
+lm_attrib_disk_for_name (const char *dev);
+char *
+lm_attrib_disk_for_devnum (guint major, guint minor);
+gboolean
+lm_attrib_is_kernel_thread (guint32 pid, const char *comm);
+gint64
+lm_attrib_uid_of (guint32 pid);
+gint64
+lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);
+void
+lm_attrib_finish (LmSpinUp *spinup, guint32 dirtier_pid, const char *dirtier_comm,
+                  gint64 dirtier_uid, guint64 inode, const char *name, gboolean have_dirtier,
+                  gboolean kernel_thread);
+
+G_END_DECLS

@@ -1,0 +1,300 @@
+/* lm-spinup.c: spin-up monitoring on D-Bus. A backend runs only while a
+ * subscriber is on the bus or SpinUpHistory asks for it; SpinUp goes to
+ * each subscriber by unique name, never to the whole bus, as it shows
+ * other users' process names. */
+#include "config.h"
+
+#include "lm-spinup.h"
+
+#include "lm-attrib.h"
+#include "lm-auth.h"
+#include "lm-error.h"
+
+#define HISTORY_MAX 256
+
+struct _LmSpinup
+{
+  LmExportedLaptopMode *skeleton; /* not owned: the daemon's */
+  LmState *state;                 /* not owned */
+  const LmAttribBackend *backend; /* chosen; NULL for none */
+  char *why_none;                 /* what the probes said, for Subscribe's error */
+  char *setting;                  /* the Attribution setting it was chosen for */
+  guint idle_s;
+  gboolean history_wanted;
+  LmAttrib *running;
+  GHashTable *subscribers; /* unique name → watch id */
+  GQueue history;          /* GVariant a{sv}, oldest first */
+  gulong handlers[3];
+};
+
+static GVariant *
+spinup_to_variant (const LmSpinUp *s, const char *backend)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+
+  g_variant_builder_add (&b, "{sv}", "Disk", g_variant_new_string (s->disk));
+  g_variant_builder_add (&b, "{sv}", "Time", g_variant_new_int64 (s->time_us));
+  g_variant_builder_add (&b, "{sv}", "Pid", g_variant_new_uint32 (s->pid));
+  /* Task names are bytes; D-Bus strings must be UTF-8. */
+  g_autofree char *comm = g_utf8_make_valid (s->comm, -1);
+  g_autofree char *submitter = g_utf8_make_valid (s->submitter_comm, -1);
+  g_variant_builder_add (&b, "{sv}", "Comm", g_variant_new_string (comm));
+  if (s->uid >= 0)
+    g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32)s->uid));
+  g_variant_builder_add (&b, "{sv}", "Operation",
+                         g_variant_new_string (s->write ? "write" : "read"));
+  g_variant_builder_add (&b, "{sv}", "Sector", g_variant_new_uint64 (s->sector));
+  if (s->inode != 0)
+    g_variant_builder_add (&b, "{sv}", "Inode", g_variant_new_uint64 (s->inode));
+  if (s->path[0] != '\0')
+    {
+      g_autofree char *path = g_utf8_make_valid (s->path, -1);
+      g_variant_builder_add (&b, "{sv}", "Path", g_variant_new_string (path));
+    }
+  g_variant_builder_add (&b, "{sv}", "Via", g_variant_new_string (lm_via_to_string (s->via)));
+  g_variant_builder_add (&b, "{sv}", "SubmitterPid", g_variant_new_uint32 (s->submitter_pid));
+  g_variant_builder_add (&b, "{sv}", "SubmitterComm", g_variant_new_string (submitter));
+  g_variant_builder_add (&b, "{sv}", "Backend", g_variant_new_string (backend));
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
+static void
+on_spinup (const LmSpinUp *s, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  GDBusInterfaceSkeleton *skel = G_DBUS_INTERFACE_SKELETON (self->skeleton);
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (skel);
+  g_autoptr (GVariant) v = spinup_to_variant (s, self->backend->name);
+  GHashTableIter iter;
+  gpointer name;
+
+  g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
+  g_queue_push_tail (&self->history, g_variant_ref (v));
+  while (self->history.length > HISTORY_MAX)
+    g_variant_unref (g_queue_pop_head (&self->history));
+
+  if (connection == NULL)
+    return;
+  g_hash_table_iter_init (&iter, self->subscribers);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    {
+      g_autoptr (GError) error = NULL;
+      if (!g_dbus_connection_emit_signal (
+              connection, name, g_dbus_interface_skeleton_get_object_path (skel),
+              "org.laptopmode.LaptopMode1", "SpinUp", g_variant_new ("(@a{sv})", v), &error))
+        g_debug ("Cannot send SpinUp to %s: %s", (const char *)name, error->message);
+    }
+}
+
+static void
+stop_monitoring (LmSpinup *self)
+{
+  if (self->running == NULL)
+    return;
+  self->backend->stop (g_steal_pointer (&self->running));
+  g_message ("Spin-up monitoring stopped (%s)", self->backend->name);
+}
+
+static gboolean
+start_monitoring (LmSpinup *self, GError **error)
+{
+  if (self->running != NULL)
+    return TRUE;
+  if (self->backend == NULL)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "No spin-up attribution here: %s",
+                   self->why_none);
+      return FALSE;
+    }
+  LmAttribConfig config = {
+    .func = on_spinup,
+    .user_data = self,
+    .idle_ms = self->idle_s * 1000,
+    .state = self->state,
+  };
+  self->running = self->backend->start (&config, error);
+  if (self->running == NULL)
+    return FALSE;
+  g_message ("Spin-up monitoring started (%s, disks idle after %u s)", self->backend->name,
+             self->idle_s);
+  return TRUE;
+}
+
+/* Monitoring costs something (a BPF program on every bio, tracefs or
+ * block_dump far more): run it only while it has a reader. */
+static void
+update_monitoring (LmSpinup *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (g_hash_table_size (self->subscribers) == 0 && !self->history_wanted)
+    stop_monitoring (self);
+  else if (!start_monitoring (self, &error))
+    g_warning ("Cannot monitor spin-ups: %s", error->message);
+}
+
+static void
+on_subscriber_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  if (g_hash_table_remove (self->subscribers, name))
+    g_debug ("Spin-up subscriber %s left the bus", name);
+  update_monitoring (self);
+}
+
+static void
+unwatch (gpointer id)
+{
+  g_bus_unwatch_name (GPOINTER_TO_UINT (id));
+}
+
+/* --- methods --------------------------------------------------------- */
+
+static void
+subscribe_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr (GError) error = NULL;
+
+  if (!start_monitoring (self, &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return;
+    }
+  if (!g_hash_table_contains (self->subscribers, sender))
+    {
+      /* Called at once if the sender has already gone: never a stale entry. */
+      guint id = g_bus_watch_name_on_connection (
+          g_dbus_method_invocation_get_connection (invocation), sender,
+          G_BUS_NAME_WATCHER_FLAGS_NONE, NULL, on_subscriber_vanished, self, NULL);
+      g_hash_table_insert (self->subscribers, g_strdup (sender), GUINT_TO_POINTER (id));
+      g_debug ("Spin-up subscriber %s", sender);
+    }
+  g_dbus_method_invocation_return_value (invocation, NULL);
+}
+
+static void
+unsubscribe_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  g_hash_table_remove (self->subscribers, g_dbus_method_invocation_get_sender (invocation));
+  update_monitoring (self);
+  g_dbus_method_invocation_return_value (invocation, NULL);
+}
+
+static void
+get_spin_ups_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+
+  for (GList *l = self->history.head; l != NULL; l = l->next)
+    g_variant_builder_add_value (&b, l->data);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(aa{sv})", &b));
+}
+
+static gboolean
+handle_subscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmSpinup *self)
+{
+  lm_auth_check (invocation, subscribe_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_unsubscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                    LmSpinup *self)
+{
+  lm_auth_check (invocation, unsubscribe_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                     LmSpinup *self)
+{
+  lm_auth_check (invocation, get_spin_ups_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- life cycle -------------------------------------------------------- */
+
+LmSpinup *
+lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state)
+{
+  LmSpinup *self = g_new0 (LmSpinup, 1);
+
+  self->skeleton = skeleton;
+  self->state = state;
+  self->subscribers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, unwatch);
+  g_queue_init (&self->history);
+  self->handlers[0]
+      = g_signal_connect (skeleton, "handle-subscribe", G_CALLBACK (handle_subscribe), self);
+  self->handlers[1]
+      = g_signal_connect (skeleton, "handle-unsubscribe", G_CALLBACK (handle_unsubscribe), self);
+  self->handlers[2]
+      = g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), self);
+  lm_exported_laptop_mode_set_attribution (skeleton, "none");
+  return self;
+}
+
+/* Choose the backend for @settings; a running one is restarted when the
+ * backend or the idle time changed. */
+void
+lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
+{
+  gboolean same = g_strcmp0 (self->setting, settings->attribution) == 0
+                  && self->idle_s == settings->spinup_idle;
+
+  self->history_wanted = settings->spinup_history;
+  if (!same)
+    {
+      g_autoptr (GError) error = NULL;
+
+      stop_monitoring (self);
+      g_free (self->setting);
+      self->setting = g_strdup (settings->attribution);
+      self->idle_s = settings->spinup_idle;
+      self->backend = lm_attrib_choose (settings->attribution, &error);
+      g_free (self->why_none);
+      self->why_none = error != NULL ? g_strdup (error->message)
+                                     : g_strdup ("the Attribution setting is “none”");
+      if (self->backend == NULL)
+        g_message ("No spin-up attribution: %s", self->why_none);
+      else
+        g_message ("Spin-up attribution backend %s", self->backend->name);
+      lm_exported_laptop_mode_set_attribution (self->skeleton,
+                                               self->backend ? self->backend->name : "none");
+    }
+  update_monitoring (self);
+}
+
+void
+lm_spinup_shutdown (LmSpinup *self)
+{
+  g_hash_table_remove_all (self->subscribers);
+  stop_monitoring (self);
+}
+
+void
+lm_spinup_free (LmSpinup *self)
+{
+  if (self == NULL)
+    return;
+  lm_spinup_shutdown (self);
+  for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
+    g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
+  g_hash_table_unref (self->subscribers);
+  g_queue_clear_full (&self->history, (GDestroyNotify)g_variant_unref);
+  g_free (self->setting);
+  g_free (self->why_none);
+  g_free (self);
+}
+
+void
+lm_spinup_recover (LmState *state)
+{
+  lm_attrib_recover (state);
+}

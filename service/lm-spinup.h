@@ -1,0 +1,28 @@
+/* lm-spinup.h: spin-up monitoring on D-Bus: subscribers, SpinUp signals,
+ * history. Owns when a backend runs; never broadcasts a SpinUp. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "lm-generated.h"
+#include "lm-settings.h"
+#include "lm-state.h"
+
+G_BEGIN_DECLS
+
+typedef struct _LmSpinup LmSpinup;
+
+LmSpinup *
+lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
+void
+lm_spinup_free (LmSpinup *spinup);
+void
+lm_spinup_configure (LmSpinup *spinup, const LmSettings *settings);
+void
+lm_spinup_shutdown (LmSpinup *spinup);
+void
+lm_spinup_recover (LmState *state);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
+
+G_END_DECLS

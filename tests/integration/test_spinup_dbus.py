@@ -1,0 +1,295 @@
+#!/usr/bin/python3
+"""Tier 2: SpinUp subscriptions on a private bus, with the block_dump
+backend reading a fake /dev/kmsg (a FIFO in the fake root) that the test
+writes kernel log records into: who may subscribe, that signals reach only
+subscribers, that a subscriber leaving stops monitoring, and that
+vm.block_dump is restored, also after a crash.
+"""
+
+import json
+import os
+import pwd
+import queue
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+import lmtest
+from lmtest import DaemonTestCase
+
+EAVESDROPPER = r'''
+import sys
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+try:
+    bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                  "org.freedesktop.DBus.Monitoring", "BecomeMonitor",
+                  GLib.Variant("(asu)", (["type='signal'"], 0)), None, 0, -1, None)
+    print("became-monitor", flush=True)
+except GLib.Error as e:
+    print("monitor-denied", flush=True)
+for rule in ("eavesdrop=true,type='signal',member='SpinUp'", "type='signal',member='SpinUp'"):
+    try:
+        bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                      "AddMatch", GLib.Variant("(s)", (rule,)), None, 0, -1, None)
+    except GLib.Error as e:
+        print("addmatch-failed", e.message, flush=True)
+def on_message(conn, msg, incoming):
+    if msg.get_member() == "SpinUp":
+        print("GOT", msg.get_destination(), flush=True)
+    return msg
+bus.add_filter(on_message)
+print("ready", flush=True)
+GLib.MainLoop().run()
+'''
+
+
+def kmsg_line(seq, usec, text, level=7):
+    return "%d,%d,%d,-;%s\n" % (level, seq, usec, text)
+
+
+class LineReader:
+    """Lines of a child's stdout, with a timeout."""
+
+    def __init__(self, stream):
+        self.q = queue.Queue()
+        self.t = threading.Thread(target=self._run, args=(stream,), daemon=True)
+        self.t.start()
+
+    def _run(self, stream):
+        for line in stream:
+            self.q.put(line)
+
+    def get(self, timeout):
+        try:
+            return self.q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def drain(self, wait):
+        """Everything that arrives within @wait seconds."""
+        out = []
+        deadline = time.monotonic() + wait
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return out
+            line = self.get(left)
+            if line is not None:
+                out.append(line)
+
+
+class SpinUpBusTest(DaemonTestCase):
+    attribution = "block_dump"
+    history = "false"
+
+    def setUp(self):
+        self.config_text = ("[LaptopMode]\nAttribution=%s\nSpinUpIdle=1\nSpinUpHistory=%s\n"
+                            % (self.attribution, self.history))
+        super().setUp()
+        r = self.root
+        r.write("/proc/sys/vm/block_dump", "0\n")
+        os.makedirs(r.file("/dev"))
+        os.mkfifo(r.file("/dev/kmsg"), 0o600)
+        # sysfs as the kernel lays it out: sda1 is a partition of sda.
+        os.makedirs(r.file("/sys/devices/virtual/block/sda/sda1"))
+        r.write("/sys/devices/virtual/block/sda/sda1/partition", "1\n")
+        os.makedirs(r.file("/sys/class/block"))
+        os.symlink("../../devices/virtual/block/sda", r.file("/sys/class/block/sda"))
+        os.symlink("../../devices/virtual/block/sda/sda1", r.file("/sys/class/block/sda1"))
+        self.seq = 0
+
+    def block_dump(self):
+        return self.root.read("/proc/sys/vm/block_dump")
+
+    def kmsg(self, *records):
+        """Write whole kernel log records into the fake /dev/kmsg; each
+        record is (offset in seconds from now, message[, level])."""
+        now = int(time.monotonic() * 1e6)
+        fd = os.open(self.root.file("/dev/kmsg"), os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            for rec in records:
+                self.seq += 1
+                level = rec[2] if len(rec) > 2 else 7
+                os.write(fd, kmsg_line(self.seq, now + int(rec[0] * 1e6), rec[1], level).encode())
+        finally:
+            os.close(fd)
+
+    def watch(self, user=None, json_lines=True):
+        argv = [self.ctl, "watch"] + (["--json"] if json_lines else [])
+        if user not in (None, "root"):
+            pw = pwd.getpwnam(user)
+            argv = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                    "--clear-groups", "--"] + argv
+        p = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL, text=True)
+        self.procs.append(p)
+        self.addCleanup(self.close_child, p)
+        banner = p.stderr.readline()
+        return p, banner, LineReader(p.stdout)
+
+    def close_child(self, p):
+        if p.poll() is None:
+            p.terminate()
+            p.wait(timeout=10)
+        for f in (p.stdout, p.stderr):
+            if f is not None:
+                f.close()
+
+    def subscribed_watch(self):
+        p, banner, lines = self.watch()
+        self.assertIn("Watching spin-ups", banner, "watch did not subscribe: %r %s"
+                      % (banner, self.daemon_log()))
+        return p, lines
+
+
+@unittest.skipUnless(lmtest.is_root(), "the tests switch to another user and need root")
+class SubscriptionTest(SpinUpBusTest):
+
+    def test_spinups_reach_subscriber_attributed(self):
+        self.start_daemon()
+        self.assertEqual(self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH,
+                                     lmtest.IFACE, "Attribution", check=True).out.strip(),
+                         's "block_dump"')
+        # Nobody listens: no monitoring, block_dump untouched.
+        self.assertEqual(self.block_dump(), "0")
+        w, lines = self.subscribed_watch()
+        self.assertEqual(self.block_dump(), "1")
+
+        self.kmsg((5.0, "cat(4242): READ block 8 on sda1 (8 sectors)"),
+                  (5.1, "cat(4242): READ block 16 on sda1"),
+                  (5.2, "dd(4343): dirtied inode 12 (out.bin) on sda1"),
+                  (5.3, "dd(4343): dirtied inode 3 (x) on proc"),
+                  (9.0, "kworker/u8:1(99): WRITE block 100 on sda1 (8 sectors)"),
+                  (9.2, "jbd2/sda1-8(98): WRITE block 200 on sda1 (8 sectors)"),
+                  # Forged by a user process (facility LOG_USER), and garbage.
+                  (20.0, "evil(1): READ block 1 on sda", 13),
+                  (20.0, "garbage((( on on on"))
+        got = [json.loads(line) for line in lines.drain(3)]
+        self.assertEqual(len(got), 2, got)
+        cat, dd = got
+        self.assertEqual((cat["Comm"], cat["Pid"], cat["Disk"], cat["Operation"], cat["Via"]),
+                         ("cat", 4242, "sda", "read", "direct"))
+        self.assertEqual(cat["Backend"], "block_dump")
+        self.assertEqual((dd["Comm"], dd["Pid"], dd["Operation"], dd["Via"]),
+                         ("dd", 4343, "write", "writeback"))
+        self.assertEqual((dd["SubmitterComm"], dd["SubmitterPid"]), ("kworker/u8:1", 99))
+        self.assertEqual((dd["Inode"], dd["Path"]), (12, "out.bin"))
+        self.assertLess(abs(cat["Time"] / 1e6 - (time.time() + 5)), 5)
+
+        # The same two in the history, newest last, with a summary.
+        hist = self.ctl_run("spinups", "--json", check=True).out.splitlines()
+        self.assertEqual([json.loads(x)["Comm"] for x in hist], ["cat", "dd"])
+        text = self.ctl_run("spinups", check=True).out
+        self.assertIn("Spin-ups per process", text)
+        self.assertIn("cat[4242]", text)
+        self.assertIn("via writeback by kworker/u8:1[99]", text)
+
+        w.terminate()
+        w.wait(timeout=10)
+        self.wait_until(lambda: self.block_dump() == "0", message="block_dump restored")
+
+    def test_unprivileged_cannot_subscribe_or_eavesdrop(self):
+        self.start_daemon()
+        user = lmtest.UNPRIVILEGED
+        r = self.gdbus_call("Subscribe", user=user)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("AccessDenied", r.err)
+        r = self.ctl_run("watch", user=user)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("Not authorized", r.err)
+        r = self.ctl_run("spinups", user=user)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(self.block_dump(), "0", "a denied Subscribe started monitoring")
+
+        script = os.path.join(self.tmp, "eavesdrop.py")
+        with open(script, "w") as f:
+            f.write(EAVESDROPPER)
+        os.chmod(script, 0o644)
+        pw = pwd.getpwnam(user)
+        spy = subprocess.Popen(["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                                "--clear-groups", "--", "/usr/bin/python3", script],
+                               env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+        self.procs.append(spy)
+        self.addCleanup(self.close_child, spy)
+        spy_lines = LineReader(spy.stdout)
+        seen = []
+        while True:
+            line = spy_lines.get(20)
+            self.assertIsNotNone(line, "eavesdropper did not start: %r" % seen)
+            seen.append(line)
+            if line.startswith("ready"):
+                break
+        self.assertIn("monitor-denied\n", seen)
+
+        w, lines = self.subscribed_watch()
+        self.kmsg((5.0, "cat(4242): READ block 8 on sda1"))
+        first = lines.get(10)
+        self.assertIsNotNone(first, "the root subscriber got no SpinUp:\n" + self.daemon_log())
+        self.assertEqual(json.loads(first)["Comm"], "cat")
+        leaked = [x for x in spy_lines.drain(2) if x.startswith("GOT")]
+        self.assertEqual(leaked, [], "an unprivileged eavesdropper saw a SpinUp")
+
+    def test_subscriber_that_exits_is_dropped(self):
+        self.start_daemon()
+        w, lines = self.subscribed_watch()
+        self.assertEqual(self.block_dump(), "1")
+        w.send_signal(signal.SIGKILL)
+        w.wait(timeout=10)
+        self.wait_until(lambda: self.block_dump() == "0", message="monitoring to stop")
+        self.assertIn("left the bus", self.daemon_log())
+        # A one-shot gdbus call subscribes and leaves at once.
+        self.gdbus_call("Subscribe", check=True)
+        self.wait_until(lambda: self.block_dump() == "0", message="monitoring to stop again")
+
+    def test_block_dump_restored_after_crash(self):
+        self.root.write("/proc/sys/vm/block_dump", "0\n")
+        self.start_daemon()
+        w, lines = self.subscribed_watch()
+        self.assertEqual(self.block_dump(), "1")
+        self.stop_daemon(signal.SIGKILL)
+        self.assertEqual(self.block_dump(), "1")
+        self.start_daemon()
+        self.assertEqual(self.block_dump(), "0")
+
+    def test_sigterm_restores_block_dump(self):
+        self.start_daemon()
+        w, lines = self.subscribed_watch()
+        self.assertEqual(self.block_dump(), "1")
+        self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
+        self.assertEqual(self.block_dump(), "0")
+
+
+@unittest.skipUnless(lmtest.is_root(), "the tests switch to another user and need root")
+class HistoryTest(SpinUpBusTest):
+    history = "true"
+
+    def test_history_without_subscriber(self):
+        self.start_daemon()
+        self.wait_until(lambda: self.block_dump() == "1", message="monitoring for history")
+        self.kmsg((5.0, "vim(77): READ block 8 on sda"))
+        self.wait_until(lambda: "vim" in self.ctl_run("spinups").out, message="history")
+        self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
+        self.assertEqual(self.block_dump(), "0")
+
+
+class NoneTest(SpinUpBusTest):
+    attribution = "none"
+
+    def test_subscribe_not_supported(self):
+        self.start_daemon()
+        r = self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                        "Attribution", check=True)
+        self.assertEqual(r.out.strip(), 's "none"')
+        if not lmtest.is_root():
+            self.skipTest("Subscribe needs root until polkit rules are in the tests")
+        r = self.ctl_run("watch")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("No spin-up attribution", r.err)
+
+
+if __name__ == "__main__":
+    lmtest.main()
