@@ -1,0 +1,169 @@
+/* lm-attrib.bpf.c: the kernel side of the bpf attribution backend.
+ * Keeps each disk's last I/O time and last dirtier in maps and sends a
+ * record only for a spin-up (an I/O after idle_ns without any), so user
+ * space never wakes for ordinary I/O. It must never block or loop. */
+#include "lm-vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "lm-attrib-bpf-event.h"
+
+char LICENSE[] SEC ("license") = "GPL";
+
+#define PF_KTHREAD 0x00200000
+#define REQ_OP_MASK 0xff
+#define MAX_DISKS 4096
+
+/* Set before load: a disk is asleep after this long without I/O. */
+const volatile __u64 idle_ns = 20000000000ULL;
+/* Set after load, before attach: what happened before monitoring began is
+ * unknown, so its start counts as the last I/O of every disk. */
+__u64 start_ns = 0;
+
+struct dirtier
+{
+  __u64 ino;
+  __u32 pid;
+  __u32 uid;
+  char comm[LM_BPF_COMM_LEN];
+};
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, MAX_DISKS);
+  __type (key, __u32); /* whole disk, MKDEV (major, first_minor) */
+  __type (value, __u64);
+} last_io SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, MAX_DISKS);
+  __type (key, __u32);
+  __type (value, struct dirtier);
+} dirtiers SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 64 * 1024);
+} events SEC (".maps");
+
+static __always_inline __u32
+disk_key (struct gendisk *disk)
+{
+  __u32 major = (__u32) BPF_CORE_READ (disk, major);
+  __u32 minor = (__u32) BPF_CORE_READ (disk, first_minor);
+
+  return (major << 20) | (minor & 0xfffff);
+}
+
+static __always_inline int
+current_is_kthread (void)
+{
+  struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
+
+  return (BPF_CORE_READ (task, flags) & PF_KTHREAD) != 0;
+}
+
+SEC ("raw_tp/block_bio_queue")
+int
+BPF_PROG (lm_bio_queue, struct bio *bio)
+{
+  struct gendisk *disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
+  __u64 now = bpf_ktime_get_boot_ns ();
+  __u32 key;
+  __u64 *last, prev;
+
+  /* A pure flush carries no data and does not by itself spin a disk up. */
+  if (disk == 0 || BPF_CORE_READ (bio, bi_iter.bi_size) == 0)
+    return 0;
+  key = disk_key (disk);
+  last = bpf_map_lookup_elem (&last_io, &key);
+  if (last == 0)
+    {
+      __u64 init = start_ns;
+      bpf_map_update_elem (&last_io, &key, &init, BPF_NOEXIST);
+      last = bpf_map_lookup_elem (&last_io, &key);
+      if (last == 0)
+        return 0;
+    }
+  prev = *last;
+  if (now < prev + idle_ns)
+    {
+      if (now > prev)
+        *last = now;
+      return 0;
+    }
+  /* Two CPUs may see the same gap; only the one that moves the time on
+   * reports, so a spin-up is reported once. */
+  if (__sync_val_compare_and_swap (last, prev, now) != prev)
+    return 0;
+
+  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+  if (e == 0)
+    return 0;
+  __u64 id = bpf_get_current_pid_tgid ();
+  e->boot_ns = now;
+  e->sector = BPF_CORE_READ (bio, bi_iter.bi_sector);
+  e->major = key >> 20;
+  e->minor = key & 0xfffff;
+  e->pid = id >> 32;
+  e->uid = (__u32) bpf_get_current_uid_gid ();
+  e->write = (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0;
+  e->kthread = current_is_kthread ();
+  bpf_get_current_comm (e->comm, sizeof e->comm);
+  e->have_dirtier = 0;
+  e->dirtier_ino = 0;
+  e->dirtier_pid = 0;
+  e->dirtier_uid = 0;
+  e->pad = 0;
+  __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
+  if (e->kthread)
+    {
+      struct dirtier *d = bpf_map_lookup_elem (&dirtiers, &key);
+      if (d != 0)
+        {
+          e->have_dirtier = 1;
+          e->dirtier_ino = d->ino;
+          e->dirtier_pid = d->pid;
+          e->dirtier_uid = d->uid;
+          __builtin_memcpy (e->dirtier_comm, d->comm, sizeof e->dirtier_comm);
+        }
+    }
+  bpf_ringbuf_submit (e, 0);
+  return 0;
+}
+
+/* Every inode dirtied by a process, remembered per disk: the writeback that
+ * a flusher does later is that process's doing. Kernel threads dirty too
+ * (journal, writeback's own time updates) and never replace a process. */
+SEC ("raw_tp/writeback_mark_inode_dirty")
+int
+BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
+{
+  struct gendisk *disk;
+  struct dirtier d = {}, *old;
+  __u32 key;
+
+  if (current_is_kthread ())
+    return 0;
+  disk = BPF_CORE_READ (inode, i_sb, s_bdev, bd_disk);
+  if (disk == 0)
+    return 0;
+  key = disk_key (disk);
+  d.pid = bpf_get_current_pid_tgid () >> 32;
+  d.ino = BPF_CORE_READ (inode, i_ino);
+  /* A process writing a file dirties it page by page: one map write for
+   * the first page is enough. */
+  old = bpf_map_lookup_elem (&dirtiers, &key);
+  if (old != 0 && old->pid == d.pid && old->ino == d.ino)
+    return 0;
+  d.uid = (__u32) bpf_get_current_uid_gid ();
+  bpf_get_current_comm (d.comm, sizeof d.comm);
+  bpf_map_update_elem (&dirtiers, &key, &d, BPF_ANY);
+  return 0;
+}

@@ -1,0 +1,86 @@
+/* lm-vmlinux.h: the few kernel types lm-attrib.bpf.c reads, written by hand.
+ * Only the fields used, marked preserve_access_index so libbpf relocates
+ * each access against the running kernel's BTF (CO-RE); never add a field
+ * the program does not read.
+ *
+ * Why not `bpftool btf dump file /sys/kernel/btf/vmlinux format c` at build
+ * time: the build would then need a BTF-enabled kernel on the build machine
+ * (chroots, containers, CI and distribution builders often have none or a
+ * different one) and would pull in a 3 MB header; CO-RE makes the layout of
+ * the build machine irrelevant anyway, as offsets are fixed up at load. */
+#pragma once
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+
+typedef __u32 dev_t;
+typedef __u64 sector_t;
+typedef __u32 blk_opf_t;
+
+/* UAPI constants (include/uapi/linux/bpf.h), stable by definition. */
+enum bpf_map_type
+{
+  BPF_MAP_TYPE_HASH = 1,
+  BPF_MAP_TYPE_RINGBUF = 27,
+};
+
+enum
+{
+  BPF_ANY = 0,
+  BPF_NOEXIST = 1,
+};
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+struct gendisk
+{
+  int major;
+  int first_minor;
+};
+
+struct block_device
+{
+  dev_t bd_dev;
+  struct gendisk *bd_disk;
+};
+
+struct bvec_iter
+{
+  sector_t bi_sector;
+  unsigned int bi_size;
+};
+
+struct bio
+{
+  struct block_device *bi_bdev;
+  blk_opf_t bi_opf;
+  struct bvec_iter bi_iter;
+};
+
+struct super_block
+{
+  struct block_device *s_bdev;
+};
+
+struct inode
+{
+  unsigned long i_ino;
+  struct super_block *i_sb;
+};
+
+struct task_struct
+{
+  unsigned int flags;
+};
+
+#pragma clang attribute pop

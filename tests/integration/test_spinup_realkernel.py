@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""Tier 3: spin-up attribution on the real kernel, per backend (bpf,
+tracefs), on an ext4 loop device inside a private mount namespace that the
+daemon shares.
+
+The loop disk is left idle past a short SpinUpIdle; then `cat` of an
+uncached file must give exactly one SpinUp naming cat, its pid, the loop
+disk and read, with further I/O in the busy period giving none; and a
+buffered `dd` write left to the flusher must be blamed on dd via writeback.
+Everything is undone on the way out, failures included: the mount, the loop
+device, vm.dirty_* (lowered so the flusher comes within a second), tracefs
+instances and any tracefs mount.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+import lmtest
+from lmtest import DaemonTestCase, read_real_vm, write_real_vm
+from test_spinup_dbus import LineReader
+
+NS_MARK = "LM_TEST_SPINUP_NAMESPACE"
+IDLE = 2
+TRACING = "/sys/kernel/tracing"
+
+
+def in_private_namespace():
+    return os.environ.get(NS_MARK) == "1"
+
+
+def tracefs_mounted():
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split(" - ")[1].startswith("tracefs ") and line.split()[4] == TRACING
+                   for line in f if " - " in line)
+
+
+def can_run(backend):
+    if os.geteuid() != 0:
+        return False, "needs root: loop devices, mounts, BPF and tracefs"
+    if not in_private_namespace():
+        return False, "could not enter a private mount namespace (unshare -m failed)"
+    for tool in ("losetup", "mkfs.ext4", "mount", "umount", "cat", "dd"):
+        if shutil.which(tool) is None:
+            return False, "needs %s" % tool
+    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return False, "no free loop device (%s)" % r.stderr.strip()
+    if backend == "bpf" and not os.path.exists("/sys/kernel/btf/vmlinux"):
+        return False, "the kernel has no BTF (/sys/kernel/btf/vmlinux), the bpf backend cannot load"
+    if backend == "tracefs":
+        with open("/proc/filesystems") as f:
+            if "tracefs" not in f.read():
+                return False, "the kernel has no tracefs"
+    return True, ""
+
+
+def uncache(path):
+    """Drop @path's clean pages, so the next read goes to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+class LoopExt4:
+    """ext4 on a loop device that stays quiet when nobody uses it: inode
+    tables and journal initialised by mkfs (no ext4lazyinit writes later),
+    noatime (a read dirties nothing)."""
+
+    def __init__(self, base):
+        self.image = os.path.join(base, "disk.img")
+        self.mnt = os.path.join(base, "mnt")
+        self.device = None
+        self.mounted = False
+        os.makedirs(self.mnt)
+        with open(self.image, "wb") as f:
+            f.truncate(64 << 20)
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0",
+                        self.image], check=True, capture_output=True)
+        self.device = subprocess.run(["losetup", "--find", "--show", self.image], check=True,
+                                     capture_output=True, text=True).stdout.strip()
+        subprocess.run(["mount", "-o", "noatime,noinit_itable", self.device, self.mnt], check=True)
+        self.mounted = True
+
+    @property
+    def disk(self):
+        return os.path.basename(self.device)
+
+    def cleanup(self):
+        if self.mounted:
+            subprocess.run(["umount", self.mnt], capture_output=True)
+            self.mounted = False
+        if self.device is not None:
+            subprocess.run(["losetup", "-d", self.device], capture_output=True)
+            self.device = None
+
+
+class RealSpinUp(DaemonTestCase):
+    fake_root = False
+    backend = None
+
+    def setUp(self):
+        ok, why = can_run(self.backend)
+        if not ok:
+            self.skipTest(why)
+        self.tracefs_before = tracefs_mounted()
+        self.machine_vm = read_real_vm()
+        # Registered first, so they run last: after the daemon is gone.
+        self.addCleanup(write_real_vm, self.machine_vm)
+        self.addCleanup(self.check_tracefs_left_as_found)
+        self.config_text = ("[LaptopMode]\nMode=off\nAttribution=%s\nSpinUpIdle=%d\n"
+                            % (self.backend, IDLE))
+        super().setUp()
+        self.fs = LoopExt4(self.tmp)
+        self.addCleanup(self.fs.cleanup)
+        self.files = []
+        for name in ("a", "b", "c"):
+            path = os.path.join(self.fs.mnt, name)
+            with open(path, "wb") as f:
+                f.write(os.urandom(256 << 10))
+            self.files.append(path)
+        os.sync()
+        # The flusher comes within a second or two instead of 30 s.
+        write_real_vm({"dirty_expire_centisecs": "100", "dirty_writeback_centisecs": "100"})
+
+    def check_tracefs_left_as_found(self):
+        self.assertEqual(tracefs_mounted(), self.tracefs_before, "tracefs mount state changed")
+        if tracefs_mounted():
+            self.assertFalse(os.path.exists(os.path.join(TRACING, "instances", "laptop-moded")),
+                             "the daemon left its tracefs instance")
+
+    def subscribe(self):
+        self.start_daemon()
+        r = self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                        "Attribution", check=True)
+        self.assertEqual(r.out.strip(), 's "%s"' % self.backend, self.daemon_log())
+        p = subprocess.Popen([self.ctl, "watch", "--json"], env=self.env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             stdin=subprocess.DEVNULL)
+        self.procs.append(p)
+        self.addCleanup(self.close_child, p)
+        banner = p.stderr.readline()
+        self.assertIn("Watching spin-ups", banner, self.daemon_log())
+        return LineReader(p.stdout)
+
+    def close_child(self, p):
+        if p.poll() is None:
+            p.terminate()
+            p.wait(timeout=10)
+        p.stdout.close()
+        p.stderr.close()
+
+    def loop_spinups(self, lines, wait):
+        got = [json.loads(x) for x in lines.drain(wait)]
+        return [g for g in got if g["Disk"] == self.fs.disk]
+
+    def wait_idle(self, lines):
+        # Whatever the set-up did must be over and past the idle time.
+        self.loop_spinups(lines, IDLE + 1.5)
+
+    def test_cat_of_uncached_file(self):
+        lines = self.subscribe()
+        self.wait_idle(lines)
+        for f in self.files:
+            uncache(f)
+        cat = subprocess.Popen(["cat", self.files[0]], stdout=subprocess.DEVNULL)
+        cat.wait()
+        # More I/O inside the busy period: another cat, then direct reads
+        # every half second, each well within SpinUpIdle of the last.
+        subprocess.run(["cat", self.files[1]], stdout=subprocess.DEVNULL, check=True)
+        for i in range(4):
+            time.sleep(IDLE / 4)
+            subprocess.run(["dd", "if=" + self.files[2], "of=/dev/null", "bs=4k", "count=1",
+                            "skip=%d" % i, "iflag=direct", "status=none"], check=True)
+        got = self.loop_spinups(lines, 1)
+        self.assertEqual(len(got), 1, "expected one SpinUp on %s, got %r\n%s"
+                         % (self.fs.disk, got, self.daemon_log()))
+        s = got[0]
+        self.assertEqual((s["Comm"], s["Pid"], s["Disk"], s["Operation"], s["Via"]),
+                         ("cat", cat.pid, self.fs.disk, "read", "direct"))
+        self.assertEqual(s["Uid"], 0)
+        self.assertEqual(s["Backend"], self.backend)
+        self.assertLess(abs(s["Time"] / 1e6 - time.time()), 30)
+
+    def test_buffered_write_blamed_on_writer(self):
+        lines = self.subscribe()
+        self.wait_idle(lines)
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=" + os.path.join(self.fs.mnt, "out"),
+                               "bs=4k", "count=64", "status=none"])
+        dd.wait()
+        got = []
+        deadline = time.monotonic() + 20
+        while not got and time.monotonic() < deadline:
+            got = self.loop_spinups(lines, 1)
+        self.assertTrue(got, "no SpinUp after the flusher's write\n" + self.daemon_log())
+        s = got[0]
+        self.assertEqual((s["Comm"], s["Pid"], s["Operation"], s["Via"]),
+                         ("dd", dd.pid, "write", "writeback"), s)
+        self.assertNotEqual(s["SubmitterComm"], "dd")
+        self.assertTrue(s["SubmitterComm"].startswith(("kworker", "jbd2")), s)
+
+    def test_history_and_stop(self):
+        lines = self.subscribe()
+        self.wait_idle(lines)
+        uncache(self.files[0])
+        subprocess.run(["cat", self.files[0]], stdout=subprocess.DEVNULL, check=True)
+        self.assertEqual(len(self.loop_spinups(lines, 1)), 1)
+        hist = [json.loads(x) for x in self.ctl_run("spinups", "--json", check=True).out.splitlines()]
+        self.assertIn(self.fs.disk, [h["Disk"] for h in hist])
+        self.assertEqual(self.stop_daemon(), 0)
+
+
+class BpfSpinUpTest(RealSpinUp):
+    backend = "bpf"
+
+
+if __name__ == "__main__":
+    if os.geteuid() == 0 and shutil.which("unshare") is not None and not in_private_namespace():
+        env = dict(os.environ, **{NS_MARK: "1"})
+        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                               os.path.abspath(__file__)] + sys.argv[1:], env)
+    lmtest.main()
