@@ -2,7 +2,11 @@
  * the captures from the patched 6.12 kernel and on garbage (fuzzed). */
 #include <string.h>
 
+#include <glib/gstdio.h>
+
+#include "lm-attrib.h"
 #include "lm-kmsg.h"
+#include "lm-paths.h"
 
 static LmKmsgKind
 parse (const char *line, LmKmsgRecord *r)
@@ -295,6 +299,79 @@ test_fuzz (void)
   g_assert_cmpuint (parsed, >, iterations / 20);
 }
 
+/* The block_dump backend's path on the captured log: parser, then the
+ * spin-up model, with a 10 ms idle time (the capture's phases are tens of
+ * milliseconds apart). The root is an empty directory, so sysfs and /proc
+ * are not the build machine's: kernel threads are told by name. */
+static void
+test_model_on_capture (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("lm-kmsg-XXXXXX", NULL);
+  const char *srcdir = g_getenv ("LM_SRCDIR");
+  g_autofree char *path = srcdir != NULL
+                              ? g_build_filename (srcdir, "tests", "data", "block_dump",
+                                                  "linux-6.12-guest-kmsg.txt", NULL)
+                              : g_test_build_filename (G_TEST_DIST, "data", "block_dump",
+                                                       "linux-6.12-guest-kmsg.txt", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (LmAttribModel) model = lm_attrib_model_new (10, 0);
+  g_autoptr (GPtrArray) phase = g_ptr_array_new_with_free_func (g_free);
+  guint cat_spinups = 0, dd_writeback = 0, blamed_on_kworker = 0;
+  const char *current = "";
+
+  g_setenv ("LAPTOP_MODED_ROOT", root, TRUE);
+  lm_paths_reset ();
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      LmKmsgRecord r;
+      LmSpinUp s;
+      const char *marker = strstr (lines[i], "LMTEST: ");
+
+      if (marker != NULL)
+        current = marker + strlen ("LMTEST: ");
+      switch (lm_kmsg_parse_line (lines[i], strlen (lines[i]), &r))
+        {
+          case LM_KMSG_DIRTIED:
+            lm_attrib_model_dirtied (model, r.dev, r.pid, r.comm, r.number, r.name);
+            break;
+          case LM_KMSG_BIO:
+            if (!lm_attrib_model_io (model, r.dev, r.usec, r.pid, r.comm, r.write, r.sector, &s))
+              break;
+            if (g_str_has_prefix (s.comm, "kworker"))
+              blamed_on_kworker++;
+            if (g_str_equal (current, "read of an uncached file"))
+              {
+                cat_spinups++;
+                g_assert_cmpstr (s.comm, ==, "cat");
+                g_assert_cmpuint (s.pid, ==, 39);
+                g_assert_cmpstr (s.disk, ==, "vda");
+                g_assert_false (s.write);
+                g_assert_cmpint (s.via, ==, LM_VIA_DIRECT);
+              }
+            if (g_str_equal (current, "buffered write, then sync") && s.via == LM_VIA_WRITEBACK)
+              {
+                dd_writeback++;
+                g_assert_cmpstr (s.comm, ==, "dd");
+                g_assert_cmpuint (s.pid, ==, 43);
+                g_assert_cmpstr (s.submitter_comm, ==, "kworker/u4:0");
+                g_assert_cmpuint (s.inode, ==, 14);
+                g_assert_cmpstr (s.path, ==, "written.bin");
+              }
+            break;
+          default:
+            break;
+        }
+    }
+  g_assert_cmpuint (cat_spinups, ==, 1);
+  g_assert_cmpuint (dd_writeback, ==, 1);
+  g_assert_cmpuint (blamed_on_kworker, ==, 0);
+  g_rmdir (root);
+  g_unsetenv ("LAPTOP_MODED_ROOT");
+  lm_paths_reset ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -304,5 +381,6 @@ main (int argc, char **argv)
   g_test_add_func ("/kmsg/tricky", test_tricky);
   g_test_add_func ("/kmsg/captures", test_captures);
   g_test_add_func ("/kmsg/fuzz", test_fuzz);
+  g_test_add_func ("/kmsg/model-on-capture", test_model_on_capture);
   return g_test_run ();
 }
