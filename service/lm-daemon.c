@@ -11,6 +11,7 @@
 #include "lm-auth.h"
 #include "lm-engine.h"
 #include "lm-error.h"
+#include "lm-flush.h"
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
 #include "lm-paths.h"
@@ -38,6 +39,7 @@ struct _LmDaemon
   LmEngine engine;
   LmState *state;
   LmSpinup *spinup; /* SpinUp subscribers and attribution */
+  LmFlush *flush;   /* the user-space engine, while it is in effect */
 
   /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
   LmPower *power;
@@ -59,6 +61,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
   g_clear_pointer (&self->spinup, lm_spinup_free);
+  g_clear_pointer (&self->flush, lm_flush_free);
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
@@ -154,7 +157,7 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
    * they were. A tunables failure then undoes this call's remounts. */
   if (!lm_remount_apply (settings, self->state, error))
     return FALSE;
-  if (!lm_tunables_apply (self->backend, settings, engine == LM_ENGINE_KERNEL, self->state, error))
+  if (!lm_tunables_apply (self->backend, settings, engine, self->state, error))
     {
       g_autoptr (GError) undo_error = NULL;
       gboolean undone = self->active ? lm_remount_apply (self->settings, self->state, &undo_error)
@@ -201,6 +204,30 @@ flush_in_background (void)
   g_task_run_in_thread (task, flush_thread);
 }
 
+/* The user-space engine runs exactly while its tunables are applied: it
+ * costs nothing (not even a loaded BPF program) when laptop mode is off. */
+static void
+update_flush (LmDaemon *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!self->active || self->engine != LM_ENGINE_USERSPACE)
+    {
+      g_clear_pointer (&self->flush, lm_flush_free);
+      return;
+    }
+  if (self->flush != NULL)
+    {
+      lm_flush_set_seconds (self->flush, self->settings->laptop_mode_seconds);
+      return;
+    }
+  self->flush = lm_flush_new (self->settings->laptop_mode_seconds, &error);
+  if (self->flush == NULL)
+    g_warning ("%s; dirty data is now written only every MaxLostWork seconds, not when a "
+               "disk is awake anyway",
+               error->message);
+}
+
 static gboolean
 set_mode (LmDaemon *self, const char *mode, GError **error)
 {
@@ -218,6 +245,7 @@ set_mode (LmDaemon *self, const char *mode, GError **error)
     g_message ("Laptop mode %s (mode %s, reason %s, engine %s)", self->active ? "on" : "off",
                self->mode, reason, lm_engine_to_string (self->engine));
   self->reason = reason;
+  update_flush (self);
   if (was_active && !self->active)
     flush_in_background ();
   sync_properties (self);
@@ -342,6 +370,7 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
   g_free (self->mode);
   self->mode = g_steal_pointer (&mode);
   self->reason = reason;
+  update_flush (self);
   if (was_active && !self->active)
     flush_in_background ();
   if (self->power != NULL)
@@ -696,6 +725,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
   gboolean ok = TRUE;
 
   lm_spinup_shutdown (self->spinup);
+  g_clear_pointer (&self->flush, lm_flush_free);
   if (lm_tunables_saved (self->state) || lm_remount_saved (self->state))
     {
       ok = restore_all (self, error);

@@ -5,6 +5,7 @@
 
 #include "lm-error.h"
 #include "lm-kernel.h"
+#include "lm-tunables.h"
 
 const char *
 lm_engine_to_string (LmEngine engine)

@@ -4,9 +4,10 @@
 
 #include <glib.h>
 
-#include "lm-tunables.h"
-
 G_BEGIN_DECLS
+
+/* lm-tunables.h plans by engine, so it includes this header, not the reverse. */
+typedef struct _LmTunablesBackend LmTunablesBackend;
 
 typedef enum
 {

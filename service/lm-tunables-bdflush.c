@@ -23,7 +23,7 @@ bdflush_has_laptop_mode (void)
 }
 
 static GPtrArray *
-bdflush_plan (const LmSettings *settings, gboolean kernel_engine, GError **error)
+bdflush_plan (const LmSettings *settings, LmEngine engine, GError **error)
 {
   g_autofree char *path = lm_tunables_path ("bdflush");
   g_autofree char *line = lm_io_read_value (path, error);

@@ -31,21 +31,39 @@ add (GPtrArray *plan, const char *name, guint value)
   g_ptr_array_add (plan, lm_tunable_new (name, text));
 }
 
+/* The background threshold for the user-space engine. The kernel's laptop
+ * mode never starts background writeback below dirty_ratio (it returns
+ * early in balance_dirty_pages()); without it, a low background ratio would
+ * wake the disk whenever a few MB are dirty. A tenth of the ratio is left
+ * as a band where writers are throttled gradually instead of stopped. */
+static guint
+userspace_background_ratio (const LmSettings *settings)
+{
+  guint ratio = settings->dirty_ratio;
+  guint background = ratio - MAX (ratio / 10, 1);
+
+  return MAX (background, settings->dirty_background_ratio);
+}
+
 /* The mapping of the 2004 control script: dirty data may age MaxLostWork
  * seconds and the flusher wakes as rarely; laptop_mode is the delay before
- * the kernel flushes everything after disk activity. */
+ * the kernel flushes everything after disk activity. The user-space engine
+ * does that flush itself and leaves vm.laptop_mode alone (7.0+ ignores it
+ * and logs a warning on each write). */
 static GPtrArray *
-sysctl_plan (const LmSettings *settings, gboolean kernel_engine, GError **error)
+sysctl_plan (const LmSettings *settings, LmEngine engine, GError **error)
 {
   GPtrArray *plan = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
   guint centisecs = settings->max_lost_work * 100;
+  gboolean userspace = engine == LM_ENGINE_USERSPACE;
 
-  if (kernel_engine)
+  if (engine == LM_ENGINE_KERNEL)
     add (plan, "laptop_mode", settings->laptop_mode_seconds);
   add (plan, "dirty_writeback_centisecs", centisecs);
   add (plan, "dirty_expire_centisecs", centisecs);
   add (plan, "dirty_ratio", settings->dirty_ratio);
-  add (plan, "dirty_background_ratio", settings->dirty_background_ratio);
+  add (plan, "dirty_background_ratio",
+       userspace ? userspace_background_ratio (settings) : settings->dirty_background_ratio);
   return plan;
 }
 

@@ -93,14 +93,14 @@ roll_back (GPtrArray *previous)
 
 gboolean
 lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
-                   gboolean kernel_engine, LmState *state, GError **error)
+                   LmEngine engine, LmState *state, GError **error)
 {
   g_autofree char *snapshot = lm_state_snapshot (state);
   g_autoptr (GPtrArray) plan = NULL;
   g_autoptr (GPtrArray) previous = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
   g_autoptr (GPtrArray) written = g_ptr_array_new ();
 
-  plan = backend->plan (settings, kernel_engine, error);
+  plan = backend->plan (settings, engine, error);
   if (plan == NULL)
     return FALSE;
 

@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "lm-engine.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
@@ -20,16 +21,16 @@ LmTunable *lm_tunable_new (const char *name, const char *value);
 void lm_tunable_free (LmTunable *tunable);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTunable, lm_tunable_free)
 
-typedef struct
+typedef struct _LmTunablesBackend
 {
   const char *name;
   /* TRUE when this kernel has the files this backend writes. */
   gboolean (*probe) (void);
   /* TRUE when the kernel has a vm.laptop_mode file (honoured or not). */
   gboolean (*has_laptop_mode) (void);
-  /* The values to write, in order, for @settings; @kernel_engine adds
-   * vm.laptop_mode. */
-  GPtrArray *(*plan) (const LmSettings *settings, gboolean kernel_engine, GError **error);
+  /* The values to write, in order, for @settings and @engine (the kernel
+   * engine adds vm.laptop_mode; each engine has its own thresholds). */
+  GPtrArray *(*plan) (const LmSettings *settings, LmEngine engine, GError **error);
   /* Files the kernel changes as a side effect of the planned writes
    * (writing dirty_ratio zeroes dirty_bytes): saved, never written. */
   const char *const *side_effects;
@@ -41,7 +42,7 @@ extern const LmTunablesBackend lm_tunables_bdflush;
 const LmTunablesBackend *lm_tunables_probe (void);
 
 gboolean lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
-                            gboolean kernel_engine, LmState *state, GError **error);
+                            LmEngine engine, LmState *state, GError **error);
 gboolean lm_tunables_restore (LmState *state, GError **error);
 gboolean lm_tunables_saved (LmState *state);
 

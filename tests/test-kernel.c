@@ -4,6 +4,7 @@
 #include "lm-engine.h"
 #include "lm-io.h"
 #include "lm-kernel.h"
+#include "lm-tunables.h"
 #include "lm-paths.h"
 #include "test-fakeroot.h"
 

@@ -1,0 +1,549 @@
+/* lm-flush.c: the user-space laptop-mode engine (the kernel dropped its own
+ * in 7.0). A BPF program arms a disk on I/O that a process issued; once the
+ * disk has been quiet for LaptopModeSeconds, a worker thread syncfs()es the
+ * filesystems on it, with its thread id in the program's "flushers" map so
+ * the flush never arms the disk again. No timer runs while disks are idle;
+ * this file never polls, never blocks the main loop, never syncs other disks. */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include "lm-attrib-config.h"
+
+#include "lm-flush.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lm-attrib.h"
+#include "lm-error.h"
+#include "lm-paths.h"
+
+#if LM_HAVE_BPF
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gio/gio.h>
+#include <glib-unix.h>
+#include <libmount.h>
+#include <linux/types.h>
+
+#include "lm-flush-bpf-event.h"
+#include "lm-flush.skel.h"
+
+#define LM_MOUNTINFO "/proc/self/mountinfo"
+/* dm on dm on a partition is the deepest real stack; a loop in sysfs must
+ * not hang the flush thread. */
+#define MAX_STACK_DEPTH 8
+
+typedef struct
+{
+  LmFlush *owner; /* borrowed: disks live in owner->disks */
+  guint32 key;    /* (major << 20) | first_minor, as the BPF program keys it */
+  guint timer;
+  gboolean flushing;
+  gboolean again; /* armed and quiet again while its flush was running */
+} LmFlushDisk;
+
+struct _LmFlush
+{
+  /* Reference counted (GRcBox): a flush thread may outlive lm_flush_free(),
+   * which only stops everything and drops the owner's reference. */
+  gboolean stopped;
+  guint seconds;
+  struct lm_flush_bpf *skel;
+  struct ring_buffer *ring;
+  guint source;
+  GHashTable *disks; /* key → LmFlushDisk */
+};
+
+typedef struct
+{
+  LmFlush *owner; /* a reference */
+  guint32 key;
+  int flushers_fd; /* a dup: the map outlives the skeleton while we use it */
+} FlushJob;
+
+static int
+libbpf_log (enum libbpf_print_level level, const char *format, va_list args)
+{
+  if (level == LIBBPF_DEBUG)
+    return 0;
+  g_autofree char *msg = g_strdup_vprintf (format, args);
+  g_debug ("libbpf: %s", g_strchomp (msg));
+  return 0;
+}
+
+static gboolean
+set_bpf_error (GError **error, int err, const char *what)
+{
+  g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+               "Cannot %s the BPF program of the user-space laptop-mode engine: %s (needs root, "
+               "a kernel with BTF and the block_bio_queue tracepoint; run with --verbose for "
+               "libbpf's reason)",
+               what, g_strerror (err < 0 ? -err : err));
+  return FALSE;
+}
+
+static gboolean
+check_bpf_possible (GError **error)
+{
+  g_autofree char *btf = lm_path ("/sys/kernel/btf/vmlinux");
+
+  if (!g_file_test (btf, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "%s is missing: the kernel has no BTF (CONFIG_DEBUG_INFO_BTF), which the "
+                   "user-space laptop-mode engine needs",
+                   btf);
+      return FALSE;
+    }
+  if (geteuid () != 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "The user-space laptop-mode engine loads a BPF program, which needs root");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gint64
+boot_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_BOOTTIME, &ts);
+  return (gint64)ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* --- Which filesystems live on a disk ----------------------------------- */
+
+/* TRUE when whole disk @name is @disk or is stacked on it (dm, md: their
+ * slaves, recursively). A loop device counts as a disk of its own: its
+ * writes land in the page cache of its backing file, not on the disk below,
+ * and syncing every image on a disk whenever that disk woke would write
+ * images that nothing asked for. */
+static gboolean
+disk_is_on (const char *name, const char *disk, guint depth)
+{
+  if (g_str_equal (name, disk))
+    return TRUE;
+  if (depth >= MAX_STACK_DEPTH)
+    return FALSE;
+
+  g_autofree char *sys = g_build_filename ("/sys/block", name, "slaves", NULL);
+  g_autofree char *path = lm_path (sys);
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *slave;
+
+  while (dir != NULL && (slave = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *below = lm_attrib_disk_for_name (slave);
+      if (below != NULL && disk_is_on (below, disk, depth + 1))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The block device of a superblock: mountinfo's major:minor, or for
+ * filesystems with an anonymous device number (btrfs) the source's. */
+static dev_t
+block_device_of (struct libmnt_fs *fs)
+{
+  dev_t dev = mnt_fs_get_devno (fs);
+  const char *source = mnt_fs_get_source (fs);
+  struct stat st;
+
+  if (major (dev) != 0)
+    return dev;
+  if (source != NULL && g_str_has_prefix (source, "/dev/") && stat (source, &st) == 0
+      && S_ISBLK (st.st_mode))
+    return st.st_rdev;
+  return 0;
+}
+
+typedef struct
+{
+  char *target;
+  dev_t sb_dev; /* what fstat() of the mount point must show */
+} Target;
+
+static void
+target_free (Target *t)
+{
+  g_free (t->target);
+  g_free (t);
+}
+
+/* One mount point per superblock whose device is on @disk. */
+static GPtrArray *
+filesystems_on (const char *disk, GError **error)
+{
+  g_autofree char *path = lm_path (LM_MOUNTINFO);
+  g_autoptr (GPtrArray) targets = g_ptr_array_new_with_free_func ((GDestroyNotify)target_free);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr (GArray) keys = g_array_new (FALSE, FALSE, sizeof (gint64));
+  struct libmnt_table *table = mnt_new_table ();
+  struct libmnt_iter *iter = mnt_new_iter (MNT_ITER_FORWARD);
+  struct libmnt_fs *fs;
+  int rc;
+
+  if (table == NULL || iter == NULL)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read %s: out of memory", path);
+      goto out;
+    }
+  rc = mnt_table_parse_file (table, path);
+  if (rc != 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read the mount table %s: %s", path,
+                   g_strerror (rc < 0 ? -rc : EINVAL));
+      goto out;
+    }
+  g_array_set_size (keys, mnt_table_get_nents (table));
+  for (guint i = 0; mnt_table_next_fs (table, iter, &fs) == 0; i++)
+    {
+      dev_t sb_dev = mnt_fs_get_devno (fs);
+      dev_t blk = block_device_of (fs);
+      const char *target = mnt_fs_get_target (fs);
+
+      if (blk == 0 || target == NULL || i >= keys->len)
+        continue;
+      gint64 *k = &g_array_index (keys, gint64, i);
+      *k = (gint64)sb_dev;
+      if (g_hash_table_contains (seen, k))
+        continue;
+      g_autofree char *name = lm_attrib_disk_for_devnum (major (blk), minor (blk));
+      if (!disk_is_on (name, disk, 0))
+        continue;
+      g_hash_table_add (seen, k);
+      Target *t = g_new0 (Target, 1);
+      t->target = g_strdup (target);
+      t->sb_dev = sb_dev;
+      g_ptr_array_add (targets, t);
+    }
+out:
+  if (iter != NULL)
+    mnt_free_iter (iter);
+  if (table != NULL)
+    mnt_unref_table (table);
+  if (error != NULL && *error != NULL)
+    return NULL;
+  return g_steal_pointer (&targets);
+}
+
+/* --- The flush, in a worker thread ------------------------------------- */
+
+static void
+flush_clear (LmFlush *self);
+
+static void
+flush_job_free (FlushJob *job)
+{
+  if (job->flushers_fd >= 0)
+    close (job->flushers_fd);
+  g_rc_box_release_full (job->owner, (GDestroyNotify)flush_clear);
+  g_free (job);
+}
+
+/* syncfs() each filesystem on the disk; returns how many, or an error
+ * naming those that failed. */
+static void
+flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  FlushJob *job = task_data;
+  __u32 tid = (__u32)gettid ();
+  __u32 one = 1;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autofree char *disk = lm_attrib_disk_for_devnum (job->key >> 20, job->key & 0xfffff);
+  guint synced = 0;
+
+  /* Registered before the first I/O of the flush (even the mount table
+   * read), so nothing this thread does can arm a disk. */
+  if (bpf_map_update_elem (job->flushers_fd, &tid, &one, BPF_ANY) != 0)
+    g_debug ("Cannot register flush thread %u: %s", tid, g_strerror (errno));
+
+  g_autoptr (GPtrArray) targets = filesystems_on (disk, &error);
+  for (guint i = 0; targets != NULL && i < targets->len; i++)
+    {
+      Target *t = g_ptr_array_index (targets, i);
+      struct stat st;
+      /* O_DIRECTORY: never open a device node or FIFO that was bind-mounted
+       * over a file; such a mount has a directory mount elsewhere or none. */
+      int fd = open (t->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+      if (fd < 0)
+        {
+          if (errno != ENOENT && errno != ENOTDIR)
+            g_string_append_printf (failures, "%s%s: %s", failures->len ? "; " : "", t->target,
+                                    g_strerror (errno));
+          continue;
+        }
+      /* Something mounted over it since: that is not the filesystem we
+       * mean, and syncing it would touch another disk. */
+      if (fstat (fd, &st) == 0 && st.st_dev == t->sb_dev)
+        {
+          if (syncfs (fd) == 0)
+            synced++;
+          else
+            g_string_append_printf (failures, "%s%s: %s", failures->len ? "; " : "", t->target,
+                                    g_strerror (errno));
+        }
+      close (fd);
+    }
+
+  bpf_map_delete_elem (job->flushers_fd, &tid);
+
+  if (error != NULL)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else if (failures->len > 0)
+    g_task_return_new_error (task, LM_ERROR, LM_ERROR_KERNEL,
+                             "Could not flush every filesystem on %s: %s", disk, failures->str);
+  else
+    g_task_return_int (task, synced);
+}
+
+static void
+start_flush (LmFlush *self, LmFlushDisk *d);
+
+static void
+flush_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  FlushJob *job = g_task_get_task_data (G_TASK (result));
+  LmFlush *self = job->owner;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *disk = lm_attrib_disk_for_devnum (job->key >> 20, job->key & 0xfffff);
+  gint64 started = GPOINTER_TO_SIZE (user_data);
+  gssize synced = g_task_propagate_int (G_TASK (result), &error);
+
+  if (synced < 0)
+    g_warning ("%s", error->message);
+  else
+    g_debug ("Flushed %" G_GSSIZE_FORMAT " filesystems on %s in %" G_GINT64_FORMAT " ms", synced,
+             disk, (g_get_monotonic_time () - started) / 1000);
+  if (self->stopped)
+    return;
+  LmFlushDisk *d = g_hash_table_lookup (self->disks, GUINT_TO_POINTER (job->key));
+  if (d == NULL)
+    return;
+  d->flushing = FALSE;
+  if (d->again)
+    {
+      d->again = FALSE;
+      start_flush (self, d);
+    }
+}
+
+static void
+start_flush (LmFlush *self, LmFlushDisk *d)
+{
+  if (d->flushing)
+    {
+      d->again = TRUE;
+      return;
+    }
+  FlushJob *job = g_new0 (FlushJob, 1);
+  job->owner = g_rc_box_acquire (self);
+  job->key = d->key;
+  job->flushers_fd = fcntl (bpf_map__fd (self->skel->maps.flushers), F_DUPFD_CLOEXEC, 3);
+  if (job->flushers_fd < 0)
+    {
+      g_warning ("Cannot flush: duplicating a BPF map descriptor failed: %s", g_strerror (errno));
+      flush_job_free (job);
+      return;
+    }
+  d->flushing = TRUE;
+  g_autoptr (GTask) task
+      = g_task_new (NULL, NULL, flush_done, GSIZE_TO_POINTER (g_get_monotonic_time ()));
+  g_task_set_task_data (task, job, (GDestroyNotify)flush_job_free);
+  g_task_run_in_thread (task, flush_thread);
+}
+
+/* --- Arming and the quiet timer ----------------------------------------- */
+
+/* The disk was armed LaptopModeSeconds ago (or at its last check): flush
+ * if no I/O that arms came since, else wait for the rest of the quiet
+ * period. One timer per armed disk, none for a disarmed one. */
+static gboolean
+disk_timer (gpointer user_data)
+{
+  LmFlushDisk *d = user_data;
+  LmFlush *self = d->owner;
+  int fd = bpf_map__fd (self->skel->maps.disks);
+  struct lm_flush_disk st;
+
+  d->timer = 0;
+  if (bpf_map_lookup_elem (fd, &d->key, &st) == 0)
+    {
+      gint64 wait_ns = (gint64)self->seconds * 1000000000 - (boot_ns () - (gint64)st.last_ns);
+      if (wait_ns > 0)
+        {
+          d->timer = g_timeout_add ((guint)(wait_ns / 1000000) + 1, disk_timer, d);
+          return G_SOURCE_REMOVE;
+        }
+      /* Disarm before flushing: a process's I/O during the flush arms the
+       * disk again and is flushed after its own quiet period. An I/O that
+       * lands between the lookup and this update is lost to the timer;
+       * the window is microseconds and the disk is awake then anyway. */
+      st.armed = 0;
+      if (bpf_map_update_elem (fd, &d->key, &st, BPF_EXIST) != 0)
+        g_debug ("Cannot disarm disk %u:%u: %s", d->key >> 20, d->key & 0xfffff,
+                 g_strerror (errno));
+    }
+  start_flush (self, d);
+  return G_SOURCE_REMOVE;
+}
+
+static int
+on_armed (void *ctx, void *data, size_t size)
+{
+  LmFlush *self = ctx;
+  const struct lm_flush_armed *e = data;
+
+  if (size < sizeof *e)
+    return 0;
+  guint32 key = (e->major << 20) | (e->minor & 0xfffff);
+  LmFlushDisk *d = g_hash_table_lookup (self->disks, GUINT_TO_POINTER (key));
+  if (d == NULL)
+    {
+      d = g_new0 (LmFlushDisk, 1);
+      d->owner = self;
+      d->key = key;
+      g_hash_table_insert (self->disks, GUINT_TO_POINTER (key), d);
+    }
+  if (d->timer == 0)
+    {
+      g_autofree char *disk = lm_attrib_disk_for_devnum (e->major, e->minor);
+      g_debug ("Disk %s armed: flushing it %u s after its last I/O", disk, self->seconds);
+      d->timer = g_timeout_add (self->seconds * 1000, disk_timer, d);
+    }
+  return 0;
+}
+
+static gboolean
+on_ring_readable (int fd, GIOCondition condition, gpointer user_data)
+{
+  LmFlush *self = user_data;
+
+  if (ring_buffer__consume (self->ring) < 0)
+    g_debug ("Reading the flush engine's BPF ring buffer failed");
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+disk_free (LmFlushDisk *d)
+{
+  g_clear_handle_id (&d->timer, g_source_remove);
+  g_free (d);
+}
+
+static void
+flush_clear (LmFlush *self)
+{
+  g_clear_pointer (&self->disks, g_hash_table_unref);
+}
+
+gboolean
+lm_flush_probe (GError **error)
+{
+  if (!check_bpf_possible (error))
+    return FALSE;
+  libbpf_set_print (libbpf_log);
+  struct lm_flush_bpf *skel = lm_flush_bpf__open_and_load ();
+  if (skel == NULL)
+    return set_bpf_error (error, errno, "load");
+  lm_flush_bpf__destroy (skel);
+  return TRUE;
+}
+
+LmFlush *
+lm_flush_new (guint laptop_mode_seconds, GError **error)
+{
+  g_autoptr (LmFlush) self = NULL;
+  int err;
+
+  if (!check_bpf_possible (error))
+    return NULL;
+  self = g_rc_box_new0 (LmFlush);
+  self->seconds = MAX (laptop_mode_seconds, 1);
+  self->disks = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify)disk_free);
+  libbpf_set_print (libbpf_log);
+  self->skel = lm_flush_bpf__open_and_load ();
+  if (self->skel == NULL)
+    {
+      set_bpf_error (error, errno, "load");
+      return NULL;
+    }
+  err = lm_flush_bpf__attach (self->skel);
+  if (err != 0)
+    {
+      set_bpf_error (error, err, "attach");
+      return NULL;
+    }
+  self->ring = ring_buffer__new (bpf_map__fd (self->skel->maps.armed), on_armed, self, NULL);
+  if (self->ring == NULL)
+    {
+      set_bpf_error (error, errno, "read the ring buffer of");
+      return NULL;
+    }
+  self->source
+      = g_unix_fd_add (ring_buffer__epoll_fd (self->ring), G_IO_IN, on_ring_readable, self);
+  return g_steal_pointer (&self);
+}
+
+void
+lm_flush_set_seconds (LmFlush *self, guint laptop_mode_seconds)
+{
+  /* Timers already running keep their deadline; the next check uses this. */
+  self->seconds = MAX (laptop_mode_seconds, 1);
+}
+
+/* Detach and drop every timer now; a flush already running finishes (it
+ * cannot be cancelled inside syncfs) and only then frees the rest. */
+void
+lm_flush_free (LmFlush *self)
+{
+  if (self == NULL)
+    return;
+  self->stopped = TRUE;
+  g_clear_handle_id (&self->source, g_source_remove);
+  g_clear_pointer (&self->ring, ring_buffer__free);
+  if (self->disks != NULL)
+    g_hash_table_remove_all (self->disks);
+  g_clear_pointer (&self->skel, lm_flush_bpf__destroy);
+  g_rc_box_release_full (self, (GDestroyNotify)flush_clear);
+}
+
+#else
+
+gboolean
+lm_flush_probe (GError **error)
+{
+  g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+               "laptop-moded was built without BPF (clang, bpftool and libbpf were missing); "
+               "the user-space laptop-mode engine needs it");
+  return FALSE;
+}
+
+LmFlush *
+lm_flush_new (guint laptop_mode_seconds, GError **error)
+{
+  lm_flush_probe (error);
+  return NULL;
+}
+
+void
+lm_flush_set_seconds (LmFlush *self, guint laptop_mode_seconds)
+{
+}
+
+void
+lm_flush_free (LmFlush *self)
+{
+}
+
+#endif

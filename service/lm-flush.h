@@ -1,0 +1,23 @@
+/* lm-flush.h: the user-space laptop-mode engine: flush a disk's filesystems
+ * a few seconds after it went quiet. Owns its BPF program, its timers and
+ * its flush threads; never touches tunables, mounts or another disk. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct _LmFlush LmFlush;
+
+gboolean
+lm_flush_probe (GError **error);
+LmFlush *
+lm_flush_new (guint laptop_mode_seconds, GError **error);
+void
+lm_flush_set_seconds (LmFlush *flush, guint laptop_mode_seconds);
+void
+lm_flush_free (LmFlush *flush);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmFlush, lm_flush_free)
+
+G_END_DECLS
