@@ -36,14 +36,21 @@ print_error (const char *what, GError *error)
   g_autofree char *remote = g_dbus_error_get_remote_error (error);
 
   g_dbus_error_strip_remote_error (error);
+  /* polkit said no: one line with the daemon's reason (it names the
+   * action) and who can change that. */
+  if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.AccessDenied") == 0)
+    {
+      g_printerr ("%s: %s; ask an administrator to add you to group “%s” or to grant the "
+                  "action in a polkit rule\n",
+                  prog, error->message, LM_POLKIT_GROUP);
+      return;
+    }
   if (what != NULL)
     g_printerr ("%s: %s: %s\n", prog, what, error->message);
   else
     g_printerr ("%s: %s\n", prog, error->message);
-  if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.AccessDenied") == 0)
-    g_printerr ("%s: this needs root; run it with sudo\n", prog);
-  else if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.ServiceUnknown") == 0 ||
-           g_strcmp0 (remote, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0)
+  if (g_strcmp0 (remote, "org.freedesktop.DBus.Error.ServiceUnknown") == 0
+      || g_strcmp0 (remote, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0)
     g_printerr ("%s: is laptop-moded running? (DBUS_SYSTEM_BUS_ADDRESS=%s)\n", prog,
                 g_getenv ("DBUS_SYSTEM_BUS_ADDRESS") ? g_getenv ("DBUS_SYSTEM_BUS_ADDRESS")
                                                        : "default");

@@ -18,6 +18,8 @@ import tempfile
 import time
 import unittest
 
+import lmpolkit
+
 SRCDIR = os.environ.get("LM_SRCDIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILDDIR = os.environ.get("LM_BUILDDIR", os.path.join(SRCDIR, "build"))
 DAEMON = os.path.join(BUILDDIR, "service", "laptop-moded")
@@ -212,6 +214,11 @@ class DaemonTestCase(unittest.TestCase):
     bdflush = None
     config_text = None
     extra_bus_config = ""
+    # polkit on the private bus: "real" (polkitd with the project's actions
+    # and polkit_rules, a dict file name -> text), "mock" (python-dbusmock,
+    # for timing) or None.
+    polkit = "real"
+    polkit_rules = None
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="lm-test-")
@@ -238,6 +245,7 @@ class DaemonTestCase(unittest.TestCase):
         self.env = dict(os.environ)
         self.env["DBUS_SYSTEM_BUS_ADDRESS"] = self.bus_address
         self.env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        self.start_polkit()
 
     # --- processes ------------------------------------------------------
 
@@ -256,7 +264,7 @@ class DaemonTestCase(unittest.TestCase):
         socket = os.path.join(self.tmp, "system_bus_socket")
         conf = os.path.join(self.tmp, "bus.conf")
         with open(conf, "w") as f:
-            f.write(BUS_CONFIG.format(socket=socket, policy=POLICY, extra=self.extra_bus_config))
+            f.write(BUS_CONFIG.format(socket=socket, policy=POLICY, extra=lmpolkit.BUS_CONFIG + self.extra_bus_config))
         r, w = os.pipe()
         with open(os.path.join(self.tmp, "bus.log"), "w") as log:
             p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
@@ -267,6 +275,18 @@ class DaemonTestCase(unittest.TestCase):
             self.bus_address = f.readline().strip()
         self.assertTrue(self.bus_address.startswith("unix:"), "dbus-daemon did not start")
         self.bus_proc = p
+
+    def start_polkit(self):
+        """Without root there is no real polkitd (it needs bind mounts): the
+        daemon then refuses every method, which the root-only tests skip."""
+        self.polkit_mock = None
+        if self.polkit == "real" and lmpolkit.available() is None:
+            self.procs.append(lmpolkit.RealPolkit(self.tmp, self.polkit_rules).start(
+                self.env, self.bus_address))
+        elif self.polkit == "mock":
+            self.polkit_mock = lmpolkit.MockPolkit(self.tmp)
+            self.addCleanup(self.polkit_mock.close)
+            self.procs.append(self.polkit_mock.start(self.env, self.bus_address))
 
     def daemon_env(self):
         env = dict(self.env)
@@ -324,7 +344,7 @@ class DaemonTestCase(unittest.TestCase):
         if user is not None and user != "root":
             pw = pwd.getpwnam(user)
             argv = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
-                    "--clear-groups", "--"] + argv
+                    "--init-groups", "--"] + argv
         p = subprocess.run(argv, env=self.env, capture_output=True, text=True,
                            stdin=subprocess.DEVNULL if input is None else None, input=input,
                            timeout=60)
