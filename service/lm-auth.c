@@ -171,8 +171,8 @@ deny_unreachable (LmAuthRequest *req, const char *why)
   g_warning ("Cannot authorize %s: %s", method_name (req), why);
   g_dbus_method_invocation_return_error (
       req->invocation, G_DBUS_ERROR, G_DBUS_ERROR_AUTH_FAILED,
-      "Cannot authorize %s (polkit action %s): polkit did not answer (%s); is polkitd running?",
-      method_name (req), req->rule->action, why);
+      "Cannot authorize %s (polkit action %s): %s; is polkitd running?", method_name (req),
+      req->rule->action, why);
 }
 
 static gboolean
@@ -195,10 +195,14 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (res == NULL)
     {
+      g_autofree char *why = NULL;
+
+      g_dbus_error_strip_remote_error (error);
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        deny_unreachable (req, "no answer within " G_STRINGIFY (LM_AUTH_TIMEOUT_SECONDS) " s");
+        why = g_strdup ("polkit gave no answer within " G_STRINGIFY (LM_AUTH_TIMEOUT_SECONDS) " s");
       else
-        deny_unreachable (req, error->message);
+        why = g_strdup_printf ("polkit failed: %s", error->message);
+      deny_unreachable (req, why);
       return;
     }
   if (polkit_authorization_result_get_is_authorized (res))
@@ -206,7 +210,12 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
       req->allowed (req->invocation, req->user_data);
       return;
     }
-  if (polkit_authorization_result_get_is_challenge (res))
+  /* With the flag set, a challenge means no authentication agent could
+   * ask the caller for a password (no desktop session, no pkttyagent). */
+  if (polkit_authorization_result_get_is_challenge (res) && req->interactive)
+    deny (req, "needs authentication, and no polkit authentication agent was there to ask for "
+               "it");
+  else if (polkit_authorization_result_get_is_challenge (res))
     deny (req, "needs authentication, and the call did not allow interactive authorization "
                "(run it from a terminal to be asked for a password)");
   else if (polkit_authorization_result_get_dismissed (res))
@@ -252,7 +261,9 @@ got_authority (GObject *source, GAsyncResult *result, gpointer user_data)
 
   if (got == NULL)
     {
-      deny_unreachable (req, error->message);
+      g_autofree char *why = g_strdup_printf ("polkit failed: %s", error->message);
+
+      deny_unreachable (req, why);
       return;
     }
   if (authority == NULL)
