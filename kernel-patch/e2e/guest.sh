@@ -60,6 +60,22 @@ else
 	exit 1
 fi
 
+# Only when the daemon asks polkit (e2e/make-rootfs then adds polkitd).
+if [ -x /usr/lib/polkit-1/polkitd ]; then
+	/usr/lib/polkit-1/polkitd --no-debug > /tmp/e2e-polkitd.log 2>&1 &
+	polkitd_pid=$!
+	if wait_for 30 sh -c 'dbus-send --system --print-reply --dest=org.freedesktop.DBus \
+			/org/freedesktop/DBus org.freedesktop.DBus.NameHasOwner \
+			string:org.freedesktop.PolicyKit1 | grep -q "boolean true"'; then
+		fact polkitd started
+	else
+		fact polkitd failed
+		status=1
+	fi
+else
+	fact polkitd "not needed"
+fi
+
 STATE_DIRECTORY=/var/lib/laptop-moded LAPTOP_MODED_CONFIG=$E/laptop-moded.conf \
 	laptop-moded --verbose > /tmp/e2e-daemon.log 2>&1 &
 daemon_pid=$!
@@ -106,6 +122,7 @@ fact block_dump_after_watch "$(cat "$BD")"
 kill -TERM "$daemon_pid" 2>/dev/null
 wait "$daemon_pid"
 fact daemon_status $?
+[ -n "${polkitd_pid:-}" ] && kill -TERM "$polkitd_pid" 2>/dev/null
 kill -TERM "$bus_pid" 2>/dev/null
 wait "$bus_pid"
 
@@ -114,4 +131,5 @@ section WATCHERR /tmp/e2e-watch.err
 section STATUS /tmp/e2e-status.txt
 section DAEMON /tmp/e2e-daemon.log
 section BUSLOG /tmp/e2e-bus.log
+[ -f /tmp/e2e-polkitd.log ] && section POLKITD /tmp/e2e-polkitd.log
 exit $status
