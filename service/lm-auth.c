@@ -154,13 +154,16 @@ method_name (LmAuthRequest *req)
 static void
 deny (LmAuthRequest *req, const char *why)
 {
-  const char *action = req->rule != NULL ? req->rule->action : "none";
-
   g_message ("Denied %s to %s: %s", method_name (req),
              g_dbus_method_invocation_get_sender (req->invocation), why);
-  g_dbus_method_invocation_return_error (req->invocation, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
-                                         "Not authorized to %s: polkit action %s %s",
-                                         method_name (req), action, why);
+  if (req->rule == NULL)
+    g_dbus_method_invocation_return_error (req->invocation, G_DBUS_ERROR,
+                                           G_DBUS_ERROR_ACCESS_DENIED, "Not authorized to %s: %s",
+                                           method_name (req), why);
+  else
+    g_dbus_method_invocation_return_error (
+        req->invocation, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
+        "Not authorized to %s: polkit action %s %s", method_name (req), req->rule->action, why);
 }
 
 /* polkit could not be asked at all: still a refusal, but not one a polkit
@@ -292,7 +295,8 @@ lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointe
 
   if (req->rule == NULL)
     {
-      deny (req, "does not exist: no rule for this method");
+      deny (req, "laptop-moded has no polkit action for this method, so it is refused to "
+                 "everyone");
       return;
     }
   /* A peer-to-peer connection has no sender for polkit to look up. */
