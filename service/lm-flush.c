@@ -382,6 +382,8 @@ disk_timer (gpointer user_data)
       gint64 wait_ns = (gint64)self->seconds * 1000000000 - (boot_ns () - (gint64)st.last_ns);
       if (wait_ns > 0)
         {
+          g_debug ("Disk %u:%u still busy; checking again in %" G_GINT64_FORMAT " ms", d->key >> 20,
+                   d->key & 0xfffff, wait_ns / 1000000);
           d->timer = g_timeout_add ((guint)(wait_ns / 1000000) + 1, disk_timer, d);
           return G_SOURCE_REMOVE;
         }
@@ -418,7 +420,9 @@ on_armed (void *ctx, void *data, size_t size)
   if (d->timer == 0)
     {
       g_autofree char *disk = lm_attrib_disk_for_devnum (e->major, e->minor);
-      g_debug ("Disk %s armed: flushing it %u s after its last I/O", disk, self->seconds);
+      g_autofree char *comm = g_strndup (e->comm, sizeof e->comm);
+      g_debug ("Disk %s armed by a %s of %s (%u): flushing it %u s after its last I/O", disk,
+               e->write ? "write" : "read", comm, e->pid, self->seconds);
       d->timer = g_timeout_add (self->seconds * 1000, disk_timer, d);
     }
   return 0;

@@ -17,4 +17,7 @@ struct lm_flush_armed
   __u64 boot_ns;
   __u32 major; /* the whole disk */
   __u32 minor;
+  __u32 pid; /* who armed it, for the debug log */
+  __u32 write;
+  char comm[16];
 };

@@ -40,8 +40,10 @@ struct
   __uint (max_entries, 4096);
 } armed SEC (".maps");
 
+#define REQ_OP_MASK 0xff
+
 static __always_inline void
-send_armed (__u32 key, __u64 now)
+send_armed (struct bio *bio, __u32 key, __u64 now)
 {
   struct lm_flush_armed *e = bpf_ringbuf_reserve (&armed, sizeof *e, 0);
 
@@ -50,6 +52,9 @@ send_armed (__u32 key, __u64 now)
   e->boot_ns = now;
   e->major = key >> 20;
   e->minor = key & 0xfffff;
+  e->pid = bpf_get_current_pid_tgid () >> 32;
+  e->write = (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0;
+  bpf_get_current_comm (e->comm, sizeof e->comm);
   bpf_ringbuf_submit (e, 0);
 }
 
@@ -89,7 +94,7 @@ BPF_PROG (lm_flush_bio_queue, struct bio *bio)
       struct lm_flush_disk init = { .last_ns = now, .armed = 1 };
       /* Of two CPUs racing on a new disk, only the inserter reports. */
       if (bpf_map_update_elem (&disks, &key, &init, BPF_NOEXIST) == 0)
-        send_armed (key, now);
+        send_armed (bio, key, now);
       return 0;
     }
   st->last_ns = now;
@@ -97,6 +102,6 @@ BPF_PROG (lm_flush_bio_queue, struct bio *bio)
     return 0;
   if (__sync_val_compare_and_swap (&st->armed, 0, 1) != 0)
     return 0;
-  send_armed (key, now);
+  send_armed (bio, key, now);
   return 0;
 }

@@ -227,18 +227,29 @@ class EngineTestCase(DaemonTestCase):
             time.sleep(0.05)
         return None
 
-    def assert_flushes_a_only(self, engine):
-        t0, wa, wb, rb = self.scenario()
-        done = self.wait_written(self.a, wa, t0 + SECONDS + 1)
-        self.assertIsNotNone(done, "%s engine: A's %d KiB were not written within %d s of the "
-                             "read (%d sectors written)\n%s"
-                             % (engine, DIRTY >> 10, SECONDS + 1, self.a.written() - wa,
-                                self.daemon_log()[-3000:]))
-        # B was not read, so it stays as it was, also a little later.
-        time.sleep(1)
-        self.assertEqual(self.b.read_sectors(), rb, "something read B: the test is not clean")
-        self.assertEqual(self.b.written(), wb, "%s engine: B was written too" % engine)
-        return done - t0
+    def assert_flushes_a_only(self, engine, attempts=3):
+        """This machine is shared: another program's sync() writes B too.
+        Such a run shows B written with no flush of ours; it is repeated
+        (a few times at most) rather than blamed on the engine."""
+        for attempt in range(attempts):
+            log_start = len(self.daemon_log())
+            t0, wa, wb, rb = self.scenario()
+            done = self.wait_written(self.a, wa, t0 + SECONDS + 1)
+            self.assertIsNotNone(done, "%s engine: A's %d KiB were not written within %d s of "
+                                 "the read (%d sectors written)\n%s"
+                                 % (engine, DIRTY >> 10, SECONDS + 1, self.a.written() - wa,
+                                    self.daemon_log()[-3000:]))
+            # B was not read, so it stays as it was, also a little later.
+            time.sleep(1)
+            self.assertEqual(self.b.read_sectors(), rb, "something read B: the test is not clean")
+            log = self.daemon_log()[log_start:]
+            self.assertNotIn("on %s in" % self.b.disk, log, "the daemon flushed B")
+            if self.b.written() == wb:
+                return done - t0
+            foreign = re.findall(r"Disk %s armed by .*" % self.b.disk, log)
+            print("attempt %d: B was written by someone else (%s); again"
+                  % (attempt + 1, "; ".join(foreign) or "no arming of ours"))
+        self.fail("%s engine: B was written too, %d times out of %d" % (engine, attempts, attempts))
 
 
 class FlushTest(EngineTestCase):
@@ -319,7 +330,7 @@ class WriterTest(EngineTestCase):
         periods = self.duration // self.max_lost_work
         self.assertLessEqual(len(found), 1 + 2 * periods, "A was written in %d bursts in %d s: %s\n%s"
                              % (len(found), self.duration, desc, self.daemon_log()[-3000:]))
-        self.assertTrue(any(5 <= s <= 5 + SECONDS + 1.5 for s, _ in found),
+        self.assertTrue(any(s <= 5 + SECONDS + 1.5 and e >= 5 for s, e in found),
                         "no flush after the read: %s" % desc)
         gaps = [b[0] - a[1] for a, b in zip(found, found[1:])]
         self.assertGreaterEqual(max(gaps + [self.duration - found[-1][1]]),
@@ -337,14 +348,15 @@ class IdleCostTest(EngineTestCase):
         time.sleep(8)
         after = ctx_switches(self.daemon.pid)
         log = self.daemon_log()[log_before:]
-        armings = len(re.findall(r"Disk \S+ armed", log))
-        # The machine's own disk may be armed by other programs meanwhile;
-        # each arming costs a few wake-ups (event, timer, flush thread).
+        # The machine's own disk may be armed and busy meanwhile (other
+        # programs write to it): each arming, check of a busy disk and flush
+        # is logged and costs a few wake-ups; nothing else may wake us.
+        activity = len(re.findall(r"Disk \S+ (armed|still busy)|Flushed", log))
         self.assertNotIn("Disk %s armed" % self.a.disk, log)
         self.assertNotIn("Disk %s armed" % self.b.disk, log)
-        self.assertLessEqual(after - before, 2 + 12 * armings,
-                             "the daemon woke %d times in 8 s with %d armings:\n%s"
-                             % (after - before, armings, log))
+        self.assertLessEqual(after - before, 2 + 4 * activity,
+                             "the daemon woke %d times in 8 s with %d logged events:\n%s"
+                             % (after - before, activity, log))
 
 
 def ctx_switches(pid):
