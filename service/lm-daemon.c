@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "lm-auth.h"
+#include "lm-disk-policy.h"
+#include "lm-disks.h"
 #include "lm-engine.h"
 #include "lm-error.h"
 #include "lm-flush.h"
@@ -40,6 +42,7 @@ struct _LmDaemon
   LmState *state;
   LmSpinup *spinup; /* SpinUp subscribers and attribution */
   LmFlush *flush;   /* the user-space engine, while it is in effect */
+  LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
 
   /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
   LmPower *power;
@@ -62,6 +65,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_object (&self->power);
   g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_pointer (&self->flush, lm_flush_free);
+  g_clear_pointer (&self->disks, lm_disks_free);
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
@@ -106,14 +110,21 @@ sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_inhibitors (
       s, self->inhibitors ? lm_inhibitors_to_variant (self->inhibitors)
                           : g_variant_new_array (G_VARIANT_TYPE ("(ssu)"), NULL, 0));
+  lm_exported_laptop_mode_set_disk_settings (s, lm_disk_policies_to_variant (self->settings->disks));
 }
 
 static gboolean
 restore_all (LmDaemon *self, GError **error)
 {
   g_autoptr (GError) remount_error = NULL;
+  g_autoptr (GError) disks_error = NULL;
   /* Both, whatever the first one says: each undoes only its own changes. */
   gboolean remounts_ok = lm_remount_restore (self->state, &remount_error);
+
+  /* A drive that refuses is logged, not fatal: it forgets APM and its
+   * timer at its next power cycle anyway. */
+  if (!lm_disks_restore (self->disks, &disks_error))
+    g_warning ("%s", disks_error->message);
 
   if (!lm_tunables_restore (self->state, error))
     {
@@ -166,6 +177,9 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
         g_warning ("Could not undo the remounts: %s", undo_error->message);
       return FALSE;
     }
+  /* Best effort per disk: a drive without APM must not keep laptop mode
+   * off; failures show in the Disks property. */
+  lm_disks_apply (self->disks, settings);
   self->active = TRUE;
   return TRUE;
 }
@@ -367,6 +381,7 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
   lm_settings_free (self->settings);
   self->settings = g_steal_pointer (&next);
   lm_spinup_configure (self->spinup, self->settings);
+  lm_disks_configure (self->disks, self->settings);
   g_free (self->mode);
   self->mode = g_steal_pointer (&mode);
   self->reason = reason;
@@ -623,6 +638,15 @@ recover (LmDaemon *self)
       return;
     }
   lm_spinup_recover (self->state);
+  if (lm_disks_saved (self->state))
+    {
+      g_message ("Restoring the disks' settings the previous run left");
+      if (!lm_disks_restore (self->disks, &error))
+        {
+          g_warning ("%s", error->message);
+          g_clear_error (&error);
+        }
+    }
   if (!lm_tunables_saved (self->state) && !lm_remount_saved (self->state))
     return;
   g_message ("The previous run did not restore the system; restoring the saved values from %s",
@@ -665,6 +689,8 @@ lm_daemon_new (GError **error)
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
   self->spinup = lm_spinup_new (self->skeleton, self->state);
+  self->disks = lm_disks_new (self->skeleton, self->state);
+  lm_spinup_set_wake_func (self->spinup, (LmSpinupWakeFunc) lm_disks_note_activity, self->disks);
   sync_properties (self);
 
   g_signal_connect (self->skeleton, "handle-start", G_CALLBACK (handle_start), self);
@@ -684,6 +710,9 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
 {
   g_autoptr (GError) mode_error = NULL;
 
+  /* Disks first: restoring what a crashed run left needs them found. */
+  lm_disks_configure (self->disks, self->settings);
+  lm_disks_start (self->disks);
   recover (self);
   lm_spinup_configure (self->spinup, self->settings);
 
@@ -726,7 +755,8 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
 
   lm_spinup_shutdown (self->spinup);
   g_clear_pointer (&self->flush, lm_flush_free);
-  if (lm_tunables_saved (self->state) || lm_remount_saved (self->state))
+  if (lm_tunables_saved (self->state) || lm_remount_saved (self->state)
+      || lm_disks_saved (self->state))
     {
       ok = restore_all (self, error);
       if (ok)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <gio/gio.h>
 
+#include "lm-disk-policy.h"
 #include "lm-error.h"
 #include "lm-io.h"
 
@@ -47,7 +48,11 @@ static const LmSettingKey setting_keys[] = {
   STR_KEY ("Attribution", attribution, attribution_choices),
   UINT_KEY ("SpinUpIdle", spinup_idle, 1, 86400),
   BOOL_KEY ("SpinUpHistory", spinup_history),
+  UINT_KEY ("DiskRecheck", disk_recheck, 0, 86400),
 };
+
+/* Configure's per-disk key; its checks live in lm-disk-policy.c. */
+#define DISK_SETTINGS_KEY "DiskSettings"
 
 LmSettings *
 lm_settings_new (void)
@@ -66,6 +71,7 @@ lm_settings_new (void)
   s->remount = TRUE;
   s->remount_types = g_strdupv ((char **) remount_type_choices);
   s->no_remount = g_new0 (char *, 1);
+  s->disks = lm_disk_policies_new ();
   return s;
 }
 
@@ -79,6 +85,7 @@ lm_settings_copy (const LmSettings *settings)
   s->attribution = g_strdup (settings->attribution);
   s->remount_types = g_strdupv (settings->remount_types);
   s->no_remount = g_strdupv (settings->no_remount);
+  s->disks = lm_disk_policies_copy (settings->disks);
   return s;
 }
 
@@ -92,6 +99,7 @@ lm_settings_free (LmSettings *settings)
   g_free (settings->attribution);
   g_strfreev (settings->remount_types);
   g_strfreev (settings->no_remount);
+  g_clear_pointer (&settings->disks, g_hash_table_unref);
   g_free (settings);
 }
 
@@ -100,7 +108,8 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
 {
   return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine) &&
          g_str_equal (a->attribution, b->attribution) && a->spinup_idle == b->spinup_idle &&
-         a->spinup_history == b->spinup_history &&
+         a->spinup_history == b->spinup_history && a->disk_recheck == b->disk_recheck &&
+         lm_disk_policies_equal (a->disks, b->disks) &&
          a->max_lost_work == b->max_lost_work &&
          a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio &&
          a->dirty_background_ratio == b->dirty_background_ratio &&
@@ -290,12 +299,19 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
       g_autoptr (GVariant) v = value;
       const LmSettingKey *k = find_key (name);
 
+      if (g_str_equal (name, DISK_SETTINGS_KEY))
+        {
+          if (!lm_disk_policies_update (s->disks, v, error))
+            return FALSE;
+          continue;
+        }
       if (k == NULL)
         {
           g_autofree char *escaped = g_strescape (name, NULL);
           g_autofree char *keys = known_keys ();
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown setting “%s”; known settings: %s", escaped, keys);
+                       "Unknown setting “%s”; known settings: %s, " DISK_SETTINGS_KEY, escaped,
+                       keys);
           return FALSE;
         }
       const GVariantType *want = key_variant_type (k);
@@ -341,12 +357,19 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
 
   for (guint g = 0; groups[g] != NULL; g++)
     {
+      if (g_str_has_prefix (groups[g], LM_DISK_GROUP_PREFIX))
+        {
+          if (!lm_disk_policies_load_group (s->disks, key_file, groups[g], origin, error))
+            return FALSE;
+          continue;
+        }
       if (!g_str_equal (groups[g], LM_SETTINGS_GROUP))
         {
           g_autofree char *escaped = g_strescape (groups[g], NULL);
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown section [%s] in %s; known sections: [%s]", escaped, origin,
-                       LM_SETTINGS_GROUP);
+                       "Unknown section [%s] in %s; known sections: [%s], [" LM_DISK_GROUP_PREFIX
+                       "ID]",
+                       escaped, origin, LM_SETTINGS_GROUP);
           return FALSE;
         }
     }
@@ -474,6 +497,7 @@ lm_settings_save (const LmSettings *settings, const char *path, GError **error)
         g_key_file_set_string (kf, LM_SETTINGS_GROUP, k->key,
                                G_STRUCT_MEMBER (char *, settings, k->offset));
     }
+  lm_disk_policies_save (settings->disks, kf);
   gsize length;
   g_autofree char *data = g_key_file_to_data (kf, &length, NULL);
   return lm_io_write_atomic (path, data, length, 0644, error);

@@ -25,6 +25,8 @@ struct _LmSpinup
   GHashTable *subscribers; /* unique name → watch id */
   GQueue history;          /* GVariant a{sv}, oldest first */
   gulong handlers[3];
+  LmSpinupWakeFunc wake_func; /* the disks' accounting */
+  gpointer wake_data;
 };
 
 static GVariant *
@@ -69,6 +71,8 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
   gpointer name;
 
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
+  if (self->wake_func != NULL)
+    self->wake_func (self->wake_data, s->disk);
   g_queue_push_tail (&self->history, g_variant_ref (v));
   while (self->history.length > HISTORY_MAX)
     g_variant_unref (g_queue_pop_head (&self->history));
@@ -291,6 +295,13 @@ lm_spinup_free (LmSpinup *self)
   g_free (self->setting);
   g_free (self->why_none);
   g_free (self);
+}
+
+void
+lm_spinup_set_wake_func (LmSpinup *self, LmSpinupWakeFunc func, gpointer user_data)
+{
+  self->wake_func = func;
+  self->wake_data = user_data;
 }
 
 void

@@ -12,6 +12,9 @@ G_BEGIN_DECLS
 
 typedef struct _LmSpinup LmSpinup;
 
+/* Told of every spin-up's disk, e.g. for the disks' power accounting. */
+typedef void (*LmSpinupWakeFunc) (gpointer user_data, const char *disk);
+
 LmSpinup *
 lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
 void
@@ -22,6 +25,8 @@ void
 lm_spinup_shutdown (LmSpinup *spinup);
 void
 lm_spinup_recover (LmState *state);
+void
+lm_spinup_set_wake_func (LmSpinup *spinup, LmSpinupWakeFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
 

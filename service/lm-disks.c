@@ -1,0 +1,950 @@
+/* lm-disks.c: disks from sysfs, their power state, time active and asleep,
+ * and per-disk settings while laptop mode is on. Looks at a disk only when
+ * it matters (quiet past its threshold, or woken), never on a fixed tick;
+ * an excluded disk is never sent a command. */
+#include "config.h"
+
+#include "lm-disks.h"
+
+#include <string.h>
+
+#include "lm-ata.h"
+#include "lm-disk-policy.h"
+#include "lm-error.h"
+#include "lm-io.h"
+#include "lm-paths.h"
+#include "lm-sgio.h"
+#include "lm-uevent.h"
+
+/* Saved originals: key "<id>.<what>" in this group of the state file. */
+#define STATE_GROUP "Disks"
+#define RECHECK_MIN_S 60
+#define RECHECK_FACTOR 6
+#define RESCAN_DELAY_MS 500
+
+typedef struct
+{
+  LmDisks *owner;
+  char *name; /* kernel name: "sda", "vda", "loop3" */
+  char *id;   /* /dev/disk/by-id name, or the kernel name */
+  char *model;
+  gboolean rotational, removable;
+  gboolean ata;      /* answers CHECK POWER MODE */
+  gboolean excluded; /* never sent a command */
+  LmAtaPower power;  /* last answer (ATA only) */
+  gboolean asleep;   /* counted as standby: ATA standby/sleeping, or quiet */
+  guint64 io;        /* I/O counters from stat, summed */
+  gint64 since_mono, since_real, start_mono;
+  guint64 active_us, standby_us;
+  guint transitions, spinups;
+  guint idle_id, recheck_id;
+  char *error;             /* the last command's failure, for the property */
+  gint applied_standby;    /* what we sent while on, -1 none */
+  gint applied_apm;        /* -1 none */
+  gint applied_readahead;  /* -1 none */
+} LmDisk;
+
+struct _LmDisks
+{
+  LmExportedLaptopMode *skeleton; /* not owned */
+  LmState *state;                 /* not owned */
+  GHashTable *disks;              /* name → LmDisk */
+  GHashTable *policies;           /* id → LmDiskPolicy, as applied or to apply */
+  guint idle_s;
+  guint recheck_s; /* 0: automatic */
+  gboolean active; /* laptop mode on: per-disk settings applied */
+  gboolean started;
+  LmUevent *uevent;
+  guint rescan_id;
+};
+
+static void arm_idle (LmDisk *d);
+static void arm_recheck (LmDisk *d, guint seconds);
+static void publish (LmDisks *self);
+
+/* --- sysfs --------------------------------------------------------------- */
+
+static char *
+sys_read (const char *name, const char *file)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/%s", name, file);
+  g_autofree char *path = lm_path (sys);
+  return lm_io_read_value (path, NULL);
+}
+
+static gboolean
+sys_flag (const char *name, const char *file)
+{
+  g_autofree char *v = sys_read (name, file);
+  return v != NULL && g_str_equal (v, "1");
+}
+
+/* Completed reads, writes and discards plus those in flight: any change
+ * means the disk did something since the last look. */
+static gboolean
+read_io (const char *name, guint64 *io)
+{
+  g_autofree char *stat = sys_read (name, "stat");
+  if (stat == NULL)
+    return FALSE;
+  g_auto (GStrv) f = g_strsplit (stat, " ", -1);
+  guint n = g_strv_length (f);
+  static const guint fields[] = { 0, 4, 8, 11 };
+
+  *io = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
+    if (fields[i] < n)
+      *io += g_ascii_strtoull (f[fields[i]], NULL, 10);
+  return n >= 9;
+}
+
+/* "sda1" → "sda": sysfs names the disk of a partition as the parent of the
+ * partition's directory. */
+char *
+lm_disks_whole_disk (const char *name)
+{
+  if (name == NULL || *name == '\0' || strchr (name, '/') != NULL || name[0] == '.')
+    return NULL;
+  g_autofree char *sys = g_build_filename ("/sys/class/block", name, NULL);
+  g_autofree char *link = lm_path (sys);
+  g_autofree char *partition = g_build_filename (link, "partition", NULL);
+
+  if (!g_file_test (partition, G_FILE_TEST_EXISTS))
+    return g_strdup (name);
+  g_autofree char *target = g_file_read_link (link, NULL);
+  if (target == NULL)
+    return g_strdup (name);
+  g_autofree char *parent = g_path_get_dirname (target);
+  return g_path_get_basename (parent);
+}
+
+/* Not disks: RAM disks, unbound loop devices, and stacked devices (dm, md)
+ * whose I/O lands on disks listed anyway. */
+static gboolean
+is_listed (const char *name)
+{
+  if (g_str_has_prefix (name, "ram") || g_str_has_prefix (name, "zram"))
+    return FALSE;
+  if (g_str_has_prefix (name, "loop"))
+    {
+      g_autofree char *backing = sys_read (name, "loop/backing_file");
+      g_autofree char *size = sys_read (name, "size");
+      if (backing == NULL && (size == NULL || g_str_equal (size, "0")))
+        return FALSE;
+    }
+  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/slaves", name);
+  g_autofree char *slaves_path = lm_path (sys);
+  g_autoptr (GDir) slaves = g_dir_open (slaves_path, 0, NULL);
+  return slaves == NULL || g_dir_read_name (slaves) == NULL;
+}
+
+/* The most telling /dev/disk/by-id name of @name: the bus and model kinds
+ * first (they survive moving the disk to another port), wwn- last. */
+static char *
+stable_id (const char *name)
+{
+  static const char *const order[] = { "ata-", "nvme-", "scsi-", "usb-", "virtio-", "mmc-" };
+  g_autofree char *by_id = lm_path ("/dev/disk/by-id");
+  g_autoptr (GDir) dir = g_dir_open (by_id, 0, NULL);
+  g_autofree char *best = NULL;
+  gsize best_rank = G_MAXSIZE;
+  const char *entry;
+
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *link = g_build_filename (by_id, entry, NULL);
+      g_autofree char *target = g_file_read_link (link, NULL);
+      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
+      gsize rank = G_N_ELEMENTS (order);
+
+      if (base == NULL || !g_str_equal (base, name) || strstr (entry, "-part") != NULL)
+        continue;
+      for (gsize i = 0; i < G_N_ELEMENTS (order); i++)
+        if (g_str_has_prefix (entry, order[i]))
+          rank = i;
+      /* Names sort deterministically within a rank. */
+      if (rank < best_rank || (rank == best_rank && strcmp (entry, best) < 0))
+        {
+          g_free (best);
+          best = g_strdup (entry);
+          best_rank = rank;
+        }
+    }
+  return best != NULL ? g_steal_pointer (&best) : g_strdup (name);
+}
+
+static char *
+devnode (const char *name)
+{
+  g_autofree char *dev = g_build_filename ("/dev", name, NULL);
+  return lm_path (dev);
+}
+
+/* --- accounting ------------------------------------------------------------ */
+
+static void
+account (LmDisk *d, gint64 now)
+{
+  guint64 spent = (guint64) MAX (0, now - d->since_mono);
+
+  if (d->asleep)
+    d->standby_us += spent;
+  else
+    d->active_us += spent;
+  d->since_mono = now;
+}
+
+static void
+set_asleep (LmDisk *d, gboolean asleep)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (d->asleep == asleep)
+    return;
+  account (d, now);
+  d->since_real = g_get_real_time ();
+  d->asleep = asleep;
+  d->transitions++;
+  if (!asleep)
+    d->spinups++;
+  g_debug ("Disk %s: %s", d->name, asleep ? "standby" : "active");
+  publish (d->owner);
+}
+
+static void
+set_error (LmDisk *d, const char *message)
+{
+  if (g_strcmp0 (d->error, message) == 0)
+    return;
+  if (message != NULL)
+    g_warning ("Disk %s: %s", d->name, message);
+  g_free (d->error);
+  d->error = g_strdup (message);
+  publish (d->owner);
+}
+
+/* --- commands -------------------------------------------------------------- */
+
+static gboolean
+check_power (LmDisk *d, LmAtaPower *power, GError **error)
+{
+  g_autofree char *path = devnode (d->name);
+  g_autoptr (LmSgio) dev = NULL;
+
+  g_return_val_if_fail (!d->excluded, FALSE);
+  dev = lm_sgio_open (path, error);
+  return dev != NULL && lm_sgio_check_power (dev, power, error);
+}
+
+/* ATA if it answers CHECK POWER MODE. Only SCSI-class (sd) and old IDE (hd)
+ * disks are asked: virtio, NVMe, MMC and loop devices take no ATA. */
+static void
+probe_ata (LmDisk *d)
+{
+  g_autoptr (GError) error = NULL;
+  LmAtaPower power;
+
+  d->ata = FALSE;
+  if (d->excluded || !(g_str_has_prefix (d->name, "sd") || g_str_has_prefix (d->name, "hd")))
+    return;
+  if (!check_power (d, &power, &error))
+    {
+      if (!g_error_matches (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED))
+        set_error (d, error->message);
+      else
+        g_debug ("Disk %s is not ATA: %s", d->name, error->message);
+      return;
+    }
+  d->ata = TRUE;
+  d->power = power;
+  d->asleep = power == LM_ATA_POWER_STANDBY || power == LM_ATA_POWER_SLEEPING;
+}
+
+/* The disk is quiet: ask an ATA disk (it never wakes from this), infer
+ * standby for the others. */
+static void
+quiet (LmDisk *d)
+{
+  LmDisks *self = d->owner;
+  g_autoptr (GError) error = NULL;
+  LmAtaPower power;
+
+  if (!d->ata)
+    {
+      set_asleep (d, TRUE);
+      arm_recheck (d, 0);
+      return;
+    }
+  if (!check_power (d, &power, &error))
+    {
+      set_error (d, error->message);
+      arm_recheck (d, 0);
+      return;
+    }
+  set_error (d, NULL);
+  d->power = power;
+  if (power == LM_ATA_POWER_STANDBY || power == LM_ATA_POWER_SLEEPING)
+    {
+      set_asleep (d, TRUE);
+      arm_recheck (d, 0);
+      return;
+    }
+  publish (self);
+  /* Spinning but quiet: its own timer spins it down. Look again when that
+   * timer runs out if we set it, else at the slow re-check. */
+  guint seconds = 0;
+  if (d->applied_standby > 0)
+    {
+      guint timer;
+      if (lm_ata_standby_decode ((guint8) d->applied_standby, &timer) && timer > self->idle_s)
+        seconds = timer - self->idle_s + 1;
+    }
+  arm_recheck (d, seconds);
+}
+
+static gboolean
+on_idle_timeout (gpointer user_data)
+{
+  LmDisk *d = user_data;
+  guint64 io;
+
+  d->idle_id = 0;
+  if (!read_io (d->name, &io))
+    return G_SOURCE_REMOVE; /* gone; the uevent rescan drops it */
+  if (io != d->io)
+    {
+      /* Busy anyway: look again one threshold later. */
+      d->io = io;
+      arm_idle (d);
+      return G_SOURCE_REMOVE;
+    }
+  quiet (d);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+arm_idle (LmDisk *d)
+{
+  g_clear_handle_id (&d->recheck_id, g_source_remove);
+  g_clear_handle_id (&d->idle_id, g_source_remove);
+  d->idle_id = g_timeout_add_seconds (d->owner->idle_s, on_idle_timeout, d);
+}
+
+static void
+woke (LmDisk *d)
+{
+  if (d->ata)
+    d->power = LM_ATA_POWER_ACTIVE;
+  set_asleep (d, FALSE);
+  publish (d->owner);
+  arm_idle (d);
+}
+
+/* The fallback where no attribution event says a disk woke: compare its
+ * I/O counters now and then (no command unless something changed), and
+ * ask a quiet-but-spinning ATA disk whether its timer spun it down. */
+static gboolean
+on_recheck (gpointer user_data)
+{
+  LmDisk *d = user_data;
+  guint64 io;
+
+  d->recheck_id = 0;
+  if (!read_io (d->name, &io))
+    return G_SOURCE_REMOVE;
+  if (io != d->io)
+    {
+      d->io = io;
+      woke (d);
+      return G_SOURCE_REMOVE;
+    }
+  if (d->ata && !d->asleep)
+    quiet (d);
+  else
+    arm_recheck (d, 0);
+  return G_SOURCE_REMOVE;
+}
+
+static guint
+recheck_interval (LmDisks *self)
+{
+  if (self->recheck_s > 0)
+    return self->recheck_s;
+  return MAX (RECHECK_MIN_S, self->idle_s * RECHECK_FACTOR);
+}
+
+static void
+arm_recheck (LmDisk *d, guint seconds)
+{
+  g_clear_handle_id (&d->idle_id, g_source_remove);
+  g_clear_handle_id (&d->recheck_id, g_source_remove);
+  if (seconds == 0 || seconds > recheck_interval (d->owner))
+    seconds = recheck_interval (d->owner);
+  d->recheck_id = g_timeout_add_seconds (seconds, on_recheck, d);
+}
+
+void
+lm_disks_note_activity (LmDisks *self, const char *disk_name)
+{
+  g_autofree char *name = lm_disks_whole_disk (disk_name);
+  LmDisk *d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
+
+  if (d == NULL)
+    return;
+  read_io (d->name, &d->io);
+  if (d->asleep || d->idle_id == 0)
+    woke (d);
+}
+
+/* --- the Disks property ------------------------------------------------- */
+
+static GVariant *
+disk_to_variant (LmDisk *d)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  gint64 now = g_get_monotonic_time ();
+  double hours = (double) (now - d->start_mono) / (3600.0 * G_USEC_PER_SEC);
+  const char *state = d->ata ? lm_ata_power_to_string (d->power) : "unknown";
+
+  account (d, now);
+  g_variant_builder_add (&b, "{sv}", "Id", g_variant_new_string (d->id));
+  g_variant_builder_add (&b, "{sv}", "Model", g_variant_new_string (d->model));
+  g_variant_builder_add (&b, "{sv}", "Rotational", g_variant_new_boolean (d->rotational));
+  g_variant_builder_add (&b, "{sv}", "Removable", g_variant_new_boolean (d->removable));
+  g_variant_builder_add (&b, "{sv}", "Ata", g_variant_new_boolean (d->ata));
+  g_variant_builder_add (&b, "{sv}", "Excluded", g_variant_new_boolean (d->excluded));
+  g_variant_builder_add (&b, "{sv}", "State", g_variant_new_string (state));
+  g_variant_builder_add (&b, "{sv}", "Asleep", g_variant_new_boolean (d->asleep));
+  g_variant_builder_add (&b, "{sv}", "Inferred", g_variant_new_boolean (!d->ata));
+  g_variant_builder_add (&b, "{sv}", "Since", g_variant_new_int64 (d->since_real));
+  g_variant_builder_add (&b, "{sv}", "ActiveSeconds",
+                         g_variant_new_uint64 (d->active_us / G_USEC_PER_SEC));
+  g_variant_builder_add (&b, "{sv}", "StandbySeconds",
+                         g_variant_new_uint64 (d->standby_us / G_USEC_PER_SEC));
+  g_variant_builder_add (&b, "{sv}", "Transitions", g_variant_new_uint32 (d->transitions));
+  g_variant_builder_add (&b, "{sv}", "SpinUps", g_variant_new_uint32 (d->spinups));
+  g_variant_builder_add (&b, "{sv}", "SpinUpsPerHour",
+                         g_variant_new_double (hours > 0 ? d->spinups / hours : 0.0));
+  if (d->applied_standby >= 0)
+    {
+      g_autofree char *text = lm_ata_standby_describe ((guint8) d->applied_standby);
+      g_variant_builder_add (&b, "{sv}", "StandbyTimer", g_variant_new_string (text));
+    }
+  if (d->applied_apm >= 0)
+    g_variant_builder_add (&b, "{sv}", "APM", g_variant_new_uint32 ((guint) d->applied_apm));
+  if (d->applied_readahead >= 0)
+    g_variant_builder_add (&b, "{sv}", "ReadaheadKiB",
+                           g_variant_new_uint32 ((guint) d->applied_readahead));
+  if (d->error != NULL)
+    g_variant_builder_add (&b, "{sv}", "Error", g_variant_new_string (d->error));
+  return g_variant_builder_end (&b);
+}
+
+/* Counters are as of the last state change; a reader adds the time since
+ * Since to the current state. So the property changes on state changes,
+ * not on every tick. */
+static void
+publish (LmDisks *self)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
+  g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (self->disks),
+                                         (GCompareFunc) strcmp);
+
+  for (GList *l = names; l != NULL; l = l->next)
+    g_variant_builder_add (&b, "{s@a{sv}}", (const char *) l->data,
+                           disk_to_variant (g_hash_table_lookup (self->disks, l->data)));
+  lm_exported_laptop_mode_set_disks (self->skeleton, g_variant_builder_end (&b));
+}
+
+/* --- discovery -------------------------------------------------------------- */
+
+static void
+disk_free (LmDisk *d)
+{
+  g_clear_handle_id (&d->idle_id, g_source_remove);
+  g_clear_handle_id (&d->recheck_id, g_source_remove);
+  g_free (d->name);
+  g_free (d->id);
+  g_free (d->model);
+  g_free (d->error);
+  g_free (d);
+}
+
+static void apply_disk (LmDisks *self, LmDisk *d);
+
+static LmDisk *
+disk_new (LmDisks *self, const char *name)
+{
+  LmDisk *d = g_new0 (LmDisk, 1);
+  g_autofree char *model = sys_read (name, "device/model");
+
+  d->owner = self;
+  d->name = g_strdup (name);
+  d->id = stable_id (name);
+  d->model = g_utf8_make_valid (model != NULL ? model : "", -1);
+  d->rotational = sys_flag (name, "queue/rotational");
+  d->removable = sys_flag (name, "removable");
+  d->excluded = lm_disk_policy_excluded (lm_disk_policies_lookup (self->policies, d->id, name));
+  d->applied_standby = d->applied_apm = d->applied_readahead = -1;
+  d->start_mono = d->since_mono = g_get_monotonic_time ();
+  d->since_real = g_get_real_time ();
+  read_io (name, &d->io);
+  probe_ata (d);
+  if (d->asleep)
+    arm_recheck (d, 0);
+  else
+    arm_idle (d);
+  g_message ("Disk %s (%s%s%s): %s%s", name, d->id, *d->model ? ", " : "", d->model,
+             d->ata ? "ATA, " : "", d->excluded ? "excluded" : d->ata ? lm_ata_power_to_string (d->power)
+                                                                      : "state from I/O activity");
+  return d;
+}
+
+void
+lm_disks_rescan (LmDisks *self)
+{
+  g_autofree char *block = lm_path ("/sys/block");
+  g_autoptr (GDir) dir = g_dir_open (block, 0, NULL);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  const char *name;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      if (!is_listed (name))
+        continue;
+      LmDisk *d = g_hash_table_lookup (self->disks, name);
+      if (d == NULL)
+        {
+          d = disk_new (self, name);
+          g_hash_table_insert (self->disks, d->name, d);
+          if (self->active)
+            apply_disk (self, d);
+        }
+      g_hash_table_add (seen, d->name);
+    }
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (!g_hash_table_contains (seen, key))
+      {
+        g_message ("Disk %s is gone", (const char *) key);
+        g_hash_table_iter_remove (&iter);
+      }
+  publish (self);
+}
+
+static gboolean
+rescan_now (gpointer user_data)
+{
+  LmDisks *self = user_data;
+
+  self->rescan_id = 0;
+  lm_disks_rescan (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A burst of block events (a partition table read) gives one rescan. */
+static void
+on_uevent (const char *subsystem, const char *action, gpointer user_data)
+{
+  LmDisks *self = user_data;
+
+  if (!g_str_equal (subsystem, "block") || self->rescan_id != 0)
+    return;
+  self->rescan_id = g_timeout_add (RESCAN_DELAY_MS, rescan_now, self);
+}
+
+/* --- per-disk settings while laptop mode is on -------------------------------- */
+
+static char *
+state_key (const char *id, const char *what)
+{
+  return g_strdup_printf ("%s.%s", id, what);
+}
+
+static void
+state_set_once (LmState *state, const char *id, const char *what, const char *value)
+{
+  g_autofree char *key = state_key (id, what);
+  g_autofree char *known = lm_state_get (state, STATE_GROUP, key);
+
+  if (known == NULL)
+    lm_state_set (state, STATE_GROUP, key, value);
+}
+
+static gboolean
+send_command (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], GError **error)
+{
+  g_autofree char *path = devnode (d->name);
+  g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
+  LmAtaRegs regs;
+
+  return dev != NULL && lm_sgio_command (dev, cdb, NULL, 0, &regs, error);
+}
+
+static gboolean
+write_readahead (const char *name, guint kib, GError **error)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/queue/read_ahead_kb", name);
+  g_autofree char *path = lm_path (sys);
+  g_autofree char *value = g_strdup_printf ("%u", kib);
+  return lm_io_write_value (path, value, error);
+}
+
+/* Originals first, durably, then the changes, as for the tunables. A drive
+ * that refuses a command does not keep laptop mode off: the failure shows
+ * in the Disks property and the log. */
+static void
+apply_disk (LmDisks *self, LmDisk *d)
+{
+  const LmDiskPolicy *p = lm_disk_policies_lookup (self->policies, d->id, d->name);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GError) error = NULL;
+  guint8 timer = 0;
+  guint original_apm = 0;
+  gboolean do_standby, do_apm, do_readahead;
+  g_autofree char *readahead = NULL;
+  g_autofree char *snapshot = NULL;
+
+  if (p == NULL || d->excluded)
+    return;
+  do_standby = d->ata && p->standby_seconds >= 0
+               && lm_ata_standby_encode ((guint) p->standby_seconds, &timer, NULL);
+  do_apm = d->ata && p->apm > 0;
+  do_readahead = p->readahead_kib >= 0;
+  if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
+    g_string_append_printf (failures, "not an ATA disk: no standby timer or APM; ");
+
+  if (do_apm)
+    {
+      g_autofree char *path = devnode (d->name);
+      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+      if (dev == NULL || !lm_sgio_read_apm (dev, &original_apm, &error))
+        {
+          g_string_append_printf (failures, "APM left alone: %s; ", error->message);
+          g_clear_error (&error);
+          do_apm = FALSE;
+        }
+    }
+  if (do_readahead)
+    {
+      readahead = sys_read (d->name, "queue/read_ahead_kb");
+      if (readahead == NULL)
+        {
+          g_string_append (failures, "no queue/read_ahead_kb; ");
+          do_readahead = FALSE;
+        }
+    }
+  if (!do_standby && !do_apm && !do_readahead)
+    goto out;
+
+  /* 1. What to put back, before any change. The drive's current standby
+   * timer cannot be read: what goes back is ACStandbySeconds, default 0
+   * (off, the power-on default of most drives). */
+  snapshot = lm_state_snapshot (self->state);
+  state_set_once (self->state, d->id, "Device", d->name);
+  if (do_standby)
+    {
+      guint8 ac = 0;
+      if (p->ac_standby_seconds >= 0)
+        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
+      g_autofree char *v = g_strdup_printf ("%u", ac);
+      state_set_once (self->state, d->id, "Standby", v);
+    }
+  if (do_apm)
+    {
+      g_autofree char *v = g_strdup_printf ("%u", original_apm);
+      state_set_once (self->state, d->id, "APM", v);
+    }
+  if (do_readahead)
+    {
+      g_autofree char *key = state_key (d->id, "ReadaheadApplied");
+      g_autofree char *v = g_strdup_printf ("%d", p->readahead_kib);
+      state_set_once (self->state, d->id, "ReadaheadKiB", readahead);
+      lm_state_set (self->state, STATE_GROUP, key, v);
+    }
+  if (!lm_state_save (self->state, &error))
+    {
+      lm_state_revert (self->state, snapshot);
+      g_string_append_printf (failures, "nothing changed: %s; ", error->message);
+      goto out;
+    }
+
+  /* 2. The changes. */
+  guint8 cdb[LM_ATA_CDB_LEN];
+  if (do_standby)
+    {
+      lm_ata_cdb_idle (cdb, timer);
+      if (send_command (d, cdb, &error))
+        d->applied_standby = timer;
+      else
+        g_string_append_printf (failures, "standby timer: %s; ", error->message);
+      g_clear_error (&error);
+    }
+  if (do_apm)
+    {
+      lm_ata_cdb_apm (cdb, (guint) p->apm);
+      if (send_command (d, cdb, &error))
+        d->applied_apm = p->apm;
+      else
+        g_string_append_printf (failures, "APM: %s; ", error->message);
+      g_clear_error (&error);
+    }
+  if (do_readahead)
+    {
+      if (write_readahead (d->name, (guint) p->readahead_kib, &error))
+        d->applied_readahead = p->readahead_kib;
+      else
+        g_string_append_printf (failures, "readahead: %s; ", error->message);
+      g_clear_error (&error);
+    }
+  g_message ("Disk %s: laptop-mode settings applied", d->name);
+
+out:
+  if (failures->len > 2)
+    g_string_truncate (failures, failures->len - 2);
+  set_error (d, failures->len > 0 ? failures->str : NULL);
+}
+
+void
+lm_disks_apply (LmDisks *self, const LmSettings *settings)
+{
+  GHashTableIter iter;
+  gpointer d;
+
+  if (self->active && !lm_disk_policies_equal (self->policies, settings->disks))
+    {
+      g_autoptr (GError) error = NULL;
+      if (!lm_disks_restore (self, &error))
+        g_warning ("%s", error->message);
+    }
+  g_hash_table_unref (self->policies);
+  self->policies = lm_disk_policies_copy (settings->disks);
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &d))
+    {
+      LmDisk *disk = d;
+      disk->excluded = lm_disk_policy_excluded (
+          lm_disk_policies_lookup (self->policies, disk->id, disk->name));
+      if (!self->active || (disk->applied_standby < 0 && disk->applied_apm < 0
+                            && disk->applied_readahead < 0))
+        apply_disk (self, disk);
+    }
+  self->active = TRUE;
+  publish (self);
+}
+
+static LmDisk *
+find_by_id (LmDisks *self, const char *id, const char *name)
+{
+  GHashTableIter iter;
+  gpointer d;
+
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &d))
+    if (g_str_equal (((LmDisk *) d)->id, id))
+      return d;
+  d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
+  return d != NULL && g_str_equal (((LmDisk *) d)->id, name) ? d : NULL;
+}
+
+static void
+forget (LmState *state, const char *id)
+{
+  static const char *const whats[] = { "Device", "Standby", "APM", "ReadaheadKiB",
+                                       "ReadaheadApplied" };
+  for (gsize i = 0; i < G_N_ELEMENTS (whats); i++)
+    {
+      g_autofree char *key = state_key (id, whats[i]);
+      lm_state_remove (state, STATE_GROUP, key);
+    }
+}
+
+static char *
+saved (LmState *state, const char *id, const char *what)
+{
+  g_autofree char *key = state_key (id, what);
+  return lm_state_get (state, STATE_GROUP, key);
+}
+
+/* Put back what the state file says, for every disk in it, present or
+ * not: also used after a crash, before anything was applied by this run.
+ * An excluded disk is not touched, even to restore. */
+static gboolean
+restore_disk (LmDisks *self, const char *id, GString *failures)
+{
+  g_autofree char *name = saved (self->state, id, "Device");
+  g_autofree char *standby = saved (self->state, id, "Standby");
+  g_autofree char *apm = saved (self->state, id, "APM");
+  g_autofree char *readahead = saved (self->state, id, "ReadaheadKiB");
+  g_autofree char *readahead_applied = saved (self->state, id, "ReadaheadApplied");
+  LmDisk *d = find_by_id (self, id, name);
+  g_autoptr (GError) error = NULL;
+  guint8 cdb[LM_ATA_CDB_LEN];
+  gboolean ok = TRUE;
+
+  if (d == NULL)
+    {
+      g_message ("Disk %s is gone; nothing to restore on it", id);
+      return TRUE;
+    }
+  if (d->excluded)
+    return TRUE;
+  if (apm != NULL)
+    {
+      lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
+      if (!send_command (d, cdb, &error))
+        {
+          g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
+                                  error->message);
+          g_clear_error (&error);
+          ok = FALSE;
+        }
+    }
+  if (standby != NULL)
+    {
+      lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
+      if (!send_command (d, cdb, &error))
+        {
+          g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
+                                  d->name, error->message);
+          g_clear_error (&error);
+          ok = FALSE;
+        }
+    }
+  if (readahead != NULL)
+    {
+      g_autofree char *now = sys_read (d->name, "queue/read_ahead_kb");
+      if (readahead_applied != NULL && g_strcmp0 (now, readahead_applied) != 0)
+        g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
+                   "(original was %s)",
+                   d->name, now, readahead);
+      else if (!write_readahead (d->name, (guint) g_ascii_strtoull (readahead, NULL, 10), &error))
+        {
+          g_string_append_printf (failures, "%s%s: readahead: %s", failures->len ? "; " : "",
+                                  d->name, error->message);
+          g_clear_error (&error);
+          ok = FALSE;
+        }
+    }
+  d->applied_standby = d->applied_apm = d->applied_readahead = -1;
+  return ok;
+}
+
+gboolean
+lm_disks_restore (LmDisks *self, GError **error)
+{
+  g_auto (GStrv) keys = lm_state_get_keys (self->state, STATE_GROUP);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    if (g_str_has_suffix (keys[i], ".Device"))
+      g_ptr_array_add (ids, g_strndup (keys[i], strlen (keys[i]) - strlen (".Device")));
+  for (guint i = 0; i < ids->len; i++)
+    {
+      /* A failed restore is not retried forever: the drive forgets APM
+       * and its timer at the next power cycle anyway. */
+      restore_disk (self, ids->pdata[i], failures);
+      forget (self->state, ids->pdata[i]);
+    }
+  self->active = FALSE;
+  if (ids->len > 0)
+    g_message ("Restored the disks' standby timer, APM and readahead");
+  g_autoptr (GError) save_error = NULL;
+  if (!lm_state_save (self->state, &save_error))
+    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+  publish (self);
+  if (failures->len > 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every disk: %s",
+                   failures->str);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+lm_disks_saved (LmState *state)
+{
+  g_auto (GStrv) keys = lm_state_get_keys (state, STATE_GROUP);
+  return keys[0] != NULL;
+}
+
+/* --- life cycle ---------------------------------------------------------------- */
+
+LmDisks *
+lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state)
+{
+  LmDisks *self = g_new0 (LmDisks, 1);
+
+  self->skeleton = skeleton;
+  self->state = state;
+  self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) disk_free);
+  self->policies = lm_disk_policies_new ();
+  self->idle_s = 20;
+  return self;
+}
+
+/* A new threshold takes effect at each disk's next timer; new exclusions
+ * at once. */
+void
+lm_disks_configure (LmDisks *self, const LmSettings *settings)
+{
+  self->idle_s = MAX (1u, settings->spinup_idle);
+  self->recheck_s = settings->disk_recheck;
+  if (self->active)
+    lm_disks_apply (self, settings);
+  else
+    {
+      g_hash_table_unref (self->policies);
+      self->policies = lm_disk_policies_copy (settings->disks);
+    }
+  if (self->started)
+    {
+      /* Newly excluded disks stop being asked; newly included ones are probed. */
+      GHashTableIter iter;
+      gpointer d;
+      g_hash_table_iter_init (&iter, self->disks);
+      while (g_hash_table_iter_next (&iter, NULL, &d))
+        {
+          LmDisk *disk = d;
+          gboolean excluded = lm_disk_policy_excluded (
+              lm_disk_policies_lookup (self->policies, disk->id, disk->name));
+          if (excluded != disk->excluded)
+            {
+              disk->excluded = excluded;
+              if (excluded)
+                disk->ata = FALSE;
+              else
+                probe_ata (disk);
+            }
+        }
+      publish (self);
+    }
+}
+
+void
+lm_disks_start (LmDisks *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  self->started = TRUE;
+  self->uevent = lm_uevent_new (on_uevent, self, &error);
+  if (self->uevent == NULL)
+    g_warning ("%s; disks plugged in later will not be listed", error->message);
+  lm_disks_rescan (self);
+}
+
+void
+lm_disks_free (LmDisks *self)
+{
+  if (self == NULL)
+    return;
+  g_clear_handle_id (&self->rescan_id, g_source_remove);
+  g_clear_pointer (&self->uevent, lm_uevent_free);
+  g_hash_table_unref (self->disks);
+  g_hash_table_unref (self->policies);
+  g_free (self);
+}

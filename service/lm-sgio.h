@@ -1,0 +1,41 @@
+/* lm-sgio.h: sending ATA commands to a disk: SG_IO, then HDIO_DRIVE_CMD.
+ * Owns the device handle and the ioctl layer (real, or the scripted fake
+ * device tests put under the fake root); never decides what to send. */
+#pragma once
+
+#include <glib.h>
+
+#include "lm-ata.h"
+
+G_BEGIN_DECLS
+
+/* The ioctl layer. Each call returns 0 or a negative errno. */
+typedef struct
+{
+  const char *name;
+  gpointer (*open) (const char *path, GError **error);
+  int (*sg_io) (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
+                guint8 *sense, gsize *sense_len);
+  int (*drive_cmd) (gpointer handle, guint8 *args, gsize args_len);
+  void (*close) (gpointer handle);
+} LmSgioOps;
+
+extern const LmSgioOps lm_sgio_real;
+extern const LmSgioOps lm_sgio_fake;
+
+typedef struct _LmSgio LmSgio;
+
+LmSgio *lm_sgio_open (const char *path, GError **error);
+void lm_sgio_close (LmSgio *dev);
+const char *lm_sgio_backend (LmSgio *dev);
+
+gboolean lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data,
+                          gsize data_len, LmAtaRegs *regs, GError **error);
+gboolean lm_sgio_check_power (LmSgio *dev, LmAtaPower *power, GError **error);
+gboolean lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error);
+
+gboolean lm_sgio_is_fake (const char *path);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSgio, lm_sgio_close)
+
+G_END_DECLS

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""Tier 2: disks (issue 9): power state, accounting, standby timer and APM.
+
+The real daemon against a fake root whose /dev/sda is a scripted fake ATA
+drive (the format is documented in service/lm-sgio.c): the test sets what
+the drive answers and reads the commands it received from /dev/sda.log.
+The machine's own disks are test_disks_realkernel.py's.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import lmtest
+from lmtest import DaemonTestCase
+
+FAKE_HEADER = "# laptop-moded fake ATA device\n[FakeAta]\n"
+STAT_FMT = "%d 0 %d 0 %d 0 %d 0 0 0 0 0 0 0 0 0 0\n"
+
+CONFIG = """[LaptopMode]
+Mode=off
+SpinUpIdle=1
+DiskRecheck=2
+Attribution=none
+Remount=false
+
+[Disk ata-FAKE_DISK_1]
+StandbySeconds=20
+APM=128
+ReadaheadKiB=4096
+
+[Disk ata-FAKE_DISK_2]
+Exclude=true
+APM=1
+"""
+
+
+class FakeAtaTest(DaemonTestCase):
+    config_text = CONFIG
+    fake_power = "active"
+    fake_extra = "APM=254\n"
+
+    def setUp(self):
+        super().setUp()
+        r = self.root
+        self.io = {"sda": 100, "sdb": 50, "vda": 10}
+        for name, model in (("sda", "FAKE DISK 1"), ("sdb", "FAKE DISK 2"), ("vda", "")):
+            base = "/sys/block/" + name
+            os.makedirs(r.file(base + "/queue"))
+            os.makedirs(r.file(base + "/device"))
+            r.write(base + "/size", "1953525168\n")
+            r.write(base + "/removable", "0\n")
+            r.write(base + "/queue/rotational", "1\n" if name != "vda" else "0\n")
+            r.write(base + "/queue/read_ahead_kb", "128\n")
+            if model:
+                r.write(base + "/device/model", model + "\n")
+            self.write_stat(name)
+        # Not disks: an unbound loop device and a RAM disk.
+        for name in ("loop0", "ram0"):
+            os.makedirs(r.file("/sys/block/%s/queue" % name))
+            r.write("/sys/block/%s/size" % name, "0\n")
+            r.write("/sys/block/%s/stat" % name, STAT_FMT % (0, 0, 0, 0))
+        os.makedirs(r.file("/dev/disk/by-id"))
+        os.symlink("../../sda", r.file("/dev/disk/by-id/ata-FAKE_DISK_1"))
+        os.symlink("../../sda", r.file("/dev/disk/by-id/wwn-0x5000000000000001"))
+        os.symlink("../../sdb", r.file("/dev/disk/by-id/ata-FAKE_DISK_2"))
+        self.set_drive("sda", self.fake_power, self.fake_extra)
+        self.set_drive("sdb", "active", "APM=254\n")
+        self.start_daemon()
+
+    # --- the fake drive -------------------------------------------------
+
+    def write_stat(self, name):
+        n = self.io[name]
+        self.root.write("/sys/block/%s/stat" % name, STAT_FMT % (n, n * 8, n, n * 8))
+
+    def do_io(self, name):
+        self.io[name] += 1
+        self.write_stat(name)
+
+    def set_drive(self, name, power, extra=None):
+        if extra is None:
+            with open(self.root.file("/dev/" + name)) as f:
+                extra = "".join(l for l in f if not l.startswith(("#", "[", "Power=")))
+        self.root.write("/dev/" + name, FAKE_HEADER + "Power=%s\n" % power + extra)
+
+    def commands(self, name="sda"):
+        try:
+            with open(self.root.file("/dev/%s.log" % name)) as f:
+                return [l.strip() for l in f]
+        except FileNotFoundError:
+            return []
+
+    # --- the daemon's view -----------------------------------------------
+
+    def disks(self):
+        return json.loads(self.ctl_run("disks", "--json", check=True).out)
+
+    def wait_disk(self, name, message, timeout=15, **want):
+        def ok():
+            d = self.disks().get(name, {})
+            return all(d.get(k) == v for k, v in want.items())
+        try:
+            self.wait_until(ok, timeout=timeout, message=message)
+        except AssertionError:
+            self.fail("%s: %r\n%s" % (message, self.disks().get(name), self.daemon_log()))
+        return self.disks()[name]
+
+
+class FakeAtaAccountingTest(FakeAtaTest):
+    def test_listing(self):
+        d = self.disks()
+        self.assertEqual(sorted(d), ["sda", "sdb", "vda"], "loop0 and ram0 are not disks")
+        sda = d["sda"]
+        self.assertEqual(sda["Id"], "ata-FAKE_DISK_1", "ata- wins over wwn-")
+        self.assertEqual((sda["Model"], sda["Rotational"], sda["Removable"], sda["Ata"]),
+                         ("FAKE DISK 1", True, False, True))
+        self.assertEqual(sda["State"], "active")
+        self.assertEqual(d["vda"]["Id"], "vda", "no by-id link: the kernel name")
+        self.assertEqual((d["vda"]["State"], d["vda"]["Inferred"]), ("unknown", True))
+        self.assertEqual((d["sdb"]["Excluded"], d["sdb"]["State"]), (True, "unknown"))
+        r = self.ctl_run("disks", check=True)
+        self.assertIn("FAKE DISK 1", r.out)
+        self.assertIn("excluded", r.out)
+        self.assertEqual(self.commands("sdb"), [], "an excluded disk is never sent a command")
+
+    def test_transitions_and_spinups(self):
+        self.wait_disk("sda", "first quiet check", State="active")
+        # Quiet, still spinning: CHECK POWER MODE says active.
+        self.wait_until(lambda: len(self.commands()) >= 2, message="the quiet check")
+        self.assertTrue(all(c == "sgio E5 00 00" for c in self.commands()), self.commands())
+        # The drive's own timer spins it down; the daemon sees it at its next look.
+        self.set_drive("sda", "standby")
+        t_standby = time.monotonic()
+        sda = self.wait_disk("sda", "standby", State="standby", Asleep=True)
+        self.assertEqual((sda["Transitions"], sda["SpinUps"]), (1, 0))
+        time.sleep(3)
+        # Asleep and quiet: no command at all, only sysfs is read.
+        n = len(self.commands())
+        time.sleep(2.5)
+        self.assertEqual(len(self.commands()), n, "a sleeping disk is not sent commands")
+        # I/O wakes it; the counters show it at the next look.
+        self.set_drive("sda", "active")
+        self.do_io("sda")
+        sda = self.wait_disk("sda", "spin-up", State="active", Asleep=False)
+        slept = time.monotonic() - t_standby
+        self.assertEqual((sda["Transitions"], sda["SpinUps"]), (2, 1))
+        self.assertGreater(sda["SpinUpsPerHour"], 0)
+        self.assertGreaterEqual(sda["StandbySeconds"], 4)
+        self.assertLessEqual(sda["StandbySeconds"], slept + 1)
+        self.assertGreaterEqual(sda["ActiveSeconds"], 1)
+        # Never a once-a-second loop: a handful of commands in all.
+        self.assertLess(len(self.commands()), 10, self.commands())
+        # Non-ATA disks: quiet means asleep, inferred.
+        vda = self.wait_disk("vda", "vda quiet", Asleep=True)
+        self.assertEqual(vda["State"], "unknown")
+        self.do_io("vda")
+        vda = self.wait_disk("vda", "vda busy", Asleep=False)
+        self.assertEqual(vda["SpinUps"], 1)
+        self.assertEqual(self.commands("sdb"), [])
+
+    def test_monitor(self):
+        self.wait_until(lambda: len(self.commands()) >= 2, message="the quiet check")
+        p = subprocess.Popen([self.ctl, "monitor", "sda"], env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        time.sleep(1)
+        self.set_drive("sda", "standby")
+        self.wait_disk("sda", "standby", State="standby")
+        time.sleep(2)
+        self.set_drive("sda", "active")
+        self.do_io("sda")
+        self.wait_disk("sda", "spin-up", State="active")
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn("sda  standby", out)
+        self.assertIn("sda  active", out)
+        self.assertRegex(out, r"active .*\(\d+\.\d %\), standby .*\(\d+\.\d %\), 1 spin-ups")
+        r = self.ctl_run("monitor", "nosuchdisk")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("nosuchdisk", r.err)
+
+
+class FakeAtaOldDriveTest(FakeAtaTest):
+    """An ATA-1 drive behind an old driver: no SG_IO, aborts 0xE5."""
+    fake_power = "standby"
+    fake_extra = "Interface=drive_cmd\nAbortCheckPowerMode=true\n"
+
+    def test_retry_and_fallback(self):
+        sda = self.wait_disk("sda", "standby", State="standby")
+        self.assertTrue(sda["Ata"])
+        self.assertEqual(self.commands()[:2], ["drive_cmd E5 00 00", "drive_cmd 98 00 00"])
+
+
+class FakeAtaApplyTest(FakeAtaTest):
+    def test_apply_and_restore(self):
+        self.ctl_run("start", check=True)
+        sda = self.wait_disk("sda", "settings applied", StandbyTimer="20 s", APM=128)
+        self.assertEqual(sda["ReadaheadKiB"], 4096)
+        self.assertEqual(self.root.read("/sys/block/sda/queue/read_ahead_kb"), "4096")
+        cmds = self.commands()
+        # IDENTIFY for the APM level to restore, then IDLE with timer 4
+        # (20 s) and SET FEATURES APM 128.
+        for c in ("sgio EC 00 01", "sgio E3 00 04", "sgio EF 05 80"):
+            self.assertIn(c, cmds)
+        self.assertLess(cmds.index("sgio EC 00 01"), cmds.index("sgio EF 05 80"))
+        with open(os.path.join(self.state_dir, "state")) as f:
+            state = f.read()
+        self.assertIn("ata-FAKE_DISK_1.APM=254", state)
+        self.assertIn("ata-FAKE_DISK_1.ReadaheadKiB=128", state)
+        n = len(cmds)
+        self.ctl_run("stop", check=True)
+        after = self.commands()[n:]
+        self.assertIn("sgio EF 05 FE", after, "APM 254 as IDENTIFY said")
+        self.assertIn("sgio E3 00 00", after, "the ACStandbySeconds default: timer off")
+        self.assertEqual(self.root.read("/sys/block/sda/queue/read_ahead_kb"), "128")
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+        self.assertEqual(self.commands("sdb"), [], "excluded: not even restored")
+        self.assertEqual(self.commands("vda"), [])
+
+    def test_crash_recovery(self):
+        self.ctl_run("start", check=True)
+        self.wait_disk("sda", "settings applied", APM=128)
+        self.daemon.send_signal(signal.SIGKILL)
+        self.daemon.wait()
+        n = len(self.commands())
+        self.start_daemon()
+        self.wait_until(lambda: "sgio EF 05 FE" in self.commands()[n:], message="APM restored")
+        self.assertIn("sgio E3 00 00", self.commands()[n:])
+        self.assertEqual(self.root.read("/sys/block/sda/queue/read_ahead_kb"), "128")
+
+    def test_sigterm_restores(self):
+        self.ctl_run("start", check=True)
+        self.wait_disk("sda", "settings applied", APM=128)
+        n = len(self.commands())
+        self.assertEqual(self.stop_daemon(), 0)
+        self.assertIn("sgio EF 05 FE", self.commands()[n:])
+
+    def test_configure(self):
+        r = self.gdbus_call("Configure", "{'DiskSettings': <{'ata-FAKE_DISK_1': {'StandbySeconds': <uint32 7>}}>}")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("StandbySeconds for disk ata-FAKE_DISK_1", r.err)
+        self.assertIn("multiple of 5", r.err)
+        r = self.gdbus_call("Configure", "{'DiskSettings': <{'ata-FAKE_DISK_1': {'Speed': <uint32 7>}}>}")
+        self.assertIn("Unknown disk setting", r.err)
+        r = self.gdbus_call("Configure", "{'DiskSettings': <{'bad id': {'APM': <uint32 7>}}>}")
+        self.assertIn("is not valid", r.err)
+        self.ctl_run("start", check=True)
+        self.wait_disk("sda", "settings applied", APM=128)
+        n = len(self.commands())
+        self.gdbus_call("Configure", "{'DiskSettings': <{'ata-FAKE_DISK_1': {'APM': <uint32 1>, "
+                        "'StandbySeconds': <uint32 1800>}}>}", check=True)
+        self.wait_disk("sda", "new settings", APM=1, StandbyTimer="30 min")
+        after = self.commands()[n:]
+        # The old settings went back first, then the new ones: IDLE 241 = 30 min.
+        self.assertIn("sgio EF 05 FE", after)
+        self.assertIn("sgio E3 00 F1", after)
+        self.assertIn("sgio EF 05 01", after)
+        with open(self.config) as f:
+            conf = f.read()
+        self.assertIn("[Disk ata-FAKE_DISK_1]", conf)
+        self.assertIn("StandbySeconds=1800", conf)
+        self.assertNotIn("ReadaheadKiB=4096", conf, "the whole entry was replaced")
+        st = self.status()
+        self.assertEqual(st["DiskSettings"]["ata-FAKE_DISK_1"], {"APM": 1, "StandbySeconds": 1800})
+        self.assertEqual(st["DiskSettings"]["ata-FAKE_DISK_2"], {"APM": 1, "Exclude": True})
+        self.assertEqual(self.commands("sdb"), [])
+
+
+class FakeAtaBadConfigTest(DaemonTestCase):
+    config_text = "[Disk ata-X]\nAPM=0\n"
+
+    def test_bad_config(self):
+        p = self.start_daemon(wait=False)
+        p.wait(timeout=15)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("APM for disk ata-X", self.daemon_log())
+        self.assertIn("from 1 to 255", self.daemon_log())
+
+
+if __name__ == "__main__":
+    lmtest.main()
