@@ -741,8 +741,9 @@ on_quit_signal (gpointer user_data)
 {
   LmWatch *w = user_data;
 
+  /* Kept: cmd_watch removes both handlers after the loop. */
   g_main_loop_quit (w->loop);
-  return G_SOURCE_REMOVE;
+  return G_SOURCE_CONTINUE;
 }
 
 static int
