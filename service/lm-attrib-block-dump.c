@@ -15,6 +15,7 @@
 #include "lm-error.h"
 #include "lm-io.h"
 #include "lm-kmsg.h"
+#include "lm-lines.h"
 #include "lm-paths.h"
 
 #define STATE_KEY "block_dump"
@@ -28,9 +29,8 @@ struct _LmAttrib
   LmAttribModel *model;
   int fd;
   guint source;
-  GString *line; /* a partial line, when the source is not /dev/kmsg */
+  LmLines lines; /* a partial line, when the source is not /dev/kmsg */
   char *original;
-  gboolean overlong;
 };
 
 static gboolean
@@ -59,8 +59,9 @@ block_dump_probe (GError **error)
 }
 
 static void
-handle_line (LmAttrib *a, const char *text, gsize length)
+handle_line (char *text, gsize length, gpointer user_data)
 {
+  LmAttrib *a = user_data;
   LmKmsgRecord r;
   LmSpinUp spinup;
 
@@ -93,38 +94,6 @@ handle_line (LmAttrib *a, const char *text, gsize length)
     }
 }
 
-/* /dev/kmsg hands out one record per read(); a FIFO standing in for it in
- * tests hands out arbitrary pieces. Lines are reassembled for both. */
-static void
-feed (LmAttrib *a, const char *buf, gsize n)
-{
-  const char *p = buf, *end = buf + n;
-
-  while (p < end)
-    {
-      const char *nl = memchr (p, '\n', (gsize)(end - p));
-      const char *stop = nl != NULL ? nl : end;
-
-      if (!a->overlong)
-        {
-          if (a->line->len + (gsize)(stop - p) > LINE_MAX_BYTES)
-            {
-              a->overlong = TRUE;
-              g_string_truncate (a->line, 0);
-            }
-          else
-            g_string_append_len (a->line, p, stop - p);
-        }
-      if (nl == NULL)
-        break;
-      if (!a->overlong)
-        handle_line (a, a->line->str, a->line->len);
-      g_string_truncate (a->line, 0);
-      a->overlong = FALSE;
-      p = nl + 1;
-    }
-}
-
 static gboolean
 on_readable (int fd, GIOCondition condition, gpointer user_data)
 {
@@ -136,7 +105,7 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
       ssize_t n = read (fd, buf, sizeof buf);
       if (n > 0)
         {
-          feed (a, buf, (gsize)n);
+          lm_lines_feed (&a->lines, buf, (gsize)n);
           continue;
         }
       if (n < 0 && errno == EINTR)
@@ -185,7 +154,7 @@ block_dump_stop (LmAttrib *a)
     close (a->fd);
   restore_sysctl (a);
   g_clear_pointer (&a->model, lm_attrib_model_free);
-  g_string_free (a->line, TRUE);
+  lm_lines_clear (&a->lines);
   g_free (a->original);
   g_free (a);
 }
@@ -200,7 +169,9 @@ block_dump_start (const LmAttribConfig *config, GError **error)
 
   a->config = *config;
   a->fd = -1;
-  a->line = g_string_new (NULL);
+  /* /dev/kmsg hands out one record per read(); a FIFO standing in for it
+   * in tests hands out arbitrary pieces: lines are reassembled for both. */
+  lm_lines_init (&a->lines, LINE_MAX_BYTES, handle_line, a);
 
   g_autofree char *current = lm_io_read_value (sysctl, error);
   if (current == NULL)

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "lm-attrib-config.h"
+#include "lm-lines.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,8 +110,7 @@ struct _LmAttrib
   struct tracefs_instance *instance;
   int fd;
   guint source;
-  GString *line;
-  gboolean overlong;
+  LmLines lines;
   GHashTable *disks; /* "maj,min" → disk name: sysfs once per device, not per event */
 };
 
@@ -166,8 +166,9 @@ split_header (char *line, char *marker_at, char **comm, guint32 *pid, gint64 *us
 }
 
 static void
-handle_line (LmAttrib *a, char *line)
+handle_line (char *line, gsize length, gpointer user_data)
 {
+  LmAttrib *a = user_data;
   char *m, *comm;
   guint32 pid;
   gint64 usec;
@@ -209,33 +210,6 @@ handle_line (LmAttrib *a, char *line)
     }
 }
 
-static void
-feed (LmAttrib *a, const char *buf, gsize n)
-{
-  const char *p = buf, *end = buf + n;
-
-  while (p < end)
-    {
-      const char *nl = memchr (p, '\n', (gsize)(end - p));
-      const char *stop = nl != NULL ? nl : end;
-
-      if (!a->overlong && a->line->len + (gsize)(stop - p) > LINE_MAX_BYTES)
-        {
-          a->overlong = TRUE;
-          g_string_truncate (a->line, 0);
-        }
-      if (!a->overlong)
-        g_string_append_len (a->line, p, stop - p);
-      if (nl == NULL)
-        break;
-      if (!a->overlong)
-        handle_line (a, a->line->str);
-      g_string_truncate (a->line, 0);
-      a->overlong = FALSE;
-      p = nl + 1;
-    }
-}
-
 static gboolean
 on_readable (int fd, GIOCondition condition, gpointer user_data)
 {
@@ -246,7 +220,7 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
     {
       ssize_t n = read (fd, buf, sizeof buf);
       if (n > 0)
-        feed (a, buf, (gsize)n);
+        lm_lines_feed (&a->lines, buf, (gsize)n);
       else if (n < 0 && errno == EINTR)
         continue;
       else if (n < 0 && errno == EAGAIN)
@@ -289,7 +263,7 @@ tracefs_stop (LmAttrib *a)
     g_warning ("%s", error->message);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
-  g_string_free (a->line, TRUE);
+  lm_lines_clear (&a->lines);
   g_free (a->tracing);
   g_free (a);
 }
@@ -314,7 +288,7 @@ tracefs_start (const LmAttribConfig *config, GError **error)
 
   a->config = *config;
   a->fd = -1;
-  a->line = g_string_new (NULL);
+  lm_lines_init (&a->lines, LINE_MAX_BYTES, handle_line, a);
   a->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
