@@ -73,7 +73,7 @@ lm_ata_cdb_apm (guint8 cdb[LM_ATA_CDB_LEN], guint level)
   if (level >= LM_ATA_APM_OFF)
     cdb_non_data (cdb, LM_ATA_SET_FEATURES, LM_ATA_FEATURE_APM_DISABLE, 0);
   else
-    cdb_non_data (cdb, LM_ATA_SET_FEATURES, LM_ATA_FEATURE_APM_ENABLE, (guint8) level);
+    cdb_non_data (cdb, LM_ATA_SET_FEATURES, LM_ATA_FEATURE_APM_ENABLE, (guint8)level);
 }
 
 /* One 512-byte sector in: the drive's identity, for the APM level. */
@@ -112,7 +112,7 @@ lm_ata_regs_from_drive_cmd (const guint8 args[4], LmAtaRegs *regs)
 static gboolean
 parse_descriptor_sense (const guint8 *sense, gsize len, LmAtaRegs *regs, GError **error)
 {
-  gsize end = MIN (len, (gsize) 8 + sense[7]);
+  gsize end = MIN (len, (gsize)8 + sense[7]);
 
   for (gsize p = 8; p + 2 <= end; p += 2 + sense[p + 1])
     {
@@ -147,8 +147,8 @@ parse_fixed_sense (const guint8 *sense, gsize len, LmAtaRegs *regs, GError **err
 
   if (len < 14)
     {
-      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Truncated fixed-format sense data (%zu bytes)",
-                   len);
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                   "Truncated fixed-format sense data (%zu bytes)", len);
       return FALSE;
     }
   /* SAT: the registers are in INFORMATION and COMMAND-SPECIFIC INFORMATION
@@ -202,11 +202,10 @@ lm_ata_check_regs (const LmAtaRegs *regs, guint8 command, GError **error)
 {
   if ((regs->status & (ATA_STATUS_ERR | ATA_STATUS_DF)) == 0)
     return TRUE;
-  g_set_error (error, LM_ERROR,
-               (regs->error & ATA_ERROR_ABRT) ? LM_ERROR_NOT_SUPPORTED : LM_ERROR_KERNEL,
-               "The drive refused ATA command 0x%02X (status 0x%02x, error 0x%02x%s)", command,
-               regs->status, regs->error,
-               (regs->error & ATA_ERROR_ABRT) ? ": aborted, not supported by this drive" : "");
+  g_set_error (
+      error, LM_ERROR, (regs->error & ATA_ERROR_ABRT) ? LM_ERROR_NOT_SUPPORTED : LM_ERROR_KERNEL,
+      "The drive refused ATA command 0x%02X (status 0x%02x, error 0x%02x%s)", command, regs->status,
+      regs->error, (regs->error & ATA_ERROR_ABRT) ? ": aborted, not supported by this drive" : "");
   return FALSE;
 }
 
@@ -240,13 +239,13 @@ lm_ata_standby_encode (guint seconds, guint8 *value, GError **error)
   if (seconds == 0)
     *value = 0;
   else if (seconds <= 240 * 5 && seconds % 5 == 0)
-    *value = (guint8) (seconds / 5);
+    *value = (guint8)(seconds / 5);
   else if (seconds == STANDBY_252_SECONDS)
     *value = 252;
   else if (seconds == STANDBY_255_SECONDS)
     *value = 255;
   else if (seconds >= 1800 && seconds <= 11 * 1800 && seconds % 1800 == 0)
-    *value = (guint8) (240 + seconds / 1800);
+    *value = (guint8)(240 + seconds / 1800);
   else
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
@@ -299,7 +298,7 @@ lm_ata_standby_describe (guint8 value)
 static guint16
 identify_word (const guint8 data[LM_ATA_IDENTIFY_LEN], guint word)
 {
-  return (guint16) (data[2 * word] | (data[2 * word + 1] << 8));
+  return (guint16)(data[2 * word] | (data[2 * word + 1] << 8));
 }
 
 gboolean

@@ -21,6 +21,7 @@
 #define RECHECK_MIN_S 60
 #define RECHECK_FACTOR 6
 #define RESCAN_DELAY_MS 500
+#define RESCAN_SETTLE_MS 3000
 
 typedef struct
 {
@@ -38,10 +39,10 @@ typedef struct
   guint64 active_us, standby_us;
   guint transitions, spinups;
   guint idle_id, recheck_id;
-  char *error;             /* the last command's failure, for the property */
-  gint applied_standby;    /* what we sent while on, -1 none */
-  gint applied_apm;        /* -1 none */
-  gint applied_readahead;  /* -1 none */
+  char *error;            /* the last command's failure, for the property */
+  gint applied_standby;   /* what we sent while on, -1 none */
+  gint applied_apm;       /* -1 none */
+  gint applied_readahead; /* -1 none */
 } LmDisk;
 
 struct _LmDisks
@@ -56,11 +57,15 @@ struct _LmDisks
   gboolean started;
   LmUevent *uevent;
   guint rescan_id;
+  guint settle_id;
 };
 
-static void arm_idle (LmDisk *d);
-static void arm_recheck (LmDisk *d, guint seconds);
-static void publish (LmDisks *self);
+static void
+arm_idle (LmDisk *d);
+static void
+arm_recheck (LmDisk *d, guint seconds);
+static void
+publish (LmDisks *self);
 
 /* --- sysfs --------------------------------------------------------------- */
 
@@ -185,7 +190,7 @@ devnode (const char *name)
 static void
 account (LmDisk *d, gint64 now)
 {
-  guint64 spent = (guint64) MAX (0, now - d->since_mono);
+  guint64 spent = (guint64)MAX (0, now - d->since_mono);
 
   if (d->asleep)
     d->standby_us += spent;
@@ -296,7 +301,7 @@ quiet (LmDisk *d)
   if (d->applied_standby > 0)
     {
       guint timer;
-      if (lm_ata_standby_decode ((guint8) d->applied_standby, &timer) && timer > self->idle_s)
+      if (lm_ata_standby_decode ((guint8)d->applied_standby, &timer) && timer > self->idle_s)
         seconds = timer - self->idle_s + 1;
     }
   arm_recheck (d, seconds);
@@ -403,7 +408,7 @@ disk_to_variant (LmDisk *d)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   gint64 now = g_get_monotonic_time ();
-  double hours = (double) (now - d->start_mono) / (3600.0 * G_USEC_PER_SEC);
+  double hours = (double)(now - d->start_mono) / (3600.0 * G_USEC_PER_SEC);
   const char *state = d->ata ? lm_ata_power_to_string (d->power) : "unknown";
 
   account (d, now);
@@ -427,14 +432,14 @@ disk_to_variant (LmDisk *d)
                          g_variant_new_double (hours > 0 ? d->spinups / hours : 0.0));
   if (d->applied_standby >= 0)
     {
-      g_autofree char *text = lm_ata_standby_describe ((guint8) d->applied_standby);
+      g_autofree char *text = lm_ata_standby_describe ((guint8)d->applied_standby);
       g_variant_builder_add (&b, "{sv}", "StandbyTimer", g_variant_new_string (text));
     }
   if (d->applied_apm >= 0)
-    g_variant_builder_add (&b, "{sv}", "APM", g_variant_new_uint32 ((guint) d->applied_apm));
+    g_variant_builder_add (&b, "{sv}", "APM", g_variant_new_uint32 ((guint)d->applied_apm));
   if (d->applied_readahead >= 0)
     g_variant_builder_add (&b, "{sv}", "ReadaheadKiB",
-                           g_variant_new_uint32 ((guint) d->applied_readahead));
+                           g_variant_new_uint32 ((guint)d->applied_readahead));
   if (d->error != NULL)
     g_variant_builder_add (&b, "{sv}", "Error", g_variant_new_string (d->error));
   return g_variant_builder_end (&b);
@@ -447,11 +452,10 @@ static void
 publish (LmDisks *self)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
-  g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (self->disks),
-                                         (GCompareFunc) strcmp);
+  g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (self->disks), (GCompareFunc)strcmp);
 
   for (GList *l = names; l != NULL; l = l->next)
-    g_variant_builder_add (&b, "{s@a{sv}}", (const char *) l->data,
+    g_variant_builder_add (&b, "{s@a{sv}}", (const char *)l->data,
                            disk_to_variant (g_hash_table_lookup (self->disks, l->data)));
   lm_exported_laptop_mode_set_disks (self->skeleton, g_variant_builder_end (&b));
 }
@@ -470,7 +474,8 @@ disk_free (LmDisk *d)
   g_free (d);
 }
 
-static void apply_disk (LmDisks *self, LmDisk *d);
+static void
+apply_disk (LmDisks *self, LmDisk *d);
 
 static LmDisk *
 disk_new (LmDisks *self, const char *name)
@@ -495,8 +500,10 @@ disk_new (LmDisks *self, const char *name)
   else
     arm_idle (d);
   g_message ("Disk %s (%s%s%s): %s%s", name, d->id, *d->model ? ", " : "", d->model,
-             d->ata ? "ATA, " : "", d->excluded ? "excluded" : d->ata ? lm_ata_power_to_string (d->power)
-                                                                      : "state from I/O activity");
+             d->ata ? "ATA, " : "",
+             d->excluded ? "excluded"
+             : d->ata    ? lm_ata_power_to_string (d->power)
+                         : "state from I/O activity");
   return d;
 }
 
@@ -528,7 +535,7 @@ lm_disks_rescan (LmDisks *self)
   while (g_hash_table_iter_next (&iter, &key, &value))
     if (!g_hash_table_contains (seen, key))
       {
-        g_message ("Disk %s is gone", (const char *) key);
+        g_message ("Disk %s is gone", (const char *)key);
         g_hash_table_iter_remove (&iter);
       }
   publish (self);
@@ -544,15 +551,30 @@ rescan_now (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
-/* A burst of block events (a partition table read) gives one rescan. */
+static gboolean
+rescan_settled (gpointer user_data)
+{
+  LmDisks *self = user_data;
+
+  self->settle_id = 0;
+  lm_disks_rescan (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* A burst of block events (a partition table read) gives one rescan soon,
+ * and one more once the burst is over: a loop device detached while udev
+ * still has it open is cleared only after its event. */
 static void
 on_uevent (const char *subsystem, const char *action, gpointer user_data)
 {
   LmDisks *self = user_data;
 
-  if (!g_str_equal (subsystem, "block") || self->rescan_id != 0)
+  if (!g_str_equal (subsystem, "block"))
     return;
-  self->rescan_id = g_timeout_add (RESCAN_DELAY_MS, rescan_now, self);
+  if (self->rescan_id == 0)
+    self->rescan_id = g_timeout_add (RESCAN_DELAY_MS, rescan_now, self);
+  g_clear_handle_id (&self->settle_id, g_source_remove);
+  self->settle_id = g_timeout_add (RESCAN_SETTLE_MS, rescan_settled, self);
 }
 
 /* --- per-disk settings while laptop mode is on -------------------------------- */
@@ -610,7 +632,7 @@ apply_disk (LmDisks *self, LmDisk *d)
   if (p == NULL || d->excluded)
     return;
   do_standby = d->ata && p->standby_seconds >= 0
-               && lm_ata_standby_encode ((guint) p->standby_seconds, &timer, NULL);
+               && lm_ata_standby_encode ((guint)p->standby_seconds, &timer, NULL);
   do_apm = d->ata && p->apm > 0;
   do_readahead = p->readahead_kib >= 0;
   if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
@@ -648,7 +670,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     {
       guint8 ac = 0;
       if (p->ac_standby_seconds >= 0)
-        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
+        lm_ata_standby_encode ((guint)p->ac_standby_seconds, &ac, NULL);
       g_autofree char *v = g_strdup_printf ("%u", ac);
       state_set_once (self->state, d->id, "Standby", v);
     }
@@ -684,7 +706,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     }
   if (do_apm)
     {
-      lm_ata_cdb_apm (cdb, (guint) p->apm);
+      lm_ata_cdb_apm (cdb, (guint)p->apm);
       if (send_command (d, cdb, &error))
         d->applied_apm = p->apm;
       else
@@ -693,7 +715,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     }
   if (do_readahead)
     {
-      if (write_readahead (d->name, (guint) p->readahead_kib, &error))
+      if (write_readahead (d->name, (guint)p->readahead_kib, &error))
         d->applied_readahead = p->readahead_kib;
       else
         g_string_append_printf (failures, "readahead: %s; ", error->message);
@@ -727,8 +749,8 @@ lm_disks_apply (LmDisks *self, const LmSettings *settings)
       LmDisk *disk = d;
       disk->excluded = lm_disk_policy_excluded (
           lm_disk_policies_lookup (self->policies, disk->id, disk->name));
-      if (!self->active || (disk->applied_standby < 0 && disk->applied_apm < 0
-                            && disk->applied_readahead < 0))
+      if (!self->active
+          || (disk->applied_standby < 0 && disk->applied_apm < 0 && disk->applied_readahead < 0))
         apply_disk (self, disk);
     }
   self->active = TRUE;
@@ -743,17 +765,17 @@ find_by_id (LmDisks *self, const char *id, const char *name)
 
   g_hash_table_iter_init (&iter, self->disks);
   while (g_hash_table_iter_next (&iter, NULL, &d))
-    if (g_str_equal (((LmDisk *) d)->id, id))
+    if (g_str_equal (((LmDisk *)d)->id, id))
       return d;
   d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
-  return d != NULL && g_str_equal (((LmDisk *) d)->id, name) ? d : NULL;
+  return d != NULL && g_str_equal (((LmDisk *)d)->id, name) ? d : NULL;
 }
 
 static void
 forget (LmState *state, const char *id)
 {
-  static const char *const whats[] = { "Device", "Standby", "APM", "ReadaheadKiB",
-                                       "ReadaheadApplied" };
+  static const char *const whats[]
+      = { "Device", "Standby", "APM", "ReadaheadKiB", "ReadaheadApplied" };
   for (gsize i = 0; i < G_N_ELEMENTS (whats); i++)
     {
       g_autofree char *key = state_key (id, whats[i]);
@@ -793,7 +815,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
     return TRUE;
   if (apm != NULL)
     {
-      lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
+      lm_ata_cdb_apm (cdb, (guint)g_ascii_strtoull (apm, NULL, 10));
       if (!send_command (d, cdb, &error))
         {
           g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
@@ -804,7 +826,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
     }
   if (standby != NULL)
     {
-      lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
+      lm_ata_cdb_idle (cdb, (guint8)g_ascii_strtoull (standby, NULL, 10));
       if (!send_command (d, cdb, &error))
         {
           g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
@@ -820,7 +842,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
         g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
                    "(original was %s)",
                    d->name, now, readahead);
-      else if (!write_readahead (d->name, (guint) g_ascii_strtoull (readahead, NULL, 10), &error))
+      else if (!write_readahead (d->name, (guint)g_ascii_strtoull (readahead, NULL, 10), &error))
         {
           g_string_append_printf (failures, "%s%s: readahead: %s", failures->len ? "; " : "",
                                   d->name, error->message);
@@ -881,7 +903,7 @@ lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state)
 
   self->skeleton = skeleton;
   self->state = state;
-  self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) disk_free);
+  self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify)disk_free);
   self->policies = lm_disk_policies_new ();
   self->idle_s = 20;
   return self;
@@ -943,6 +965,7 @@ lm_disks_free (LmDisks *self)
   if (self == NULL)
     return;
   g_clear_handle_id (&self->rescan_id, g_source_remove);
+  g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_pointer (&self->uevent, lm_uevent_free);
   g_hash_table_unref (self->disks);
   g_hash_table_unref (self->policies);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "lm-error.h"
-#include "lm-io.h"
 
 #define SENSE_LEN 32
 #define SG_TIMEOUT_MS 15000
@@ -54,18 +53,20 @@ real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsi
 
   io.interface_id = 'S';
   io.cmd_len = LM_ATA_CDB_LEN;
-  io.cmdp = (unsigned char *) cdb;
-  io.mx_sb_len = (unsigned char) *sense_len;
+  io.cmdp = (unsigned char *)cdb;
+  io.mx_sb_len = (unsigned char)*sense_len;
   io.sbp = sense;
   io.dxfer_direction = data_len > 0 ? SG_DXFER_FROM_DEV : SG_DXFER_NONE;
   io.dxferp = data;
-  io.dxfer_len = (unsigned int) data_len;
+  io.dxfer_len = (unsigned int)data_len;
   io.timeout = SG_TIMEOUT_MS;
   if (ioctl (GPOINTER_TO_INT (handle) - 1, SG_IO, &io) < 0)
     return -errno;
   *sense_len = io.sb_len_wr;
-  /* The transport failed (no sense to read): nothing came from the drive. */
-  if (io.sb_len_wr == 0 && (io.host_status != 0 || (io.driver_status & 0x0F) != 0))
+  /* The transport failed, or a CHECK CONDITION without sense: nothing
+   * readable came from the drive. */
+  if (io.sb_len_wr == 0
+      && (io.status != 0 || io.host_status != 0 || (io.driver_status & 0x0F) != 0))
     return -EIO;
   return 0;
 }
@@ -126,7 +127,7 @@ lm_sgio_is_fake (const char *path)
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return FALSE;
-  fake = read (fd, head, sizeof head) == (ssize_t) sizeof head
+  fake = read (fd, head, sizeof head) == (ssize_t)sizeof head
          && memcmp (head, FAKE_MAGIC, sizeof head) == 0;
   close (fd);
   return fake;
@@ -145,8 +146,8 @@ static void
 fake_log (FakeDevice *dev, const char *interface, guint8 command, guint8 feature, guint8 count)
 {
   g_autofree char *log = g_strconcat (dev->path, ".log", NULL);
-  g_autofree char *line = g_strdup_printf ("%s %02X %02X %02X\n", interface, command, feature,
-                                           count);
+  g_autofree char *line
+      = g_strdup_printf ("%s %02X %02X %02X\n", interface, command, feature, count);
   int fd = open (log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 
   if (fd < 0)
@@ -159,8 +160,8 @@ fake_log (FakeDevice *dev, const char *interface, guint8 command, guint8 feature
 /* Run one command against the scripted drive: fills @regs, returns 0 or
  * -EIO when the drive does not answer at all (SLEEP). */
 static int
-fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 feature,
-              guint8 count, guint8 *data, gsize data_len, LmAtaRegs *regs)
+fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 feature, guint8 count,
+              guint8 *data, gsize data_len, LmAtaRegs *regs)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   memset (regs, 0, sizeof *regs);
@@ -209,7 +210,7 @@ fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 fea
                 if (apm > 0 && apm < LM_ATA_APM_OFF)
                   {
                     data[86 * 2] = 0x08;
-                    data[91 * 2] = (guint8) apm;
+                    data[91 * 2] = (guint8)apm;
                   }
               }
           }
@@ -245,10 +246,17 @@ fake_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsi
   int rc = fake_execute (dev, "sgio", cdb[14], cdb[4], cdb[6], data, data_len, &regs);
   if (rc < 0)
     return rc;
-  guint8 answer[22] = { 0x72, (regs.status & 0x01) ? 0x0B : 0x01, 0x00,
-                        (regs.status & 0x01) ? 0x00 : 0x1D, 0x00, 0x00, 0x00, 0x0E,
-                        0x09, 0x0C, 0x00, regs.error, 0x00, regs.count, 0x00, 0x00,
-                        0x00, 0x00, 0x00, 0x00, 0x40, regs.status };
+  guint8 answer[22] = { 0x72, (regs.status & 0x01) ? 0x0B : 0x01,
+                        0x00, (regs.status & 0x01) ? 0x00 : 0x1D,
+                        0x00, 0x00,
+                        0x00, 0x0E,
+                        0x09, 0x0C,
+                        0x00, regs.error,
+                        0x00, regs.count,
+                        0x00, 0x00,
+                        0x00, 0x00,
+                        0x00, 0x00,
+                        0x40, regs.status };
   *sense_len = MIN (*sense_len, sizeof answer);
   memcpy (sense, answer, *sense_len);
   return 0;
@@ -344,6 +352,12 @@ lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gs
   memset (regs, 0, sizeof *regs);
   int rc = dev->ops->sg_io (dev->handle, cdb, data, data_len, sense, &sense_len);
 
+  /* A data-in command carries no CK_COND: a clean completion has no sense. */
+  if (rc == 0 && sense_len == 0 && data_len > 0)
+    {
+      regs->status = 0x50;
+      return TRUE;
+    }
   if (rc == 0)
     {
       if (lm_ata_parse_sense (sense, sense_len, regs, &sg_error))
@@ -351,25 +365,29 @@ lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gs
     }
   else if (!no_ioctl (rc))
     {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "ATA command 0x%02X to %s failed: %s",
-                   cdb[14], dev->path, g_strerror (-rc));
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "ATA command 0x%02X to %s failed: %s", cdb[14],
+                   dev->path, g_strerror (-rc));
       return FALSE;
     }
 
   g_autofree guint8 *args = g_malloc0 (4 + data_len);
   lm_ata_drive_cmd_args (args, cdb);
   rc = dev->ops->drive_cmd (dev->handle, args, 4 + data_len);
+  if (rc == 0 && data_len > 0)
+    {
+      /* libata hands registers back only for non-data commands. */
+      memcpy (data, args + 4, data_len);
+      memset (regs, 0, sizeof *regs);
+      regs->status = 0x50;
+      return TRUE;
+    }
   lm_ata_regs_from_drive_cmd (args, regs);
   if (rc == 0)
-    {
-      if (data_len > 0)
-        memcpy (data, args + 4, data_len);
-      return lm_ata_check_regs (regs, cdb[14], error);
-    }
+    return lm_ata_check_regs (regs, cdb[14], error);
   if (no_ioctl (rc))
     {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                   "%s does not take ATA commands (%s)", dev->path,
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "%s does not take ATA commands (%s)",
+                   dev->path,
                    sg_error != NULL ? sg_error->message : "neither SG_IO nor HDIO_DRIVE_CMD");
       return FALSE;
     }

@@ -41,8 +41,8 @@ test_cdb_idle (void)
     guint seconds;
     guint8 value;
   } cases[] = {
-    { 0, 0 },       { 5, 1 },        { 20, 4 },       { 1200, 240 },  { 1800, 241 },
-    { 3600, 242 },  { 19800, 251 },  { 1260, 252 },   { 1275, 255 },
+    { 0, 0 },      { 5, 1 },       { 20, 4 },     { 1200, 240 }, { 1800, 241 },
+    { 3600, 242 }, { 19800, 251 }, { 1260, 252 }, { 1275, 255 },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -58,7 +58,7 @@ test_cdb_idle (void)
       g_assert_cmpuint (back, ==, cases[i].seconds);
 
       guint8 want[] = { 0x85, 0x06, 0x20, 0x00, 0x00, 0x00, value, 0x00,
-                        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xE3, 0x00 };
+                        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xE3,  0x00 };
       lm_ata_cdb_idle (cdb, value);
       assert_bytes (cdb, want, sizeof want);
       guint8 want_args[] = { 0xE3, value, 0x00, 0x00 };
@@ -92,10 +92,19 @@ test_standby_describe (void)
     guint8 value;
     const char *text;
   } cases[] = {
-    { 0, "off" },          { 1, "5 s" },        { 4, "20 s" },  { 12, "1 min" },
-    { 13, "1 min 5 s" },   { 240, "20 min" },   { 241, "30 min" }, { 242, "1 h" },
-    { 251, "330 min" },    { 252, "21 min" },   { 253, "vendor-defined" },
-    { 254, "reserved" },   { 255, "21 min 15 s" },
+    { 0, "off" },
+    { 1, "5 s" },
+    { 4, "20 s" },
+    { 12, "1 min" },
+    { 13, "1 min 5 s" },
+    { 240, "20 min" },
+    { 241, "30 min" },
+    { 242, "1 h" },
+    { 251, "330 min" },
+    { 252, "21 min" },
+    { 253, "vendor-defined" },
+    { 254, "reserved" },
+    { 255, "21 min 15 s" },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -153,9 +162,8 @@ test_cdb_identify (void)
 static void
 descriptor_sense (guint8 sense[22], guint8 count, guint8 status, guint8 error)
 {
-  const guint8 bytes[22] = { 0x72, 0x01, 0x00, 0x1D, 0x00, 0x00, 0x00, 0x0E,
-                             0x09, 0x0C, 0x00, error, 0x00, count, 0x00, 0x00,
-                             0x00, 0x00, 0x00, 0x00, 0x40, status };
+  const guint8 bytes[22] = { 0x72,  0x01, 0x00,  0x1D, 0x00, 0x00, 0x00, 0x0E, 0x09, 0x0C, 0x00,
+                             error, 0x00, count, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, status };
   memcpy (sense, bytes, sizeof bytes);
 }
 
@@ -167,9 +175,8 @@ test_sense_states (void)
     guint8 count;
     LmAtaPower power;
   } cases[] = {
-    { 0xFF, LM_ATA_POWER_ACTIVE },  { 0x80, LM_ATA_POWER_ACTIVE },
-    { 0x81, LM_ATA_POWER_ACTIVE },  { 0x82, LM_ATA_POWER_ACTIVE },
-    { 0x83, LM_ATA_POWER_ACTIVE },  { 0x00, LM_ATA_POWER_STANDBY },
+    { 0xFF, LM_ATA_POWER_ACTIVE },  { 0x80, LM_ATA_POWER_ACTIVE },  { 0x81, LM_ATA_POWER_ACTIVE },
+    { 0x82, LM_ATA_POWER_ACTIVE },  { 0x83, LM_ATA_POWER_ACTIVE },  { 0x00, LM_ATA_POWER_STANDBY },
     { 0x01, LM_ATA_POWER_STANDBY }, { 0x42, LM_ATA_POWER_UNKNOWN },
   };
 
@@ -258,8 +265,8 @@ test_sense_failures (void)
   }
   /* Truncated descriptor, empty, short, unknown format. */
   {
-    static const guint8 sense[12] = { 0x72, 0x01, 0x00, 0x1D, 0x00, 0x00, 0x00, 0x0E,
-                                      0x09, 0x0C, 0x00, 0x00 };
+    static const guint8 sense[12]
+        = { 0x72, 0x01, 0x00, 0x1D, 0x00, 0x00, 0x00, 0x0E, 0x09, 0x0C, 0x00, 0x00 };
     g_autoptr (GError) error = NULL;
     g_assert_false (lm_ata_parse_sense (sense, sizeof sense, &regs, &error));
     g_assert_error (error, LM_ERROR, LM_ERROR_FAILED);
@@ -307,7 +314,7 @@ test_identify_apm (void)
   guint level = 0;
 
   g_assert_false (lm_ata_identify_apm (data, &level)); /* word 83 not valid */
-  data[83 * 2] = 0x08; /* APM supported */
+  data[83 * 2] = 0x08;                                 /* APM supported */
   data[83 * 2 + 1] = 0x40;
   g_assert_true (lm_ata_identify_apm (data, &level));
   g_assert_cmpuint (level, ==, 255); /* supported, not enabled */

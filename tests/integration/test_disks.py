@@ -68,7 +68,11 @@ class FakeAtaTest(DaemonTestCase):
         os.symlink("../../sdb", r.file("/dev/disk/by-id/ata-FAKE_DISK_2"))
         self.set_drive("sda", self.fake_power, self.fake_extra)
         self.set_drive("sdb", "active", "APM=254\n")
+        self.prepare_root()
         self.start_daemon()
+
+    def prepare_root(self):
+        pass
 
     # --- the fake drive -------------------------------------------------
 
@@ -183,6 +187,40 @@ class FakeAtaAccountingTest(FakeAtaTest):
         r = self.ctl_run("monitor", "nosuchdisk")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("nosuchdisk", r.err)
+
+
+class FakeAtaAttributionTest(FakeAtaTest):
+    """A spin-up seen by attribution (block_dump from a fake /dev/kmsg)
+    wakes the disk's accounting at once, long before the slow re-check."""
+    config_text = CONFIG.replace("DiskRecheck=2", "DiskRecheck=600").replace(
+        "Attribution=none", "Attribution=block_dump\nSpinUpHistory=true")
+    fake_power = "standby"
+
+    def prepare_root(self):
+        r = self.root
+        r.write("/proc/sys/vm/block_dump", "0\n")
+        os.mkfifo(r.file("/dev/kmsg"), 0o600)
+        os.makedirs(r.file("/sys/block/sda/sda1"))
+        r.write("/sys/block/sda/sda1/partition", "1\n")
+        os.makedirs(r.file("/sys/class/block"))
+        os.symlink("../../block/sda", r.file("/sys/class/block/sda"))
+        os.symlink("../../block/sda/sda1", r.file("/sys/class/block/sda1"))
+
+    def test_spinup_from_attribution(self):
+        sda = self.wait_disk("sda", "standby at start", State="standby", Asleep=True)
+        self.assertEqual(sda["SpinUps"], 0)
+        self.wait_until(lambda: self.root.read("/proc/sys/vm/block_dump") == "1",
+                        message="block_dump on")
+        time.sleep(1.5)
+        self.set_drive("sda", "active")
+        now = int(time.monotonic() * 1e6)
+        fd = os.open(self.root.file("/dev/kmsg"), os.O_WRONLY | os.O_NONBLOCK)
+        os.write(fd, ("7,1,%d,-;cat(4242): READ block 8 on sda1 (8 sectors)\n" % now).encode())
+        os.close(fd)
+        sda = self.wait_disk("sda", "woken by attribution", timeout=5, State="active",
+                             Asleep=False)
+        self.assertEqual((sda["SpinUps"], sda["Transitions"]), (1, 1))
+        self.assertIn("Spin-up of sda by cat[4242]", self.daemon_log())
 
 
 class FakeAtaOldDriveTest(FakeAtaTest):
