@@ -1,0 +1,485 @@
+#!/usr/bin/python3
+"""Tier 2 (and 3 for one real spin-up): laptop-mode-tray against the real
+laptop-moded on the private system bus, on a private session bus of its own
+with a fake org.kde.StatusNotifierWatcher (a small Gio service below) and
+python-dbusmock's notification daemon.
+
+Owns the tray's behaviour as a desktop sees it: registration, icon, tooltip,
+clicks, menu events, notifications, restarts of the daemon and the tray
+host. Never fakes laptop-moded: every state and spin-up comes from the real
+daemon (block_dump records through a fake /dev/kmsg, or a real loop disk).
+"""
+
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+from gi.repository import Gio, GLib
+
+import lmtest
+from lmtest import DaemonTestCase
+from test_spinup_dbus import LineReader, SpinUpBusTest
+
+TRAY = os.path.join(lmtest.BUILDDIR, "client", "laptop-mode-tray")
+ITEM_IFACE = "org.kde.StatusNotifierItem"
+ITEM_PATH = "/StatusNotifierItem"
+MENU_IFACE = "com.canonical.dbusmenu"
+MENU_PATH = "/MenuBar"
+INTERVAL = 3
+NS_MARK = "LM_TEST_TRAY_NAMESPACE"
+
+SESSION_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <!-- The tray may run as another user than the test (nobody). -->
+    <allow user="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+# The tray host's side of the protocol, as small as it can be: it records
+# who registered, so a test can see registrations and re-registrations.
+WATCHER = r'''
+from gi.repository import Gio, GLib
+XML = """<node><interface name="org.kde.StatusNotifierWatcher">
+  <method name="RegisterStatusNotifierItem"><arg name="service" type="s" direction="in"/></method>
+  <method name="RegisterStatusNotifierHost"><arg name="service" type="s" direction="in"/></method>
+  <signal name="StatusNotifierItemRegistered"><arg type="s"/></signal>
+</interface></node>"""
+
+def on_call(conn, sender, path, iface, name, params, invocation):
+    if name == "RegisterStatusNotifierItem":
+        service = params.unpack()[0]
+        print("REGISTERED", service, sender, flush=True)
+        conn.emit_signal(None, path, iface, "StatusNotifierItemRegistered",
+                         GLib.Variant("(s)", (service,)))
+    invocation.return_value(None)
+
+bus = Gio.bus_get_sync(Gio.BusType.SESSION, None)
+info = Gio.DBusNodeInfo.new_for_xml(XML).interfaces[0]
+bus.register_object("/StatusNotifierWatcher", info, on_call, None, None)
+Gio.bus_own_name_on_connection(bus, "org.kde.StatusNotifierWatcher", 0,
+                               lambda c, n: print("READY", flush=True), None)
+GLib.MainLoop().run()
+'''
+
+
+class TrayMixin:
+    """A session bus, a tray host, a notification server and the tray, on
+    top of a DaemonTestCase's system bus and daemon."""
+
+    tray_user = None
+    tray_args = ()
+
+    def setUp(self):
+        if not os.path.exists(TRAY):
+            self.skipTest("laptop-mode-tray was not built (needs libdbusmenu-glib and libnotify)")
+        super().setUp()
+        self.start_session_bus()
+        self.session = Gio.DBusConnection.new_for_address_sync(
+            self.session_address,
+            Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT
+            | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+        self.addCleanup(self.session.close_sync, None)
+        self.item_signals = []
+        self.session.signal_subscribe(None, ITEM_IFACE, None, ITEM_PATH, None, 0,
+                                      self._on_item_signal)
+        self.start_watcher()
+        self.start_notifications()
+        self.tray = None
+
+    def _on_item_signal(self, conn, sender, path, iface, member, params):
+        self.item_signals.append((member, params.unpack()))
+
+    # --- the session --------------------------------------------------------
+
+    def start_session_bus(self):
+        socket = os.path.join(self.tmp, "session_bus_socket")
+        conf = os.path.join(self.tmp, "session.conf")
+        with open(conf, "w") as f:
+            f.write(SESSION_CONFIG.format(socket=socket))
+        r, w = os.pipe()
+        with open(os.path.join(self.tmp, "session-bus.log"), "w") as log:
+            p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
+                                  "--print-address=%d" % w], pass_fds=(w,), stderr=log)
+        os.close(w)
+        self.procs.append(p)
+        with os.fdopen(r) as f:
+            self.session_address = f.readline().strip()
+        self.assertTrue(self.session_address.startswith("unix:"), "session bus did not start")
+        # An unprivileged tray must reach the socket.
+        os.chmod(socket, 0o777)
+        self.env["DBUS_SESSION_BUS_ADDRESS"] = self.session_address
+
+    def start_watcher(self):
+        script = os.path.join(self.tmp, "watcher.py")
+        with open(script, "w") as f:
+            f.write(WATCHER)
+        p = subprocess.Popen(["/usr/bin/python3", script], env=self.env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+        self.procs.append(p)
+        self.addCleanup(self.close_child, p)
+        self.watcher = p
+        self.watcher_lines = LineReader(p.stdout)
+        line = self.watcher_lines.get(15)
+        self.assertEqual(line, "READY\n", "the fake watcher did not start")
+
+    def close_child(self, p):
+        # Stopped before its pipe is closed: the reader thread holds it.
+        if p.poll() is None:
+            p.terminate()
+            p.wait(timeout=10)
+        p.stdout.close()
+
+    def stop_watcher(self):
+        self.watcher.terminate()
+        self.watcher.wait(timeout=10)
+
+    def wait_registration(self, timeout=10):
+        """The next item the watcher saw registering, or None."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.watcher_lines.get(deadline - time.monotonic())
+            if line is not None and line.startswith("REGISTERED"):
+                return line.split()[1]
+        return None
+
+    def start_notifications(self):
+        log = open(os.path.join(self.tmp, "notifications.log"), "w")
+        p = subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--session", "--template",
+                              "notification_daemon"], env=self.env, stdout=log,
+                             stderr=subprocess.STDOUT)
+        log.close()
+        self.procs.append(p)
+        self.wait_for(lambda: self.name_has_owner("org.freedesktop.Notifications"),
+                      "the notification daemon")
+
+    def notifications(self):
+        """Every Notify call so far: (replaces_id, summary, body)."""
+        r = self.session.call_sync("org.freedesktop.Notifications", "/org/freedesktop/Notifications",
+                                   "org.freedesktop.DBus.Mock", "GetCalls", None, None, 0, 5000,
+                                   None)
+        return [(args[1], args[3], args[4]) for _, name, args in r.unpack()[0]
+                if name == "Notify"]
+
+    def name_has_owner(self, name):
+        r = self.session.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                   "org.freedesktop.DBus", "NameHasOwner",
+                                   GLib.Variant("(s)", (name,)), None, 0, 5000, None)
+        return r.unpack()[0]
+
+    # --- the tray ---------------------------------------------------------
+
+    def start_tray(self):
+        exe = os.path.join(self.bindir, "laptop-mode-tray")
+        shutil.copy(TRAY, exe)
+        os.chmod(exe, 0o755)
+        config = os.path.join(self.tmp, "config")
+        os.makedirs(config, exist_ok=True)
+        os.chmod(config, 0o777)
+        env = dict(self.env, XDG_CONFIG_HOME=config, G_DEBUG="fatal-criticals")
+        argv = [exe, "--verbose", "--notify-interval", str(INTERVAL)] + list(self.tray_args)
+        if self.tray_user is not None:
+            pw = pwd.getpwnam(self.tray_user)
+            argv = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                    "--clear-groups", "--"] + argv
+        log = open(os.path.join(self.tmp, "tray.log"), "a")
+        p = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+        log.close()
+        self.procs.append(p)
+        self.tray = p
+        # setpriv execs, so the pid is the tray's, as is the name.
+        self.item_name = "org.kde.StatusNotifierItem-%d-1" % p.pid
+        self.assertEqual(self.wait_registration(), self.item_name,
+                         "the item did not register:\n" + self.tray_log())
+        return p
+
+    def tray_log(self):
+        try:
+            with open(os.path.join(self.tmp, "tray.log")) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def item(self, prop):
+        r = self.session.call_sync(self.item_name, ITEM_PATH, "org.freedesktop.DBus.Properties",
+                                   "Get", GLib.Variant("(ss)", (ITEM_IFACE, prop)), None, 0, 5000,
+                                   None)
+        return r.unpack()[0]
+
+    def activate(self):
+        self.session.call_sync(self.item_name, ITEM_PATH, ITEM_IFACE, "Activate",
+                               GLib.Variant("(ii)", (0, 0)), None, 0, 5000, None)
+
+    def menu_items(self):
+        """label → (id, properties) for every item of the menu."""
+        r = self.session.call_sync(self.item_name, MENU_PATH, MENU_IFACE, "GetLayout",
+                                   GLib.Variant("(iias)", (0, -1, [])), None, 0, 5000, None)
+        items = {}
+
+        def walk(node):
+            ident, props, children = node
+            if "label" in props:
+                items[props["label"]] = (ident, props)
+            for child in children:
+                walk(child)
+        walk(r.unpack()[1])
+        return items
+
+    def click(self, label):
+        ident = self.menu_items()[label][0]
+        self.session.call_sync(self.item_name, MENU_PATH, MENU_IFACE, "Event",
+                               GLib.Variant("(isvu)", (ident, "clicked", GLib.Variant("s", ""), 0)),
+                               None, 0, 5000, None)
+
+    def wait_for(self, predicate, message, timeout=10):
+        """Like wait_until, but lets this process's bus signals in."""
+        ctx = GLib.MainContext.default()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            while ctx.iteration(False):
+                pass
+            if predicate():
+                return
+            time.sleep(0.05)
+        self.fail("timed out waiting for %s\ntray log:\n%s\ndaemon log:\n%s"
+                  % (message, self.tray_log(), self.daemon_log()))
+
+    def wait_icon(self, name):
+        self.wait_for(lambda: self.item("IconName") == name, "IconName %s" % name)
+
+
+@unittest.skipUnless(lmtest.is_root(), "Start, Stop and SetMode need root until polkit is wired in")
+class TrayTest(TrayMixin, DaemonTestCase):
+    config_text = "[LaptopMode]\nMode=off\nAttribution=none\n"
+
+    def test_item_follows_daemon(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.assertEqual(self.item("Status"), "Passive")
+        self.assertEqual(self.item("Menu"), MENU_PATH)
+        self.assertFalse(self.item("ItemIsMenu"))
+        title, desc = self.item("ToolTip")[2:]
+        self.assertEqual(title, "Laptop mode is off")
+        self.assertIn("Mode: off", desc)
+        self.assertIn("Max lost work: 10 min", desc)
+
+        # A change made elsewhere shows, announced with New* signals.
+        del self.item_signals[:]
+        self.ctl_run("start", check=True)
+        self.wait_icon("laptop-mode-on")
+        self.assertEqual(self.item("Status"), "Active")
+        self.assertEqual(self.item("ToolTip")[2], "Laptop mode is on")
+        self.wait_for(lambda: {"NewIcon", "NewToolTip", "NewStatus"}
+                      <= {m for m, _ in self.item_signals}, "New* signals")
+        self.assertIn(("NewStatus", ("Active",)), self.item_signals)
+
+        # A click toggles, both ways.
+        self.activate()
+        self.wait_for(lambda: self.status()["Active"] is False, "Activate to stop")
+        self.wait_icon("laptop-mode-off")
+        self.activate()
+        self.wait_for(lambda: self.status()["Active"] is True, "Activate to start")
+        self.wait_icon("laptop-mode-on")
+
+        # The Mode radio items call SetMode, and follow the daemon.
+        self.click("_Auto (on while on battery)")
+        self.wait_for(lambda: self.status()["Mode"] == "auto", "SetMode auto")
+        self.wait_for(lambda: self.menu_items()["_Auto (on while on battery)"][1]
+                      .get("toggle-state") == 1, "the Auto item checked")
+        self.click("O_ff")
+        self.wait_for(lambda: self.status()["Mode"] == "off", "SetMode off")
+        self.wait_icon("laptop-mode-off")
+        items = self.menu_items()
+        self.assertEqual(items["O_ff"][1].get("toggle-state"), 1)
+        self.assertEqual(items["_On"][1].get("toggle-state"), 0)
+        self.assertEqual(items["_Laptop mode"][1].get("toggle-state"), 0)
+        # Nothing was refused, so nothing popped up.
+        self.assertEqual(self.notifications(), [])
+
+    def test_daemon_restart(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.assertEqual(self.stop_daemon(), 0)
+        self.wait_icon("laptop-mode-unavailable")
+        self.assertEqual(self.item("ToolTip")[2], "Laptop mode unavailable")
+        self.assertEqual(self.menu_items()["_Mode"][1].get("enabled"), False)
+        # A click meanwhile is explained, not lost silently.
+        self.activate()
+        self.wait_for(lambda: len(self.notifications()) == 1, "an 'unavailable' notification")
+        self.assertIn("unavailable", self.notifications()[0][1])
+        self.start_daemon()
+        self.wait_icon("laptop-mode-off")
+        self.activate()
+        self.wait_for(lambda: self.status()["Active"] is True, "Activate after the restart")
+        self.wait_icon("laptop-mode-on")
+        self.assertIsNone(self.tray.poll())
+
+    def test_watcher_restart(self):
+        self.start_daemon()
+        self.start_tray()
+        self.stop_watcher()
+        self.start_watcher()
+        self.assertEqual(self.wait_registration(), self.item_name,
+                         "the item did not register again")
+        # Once.
+        self.assertIsNone(self.wait_registration(1))
+        self.assertEqual(self.item("IconName"), "laptop-mode-off")
+
+
+@unittest.skipUnless(lmtest.is_root(), "the tray runs as another user, which needs root")
+class DeniedTest(TrayMixin, DaemonTestCase):
+    """Today only root may switch or watch: the tray as nobody is refused
+    both, and says which right is missing, once for the subscription."""
+
+    tray_user = lmtest.UNPRIVILEGED
+    config_text = "[LaptopMode]\nMode=off\nAttribution=block_dump\n"
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.root.file("/dev"))
+        os.mkfifo(self.root.file("/dev/kmsg"), 0o600)
+        self.root.write("/proc/sys/vm/block_dump", "0\n")
+
+    def monitor_notes(self):
+        return [n for n in self.notifications() if "org.laptopmode.LaptopMode1.monitor" in n[2]]
+
+    def test_denied_actions_explained(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: len(self.monitor_notes()) == 1, "the denied subscription explained")
+        self.assertEqual(self.monitor_notes()[0][1], "Not allowed to watch disk spin-ups")
+
+        self.activate()
+        self.wait_for(lambda: any("org.laptopmode.LaptopMode1.switch" in n[2]
+                                  for n in self.notifications()), "the denied Start explained")
+        self.assertFalse(self.status()["Active"])
+        self.assertIn("Not allowed to switch laptop mode on", [n[1] for n in self.notifications()])
+
+        # A new daemon is subscribed to again, and refuses again, silently.
+        self.assertEqual(self.stop_daemon(), 0)
+        self.wait_icon("laptop-mode-unavailable")
+        self.start_daemon()
+        self.wait_icon("laptop-mode-off")
+        time.sleep(1)
+        self.assertEqual(len(self.monitor_notes()), 1, self.notifications())
+        self.assertEqual(len(self.notifications()), 2, self.notifications())
+        self.assertIn("Not authorized to Subscribe", self.tray_log())
+        self.assertIsNone(self.tray.poll())
+
+
+@unittest.skipUnless(lmtest.is_root(), "Subscribe needs root until polkit is wired in")
+class BurstTest(TrayMixin, SpinUpBusTest):
+    """Spin-ups from the real daemon's block_dump backend, fed kernel log
+    records through a fake /dev/kmsg."""
+
+    def test_burst_is_summed_up(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: self.block_dump() == "1", "the tray's subscription")
+        # Five wake-ups, each after more than SpinUpIdle (1 s) of quiet,
+        # all arriving at once.
+        self.kmsg((5.0, "cron(11): READ block 8 on sda1"),
+                  (7.0, "firefox(1234): READ block 16 on sda1"),
+                  (9.0, "cron(12): READ block 24 on sda1"),
+                  (11.0, "firefox(1234): READ block 32 on sda1"),
+                  (13.0, "cron(13): READ block 40 on sda1"))
+        self.wait_for(lambda: len(self.notifications()) >= 1, "the first popup")
+        first = self.notifications()[0]
+        self.assertEqual(first[:2], (0, "sda woken by cron (11): read"))
+        self.wait_for(lambda: len(self.notifications()) >= 2, "the summary", timeout=INTERVAL + 5)
+        summary = self.notifications()[1]
+        self.assertEqual(summary[1], "5 spin-ups: cron ×3, firefox ×2")
+        self.assertIn("Latest: sda woken by cron (13): read", summary[2])
+        # It replaces the first popup instead of stacking another.
+        self.assertNotEqual(summary[0], 0)
+        # And the burst is over: nothing more pops up.
+        time.sleep(INTERVAL + 1)
+        self.assertEqual(len(self.notifications()), 2, self.notifications())
+        # The tooltip and the menu show the last ones.
+        self.assertIn("Last spin-up: ", self.item("ToolTip")[3])
+        self.assertIn("sda woken by cron (13): read", self.item("ToolTip")[3])
+        labels = [lb for lb in self.menu_items() if "woken by" in lb]
+        self.assertEqual(len(labels), 5, labels)
+        self.assertTrue(labels[0].endswith("sda woken by cron (13): read"), labels)
+
+        # Unchecked: unsubscribed (monitoring stops), and remembered.
+        self.click("_Notify me of spin-ups")
+        self.wait_for(lambda: self.block_dump() == "0", "the tray to unsubscribe")
+        with open(os.path.join(self.tmp, "config", "laptop-mode-tray", "settings.ini")) as f:
+            self.assertIn("NotifySpinUps=false", f.read())
+
+
+def in_private_namespace():
+    return os.environ.get(NS_MARK) == "1"
+
+
+@unittest.skipUnless(lmtest.is_root() and in_private_namespace(),
+                     "a real spin-up needs root and a private mount namespace for a loop disk")
+class RealSpinUpTest(TrayMixin, DaemonTestCase):
+    """A cat of an uncached file on an idle loop disk, seen by the real
+    kernel's tracepoints, pops up naming cat."""
+
+    fake_root = False
+
+    def setUp(self):
+        import test_spinup_realkernel as rk
+        ok, why = rk.can_run("bpf")
+        backend = "bpf"
+        if not ok:
+            ok, why = rk.can_run("tracefs")
+            backend = "tracefs"
+        if not ok:
+            self.skipTest(why)
+        self.config_text = ("[LaptopMode]\nMode=off\nAttribution=%s\nSpinUpIdle=%d\n"
+                            % (backend, rk.IDLE))
+        self.idle = rk.IDLE
+        self.uncache = rk.uncache
+        super().setUp()
+        self.fs = rk.LoopExt4(self.tmp)
+        self.addCleanup(self.fs.cleanup)
+        self.file = os.path.join(self.fs.mnt, "a")
+        with open(self.file, "wb") as f:
+            f.write(os.urandom(256 << 10))
+        os.sync()
+
+    def test_real_spin_up_notified(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: "Subscribed to spin-ups" in self.tray_log(), "the subscription")
+        # Past the idle time, and past the popup interval of anything the
+        # set-up may have woken.
+        time.sleep(max(self.idle, INTERVAL) + 1.5)
+        before = len(self.notifications())
+        self.uncache(self.file)
+        cat = subprocess.Popen(["cat", self.file], stdout=subprocess.DEVNULL)
+        cat.wait()
+        want = "%s woken by cat (%d): read" % (self.fs.disk, cat.pid)
+        self.wait_for(lambda: want in [n[1] for n in self.notifications()[before:]],
+                      "a popup %r, got %r" % (want, self.notifications()), timeout=15)
+
+
+if __name__ == "__main__":
+    if os.geteuid() == 0 and shutil.which("unshare") is not None and not in_private_namespace():
+        env = dict(os.environ, **{NS_MARK: "1", "LM_TEST_SPINUP_NAMESPACE": "1"})
+        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                               os.path.abspath(__file__)] + sys.argv[1:], env)
+    lmtest.main()
