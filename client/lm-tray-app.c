@@ -63,7 +63,8 @@ typedef struct
   CallDone done;
 } Call;
 
-static void update (LmTrayApp *app);
+static void
+update (LmTrayApp *app);
 
 static const char *
 right_for (const char *method, const char **what)
@@ -147,8 +148,8 @@ call_daemon (LmTrayApp *app, const char *method, GVariant *params, CallDone done
   /* A person clicked (or asked for notifications): polkit may ask for a
    * password rather than refuse, and that may take long. */
   g_dbus_proxy_call (G_DBUS_PROXY (app->proxy), method, params,
-                     G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION, G_MAXINT,
-                     app->cancellable, call_done, call);
+                     G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION, G_MAXINT, app->cancellable,
+                     call_done, call);
 }
 
 /* --- spin-ups --------------------------------------------------------- */
@@ -175,7 +176,7 @@ static void
 show_recent (LmTrayApp *app)
 {
   g_ptr_array_add (app->recent, NULL);
-  lm_tray_menu_set_spinups (app->menu, (const char *const *) app->recent->pdata,
+  lm_tray_menu_set_spinups (app->menu, (const char *const *)app->recent->pdata,
                             app->spinups_note != NULL ? app->spinups_note : "None yet");
   g_ptr_array_remove_index (app->recent, app->recent->len - 1);
 }
@@ -230,8 +231,10 @@ static void
 on_spin_up (LmExportedLaptopMode *proxy, GVariant *spinup, gpointer user_data)
 {
   LmTrayApp *app = user_data;
+  g_autofree char *line = recent_line (spinup);
 
-  g_ptr_array_insert (app->recent, 0, recent_line (spinup));
+  g_debug ("Spin-up: %s", line);
+  g_ptr_array_insert (app->recent, 0, g_steal_pointer (&line));
   if (app->recent->len > RECENT_MAX)
     g_ptr_array_remove_index (app->recent, app->recent->len - 1);
   set_spinups_note (app, NULL);
@@ -287,8 +290,10 @@ reason_words (const char *reason)
     const char *reason;
     const char *words;
   } words[] = {
-    { "manual", "set by hand" },         { "on-battery", "running on battery" },
-    { "ac", "running on AC power" },     { "low-battery", "battery low" },
+    { "manual", "set by hand" },
+    { "on-battery", "running on battery" },
+    { "ac", "running on AC power" },
+    { "low-battery", "battery low" },
     { "inhibited", "held off by a program" },
   };
 
@@ -356,7 +361,7 @@ update (LmTrayApp *app)
   g_autofree char *lost = duration_words (lm_exported_laptop_mode_get_max_lost_work (app->proxy));
   g_string_append_printf (desc, "\nMax lost work: %s", lost);
   if (app->recent->len > 0)
-    g_string_append_printf (desc, "\nLast spin-up: %s", (const char *) app->recent->pdata[0]);
+    g_string_append_printf (desc, "\nLast spin-up: %s", (const char *)app->recent->pdata[0]);
 
   lm_tray_item_set_icon (app->item, icon);
   lm_tray_item_set_status (app->item, status);
@@ -505,8 +510,8 @@ LmTrayApp *
 lm_tray_app_new (guint notify_interval)
 {
   static const LmTrayItemCallbacks item_callbacks = { toggle, item_lost };
-  static const LmTrayMenuCallbacks menu_callbacks = { toggle, set_mode, set_notify,
-                                                      refresh_spinups, quit };
+  static const LmTrayMenuCallbacks menu_callbacks
+      = { toggle, set_mode, set_notify, refresh_spinups, quit };
   LmTrayApp *app = g_new0 (LmTrayApp, 1);
   const char *theme_path = g_getenv ("LAPTOP_MODE_TRAY_ICON_THEME_PATH");
 
@@ -520,9 +525,9 @@ lm_tray_app_new (guint notify_interval)
   app->item = lm_tray_item_new (LM_TRAY_MENU_PATH, theme_path ? theme_path : LM_TRAY_ICON_DIR,
                                 &item_callbacks, app);
   update (app);
-  app->daemon_watch = g_bus_watch_name (G_BUS_TYPE_SYSTEM, LM_BUS_NAME,
-                                        G_BUS_NAME_WATCHER_FLAGS_NONE, daemon_appeared,
-                                        daemon_vanished, app, NULL);
+  app->daemon_watch
+      = g_bus_watch_name (G_BUS_TYPE_SYSTEM, LM_BUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                          daemon_appeared, daemon_vanished, app, NULL);
   return app;
 }
 

@@ -27,8 +27,8 @@ static void
 registered (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GVariant) reply =
-      g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
 
   /* Not fatal: the host may come back, and the watcher is followed. */
   if (reply == NULL)
@@ -47,8 +47,8 @@ watcher_appeared (GDBusConnection *connection, const char *name, const char *own
 
   g_debug ("%s appeared (%s), registering %s", name, owner, item->bus_name);
   g_dbus_connection_call (connection, WATCHER_NAME, WATCHER_PATH, WATCHER_NAME,
-                          "RegisterStatusNotifierItem", g_variant_new ("(s)", item->bus_name),
-                          NULL, G_DBUS_CALL_FLAGS_NONE, -1, NULL, registered, item);
+                          "RegisterStatusNotifierItem", g_variant_new ("(s)", item->bus_name), NULL,
+                          G_DBUS_CALL_FLAGS_NONE, -1, NULL, registered, item);
 }
 
 static void
@@ -116,10 +116,9 @@ name_acquired (GDBusConnection *connection, const char *name, gpointer user_data
 
   /* Register only once the name is ours: the watcher checks its owner. */
   if (item->watcher_id == 0)
-    item->watcher_id = g_bus_watch_name_on_connection (connection, WATCHER_NAME,
-                                                       G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                                       watcher_appeared, watcher_vanished, item,
-                                                       NULL);
+    item->watcher_id
+        = g_bus_watch_name_on_connection (connection, WATCHER_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
+                                          watcher_appeared, watcher_vanished, item, NULL);
 }
 
 static void
@@ -175,10 +174,10 @@ lm_tray_item_new (const char *menu_path, const char *icon_theme_path,
   g_signal_connect (item->skeleton, "handle-scroll", G_CALLBACK (handle_scroll), NULL);
 
   /* The name the specification asks for: one item per process. */
-  item->bus_name = g_strdup_printf ("org.kde.StatusNotifierItem-%d-1", (int) getpid ());
-  item->own_id = g_bus_own_name (G_BUS_TYPE_SESSION, item->bus_name,
-                                 G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE, bus_acquired, name_acquired,
-                                 name_lost, item, NULL);
+  item->bus_name = g_strdup_printf ("org.kde.StatusNotifierItem-%d-1", (int)getpid ());
+  item->own_id
+      = g_bus_own_name (G_BUS_TYPE_SESSION, item->bus_name, G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE,
+                        bus_acquired, name_acquired, name_lost, item, NULL);
   return item;
 }
 
@@ -223,9 +222,8 @@ lm_tray_item_set_tooltip (LmTrayItem *item, const char *title, const char *descr
   /* Hosts may render the description as markup (KDE does). */
   g_autofree char *escaped = g_markup_escape_text (description, -1);
   GVariant *old = lm_sni_get_tool_tip (item->skeleton);
-  g_autoptr (GVariant) tooltip = g_variant_ref_sink (
-      g_variant_new ("(s@a(iiay)ss)", lm_sni_get_icon_name (item->skeleton), no_pixmaps (), title,
-                     escaped));
+  g_autoptr (GVariant) tooltip = g_variant_ref_sink (g_variant_new (
+      "(s@a(iiay)ss)", lm_sni_get_icon_name (item->skeleton), no_pixmaps (), title, escaped));
 
   if (old != NULL && g_variant_equal (old, tooltip))
     return;

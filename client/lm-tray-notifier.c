@@ -54,8 +54,8 @@ spin_up_body (GVariant *spinup)
     }
   if (g_variant_lookup (spinup, "Path", "&s", &path))
     g_string_append_printf (body, "%sfile %s", body->len ? ", " : "", path);
-  if (g_variant_lookup (spinup, "Via", "&s", &via) && g_strcmp0 (via, "writeback") == 0 &&
-      g_variant_lookup (spinup, "SubmitterComm", "&s", &submitter))
+  if (g_variant_lookup (spinup, "Via", "&s", &via) && g_strcmp0 (via, "writeback") == 0
+      && g_variant_lookup (spinup, "SubmitterComm", "&s", &submitter))
     g_string_append_printf (body, "%swritten back by %s", body->len ? ", " : "", submitter);
   return g_markup_escape_text (body->str, -1);
 }
@@ -65,6 +65,7 @@ show (NotifyNotification *n, const char *summary, const char *body, const char *
 {
   g_autoptr (GError) error = NULL;
 
+  g_debug ("Notification: %s", summary);
   notify_notification_update (n, summary, body, icon);
   /* No notification server is not worth more than a line in the log. */
   if (!notify_notification_show (n, &error))
@@ -75,12 +76,12 @@ static int
 by_count (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   GHashTable *burst = user_data;
-  guint ca = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **) a));
-  guint cb = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **) b));
+  guint ca = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **)a));
+  guint cb = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **)b));
 
   if (ca != cb)
     return ca > cb ? -1 : 1;
-  return g_strcmp0 (*(const char **) a, *(const char **) b);
+  return g_strcmp0 (*(const char **)a, *(const char **)b);
 }
 
 /* "4 spin-ups: cron ×3, firefox ×1" */
@@ -99,12 +100,13 @@ burst_summary (LmTrayNotifier *self)
   g_ptr_array_sort_with_data (comms, by_count, self->burst);
   g_string_printf (s, "%u spin-ups: ", self->burst_total);
   for (guint i = 0; i < comms->len; i++)
-    g_string_append_printf (s, "%s%s ×%u", i ? ", " : "", (const char *) comms->pdata[i],
+    g_string_append_printf (s, "%s%s ×%u", i ? ", " : "", (const char *)comms->pdata[i],
                             GPOINTER_TO_UINT (g_hash_table_lookup (self->burst, comms->pdata[i])));
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
-static gboolean window_ended (gpointer user_data);
+static gboolean
+window_ended (gpointer user_data);
 
 static void
 open_window (LmTrayNotifier *self)
@@ -142,9 +144,9 @@ lm_tray_notifier_spin_up (LmTrayNotifier *self, GVariant *spinup)
   g_autofree char *text = lm_tray_describe_spin_up (spinup);
 
   g_variant_lookup (spinup, "Comm", "&s", &comm);
-  g_hash_table_insert (self->burst, g_strdup (comm),
-                       GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (self->burst, comm))
-                                         + 1));
+  g_hash_table_insert (
+      self->burst, g_strdup (comm),
+      GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (self->burst, comm)) + 1));
   self->burst_total++;
   g_free (self->last_text);
   self->last_text = g_strdup (text);

@@ -32,8 +32,8 @@ load (void)
   g_autofree char *path = settings_path ();
   g_autoptr (GError) error = NULL;
 
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_COMMENTS, &error) &&
-      !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_COMMENTS, &error)
+      && !g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
     g_warning ("Ignoring %s: %s", path, error->message);
   return g_steal_pointer (&kf);
 }

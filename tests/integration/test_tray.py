@@ -255,8 +255,12 @@ class TrayMixin:
             if predicate():
                 return
             time.sleep(0.05)
-        self.fail("timed out waiting for %s\ntray log:\n%s\ndaemon log:\n%s"
-                  % (message, self.tray_log(), self.daemon_log()))
+        try:
+            shown = self.notifications()
+        except GLib.Error:
+            shown = "(no notification daemon)"
+        self.fail("timed out waiting for %s\nnotifications: %r\ntray log:\n%s\ndaemon log:\n%s"
+                  % (message, shown, self.tray_log(), self.daemon_log()))
 
     def wait_icon(self, name):
         self.wait_for(lambda: self.item("IconName") == name, "IconName %s" % name)
@@ -473,9 +477,15 @@ class RealSpinUpTest(TrayMixin, DaemonTestCase):
         cat = subprocess.Popen(["cat", self.file], stdout=subprocess.DEVNULL)
         cat.wait()
         want = "%s woken by cat (%d): read" % (self.fs.disk, cat.pid)
-        self.wait_for(lambda: want in [n[1] for n in self.notifications()[before:]],
-                      "a popup %r, got %r" % (want, self.notifications()), timeout=15)
 
+        def popped_up():
+            # Alone, or summed up with what the rest of a busy machine woke
+            # in the same interval.
+            return any(n[1] == want or ("spin-ups: " in n[1] and "cat ×1" in n[1])
+                       for n in self.notifications()[before:])
+        self.wait_for(popped_up, "a popup naming cat", timeout=15)
+        # The exact disk and pid are in the menu either way.
+        self.assertTrue(any(lb.endswith(want) for lb in self.menu_items()), self.menu_items())
 
 if __name__ == "__main__":
     if os.geteuid() == 0 and shutil.which("unshare") is not None and not in_private_namespace():
