@@ -334,6 +334,25 @@ class TrayTest(TrayMixin, DaemonTestCase):
         self.wait_icon("laptop-mode-on")
         self.assertIsNone(self.tray.poll())
 
+    def test_idle_tray_sleeps(self):
+        """Nothing happening means no wake-ups: no timers, no polling."""
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        time.sleep(1)
+
+        def switches():
+            total = 0
+            for tid in os.listdir("/proc/%d/task" % self.tray.pid):
+                with open("/proc/%d/task/%s/status" % (self.tray.pid, tid)) as f:
+                    for line in f:
+                        if "ctxt_switches" in line:
+                            total += int(line.split()[1])
+            return total
+        before = switches()
+        time.sleep(5)
+        self.assertLessEqual(switches() - before, 1, "the idle tray woke up")
+
     def test_watcher_restart(self):
         self.start_daemon()
         self.start_tray()
@@ -348,8 +367,9 @@ class TrayTest(TrayMixin, DaemonTestCase):
 
 @unittest.skipUnless(lmtest.is_root(), "the tray runs as another user, which needs root")
 class DeniedTest(TrayMixin, DaemonTestCase):
-    """Today only root may switch or watch: the tray as nobody is refused
-    both, and says which right is missing, once for the subscription."""
+    """nobody has no polkit rule: the tray as nobody is refused switching
+    and watching, and says which right is missing, once for the
+    subscription."""
 
     tray_user = lmtest.UNPRIVILEGED
     config_text = "[LaptopMode]\nMode=off\nAttribution=block_dump\n"
