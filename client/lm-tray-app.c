@@ -137,19 +137,28 @@ call_done (GObject *source, GAsyncResult *result, gpointer user_data)
     report (call->app, call->method, error);
 }
 
+/* @interactive: a person just clicked, so polkit may ask for a password
+ * rather than refuse (and that may take long). Calls the tray makes on its
+ * own, at login or when a menu opens, never make a password dialog appear. */
 static void
-call_daemon (LmTrayApp *app, const char *method, GVariant *params, CallDone done)
+call_daemon_full (LmTrayApp *app, const char *method, GVariant *params, gboolean interactive,
+                  CallDone done)
 {
   Call *call = g_new0 (Call, 1);
 
   call->app = app;
   call->method = method;
   call->done = done;
-  /* A person clicked (or asked for notifications): polkit may ask for a
-   * password rather than refuse, and that may take long. */
   g_dbus_proxy_call (G_DBUS_PROXY (app->proxy), method, params,
-                     G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION, G_MAXINT, app->cancellable,
-                     call_done, call);
+                     interactive ? G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION
+                                 : G_DBUS_CALL_FLAGS_NONE,
+                     interactive ? G_MAXINT : -1, app->cancellable, call_done, call);
+}
+
+static void
+call_daemon (LmTrayApp *app, const char *method, GVariant *params, CallDone done)
+{
+  call_daemon_full (app, method, params, TRUE, done);
 }
 
 /* --- spin-ups --------------------------------------------------------- */
@@ -224,7 +233,7 @@ static void
 fetch_spinups (LmTrayApp *app)
 {
   if (app->proxy != NULL)
-    call_daemon (app, "GetSpinUps", NULL, got_spinups);
+    call_daemon_full (app, "GetSpinUps", NULL, FALSE, got_spinups);
 }
 
 static void
@@ -274,10 +283,10 @@ subscribed (LmTrayApp *app, GVariant *reply, const GError *error)
 }
 
 static void
-subscribe (LmTrayApp *app)
+subscribe (LmTrayApp *app, gboolean interactive)
 {
   if (app->proxy != NULL && !app->subscribed)
-    call_daemon (app, "Subscribe", NULL, subscribed);
+    call_daemon_full (app, "Subscribe", NULL, interactive, subscribed);
 }
 
 /* --- state ------------------------------------------------------------ */
@@ -395,7 +404,7 @@ proxy_ready (GObject *source, GAsyncResult *result, gpointer user_data)
   g_signal_connect (proxy, "spin-up", G_CALLBACK (on_spin_up), app);
   update (app);
   if (app->notify)
-    subscribe (app);
+    subscribe (app, FALSE);
   fetch_spinups (app);
 }
 
@@ -473,7 +482,7 @@ set_notify (gboolean notify, gpointer user_data)
   if (notify)
     {
       app->told_monitor_denied = FALSE;
-      subscribe (app);
+      subscribe (app, TRUE);
     }
   else
     {
