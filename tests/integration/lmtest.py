@@ -91,15 +91,19 @@ MOCK_BUS_POLICY = """
 """
 
 
-def enter_private_mount_namespace(script, mark):
-    """Re-run @script in its own mount namespace (once: @mark is set in the
-    environment there), so its loop mounts are invisible to the machine and
-    vanish with it. Does nothing when not root or unshare is missing; the
-    caller then skips."""
+def in_private_mount_namespace(mark):
+    return os.environ.get(mark) == "1"
+
+
+def enter_private_mount_namespace(script, mark, also=()):
+    """Re-run @script in its own mount namespace (once: @mark, and the marks
+    in @also, are set in the environment there), so its loop mounts are
+    invisible to the machine and vanish with it. Does nothing when not root
+    or unshare is missing; the caller then skips."""
     import sys
-    if os.environ.get(mark) == "1" or os.geteuid() != 0 or shutil.which("unshare") is None:
+    if in_private_mount_namespace(mark) or os.geteuid() != 0 or shutil.which("unshare") is None:
         return
-    env = dict(os.environ, **{mark: "1"})
+    env = dict(os.environ, **{m: "1" for m in (mark,) + tuple(also)})
     try:
         os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
                                os.path.abspath(script)] + sys.argv[1:], env)

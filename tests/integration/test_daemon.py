@@ -6,7 +6,6 @@ root and as an unprivileged user.
 """
 
 import os
-import re
 import signal
 import subprocess
 import time

@@ -8,7 +8,6 @@ and the rules written by each test (see lmpolkit). Clients run as real
 users through setpriv, the way a person or a script would call.
 """
 
-import json
 import os
 import re
 import subprocess

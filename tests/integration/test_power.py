@@ -340,7 +340,6 @@ time.sleep(60)
 
     def test_ctl_inhibit_runs_command(self):
         marker = os.path.join(self.tmp, "seen")
-        script = "laptop-modectl status --json > %s" % marker
         r = self.run_as([self.ctl, "inhibit", "--why", "upgrading packages", "--who", "apt", "--",
                          "sh", "-c", "%s status --json > %s; exit 3" % (self.ctl, marker)])
         self.assertEqual(r.returncode, 3, r)

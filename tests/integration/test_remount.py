@@ -13,7 +13,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import unittest
 
 import lmtest
@@ -24,21 +23,7 @@ NS_MARK = "LM_TEST_REMOUNT_NAMESPACE"
 
 
 def in_private_namespace():
-    return os.environ.get(NS_MARK) == "1"
-
-
-def enter_private_namespace():
-    """Re-run this script in its own mount namespace, so that its mounts and
-    the daemon's remounts of them are invisible to the rest of the machine
-    (superblock options are still global, hence only our own filesystems)."""
-    if in_private_namespace() or os.geteuid() != 0 or shutil.which("unshare") is None:
-        return
-    env = dict(os.environ, **{NS_MARK: "1"})
-    try:
-        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:], env)
-    except OSError:
-        pass
+    return lmtest.in_private_mount_namespace(NS_MARK)
 
 
 def can_run():
@@ -101,7 +86,9 @@ def with_commit(options, value):
     return {o for o in options.split(",") if not o.startswith("commit=")} | {"commit=%s" % value}
 
 
-enter_private_namespace()
+# Its mounts and the daemon's remounts of them stay invisible to the rest of
+# the machine (superblock options are still global: only our own filesystems).
+lmtest.enter_private_mount_namespace(__file__, NS_MARK)
 OK, WHY = can_run()
 
 

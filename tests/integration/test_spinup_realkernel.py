@@ -16,9 +16,7 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
-import unittest
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
@@ -30,7 +28,7 @@ TRACING = "/sys/kernel/tracing"
 
 
 def in_private_namespace():
-    return os.environ.get(NS_MARK) == "1"
+    return lmtest.in_private_mount_namespace(NS_MARK)
 
 
 def tracefs_mounted():
@@ -230,8 +228,5 @@ class TracefsSpinUpTest(RealSpinUp, DaemonTestCase):
 
 
 if __name__ == "__main__":
-    if os.geteuid() == 0 and shutil.which("unshare") is not None and not in_private_namespace():
-        env = dict(os.environ, **{NS_MARK: "1"})
-        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:], env)
+    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
     lmtest.main()

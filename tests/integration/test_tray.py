@@ -14,7 +14,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 import time
 import unittest
 
@@ -452,7 +451,7 @@ class BurstTest(TrayMixin, SpinUpBusTest):
 
 
 def in_private_namespace():
-    return os.environ.get(NS_MARK) == "1"
+    return lmtest.in_private_mount_namespace(NS_MARK)
 
 
 @unittest.skipUnless(lmtest.is_root() and in_private_namespace(),
@@ -507,9 +506,8 @@ class RealSpinUpTest(TrayMixin, DaemonTestCase):
         # The exact disk and pid are in the menu either way.
         self.assertTrue(any(lb.endswith(want) for lb in self.menu_items()), self.menu_items())
 
+
 if __name__ == "__main__":
-    if os.geteuid() == 0 and shutil.which("unshare") is not None and not in_private_namespace():
-        env = dict(os.environ, **{NS_MARK: "1", "LM_TEST_SPINUP_NAMESPACE": "1"})
-        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:], env)
+    # test_spinup_realkernel's loop-disk helpers check their own mark too.
+    lmtest.enter_private_mount_namespace(__file__, NS_MARK, also=("LM_TEST_SPINUP_NAMESPACE",))
     lmtest.main()
