@@ -451,16 +451,24 @@ flush_clear (LmFlush *self)
   g_clear_pointer (&self->disks, g_hash_table_unref);
 }
 
+/* Loading is the only honest test (verifier, BTF, tracepoint); it takes
+ * milliseconds and its answer does not change while we run, so once. */
 gboolean
 lm_flush_probe (GError **error)
 {
+  static int loaded_errno = -1; /* not tried yet */
+
   if (!check_bpf_possible (error))
     return FALSE;
-  libbpf_set_print (libbpf_log);
-  struct lm_flush_bpf *skel = lm_flush_bpf__open_and_load ();
-  if (skel == NULL)
-    return set_bpf_error (error, errno, "load");
-  lm_flush_bpf__destroy (skel);
+  if (loaded_errno < 0)
+    {
+      libbpf_set_print (libbpf_log);
+      struct lm_flush_bpf *skel = lm_flush_bpf__open_and_load ();
+      loaded_errno = skel != NULL ? 0 : (errno > 0 ? errno : EINVAL);
+      lm_flush_bpf__destroy (skel);
+    }
+  if (loaded_errno != 0)
+    return set_bpf_error (error, loaded_errno, "load");
   return TRUE;
 }
 

@@ -2,6 +2,7 @@
 #include <glib/gstdio.h>
 
 #include "lm-engine.h"
+#include "lm-flush.h"
 #include "lm-io.h"
 #include "lm-kernel.h"
 #include "lm-tunables.h"
@@ -107,6 +108,24 @@ test_engine_without_laptop_mode (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (error->message, "vm.laptop_mode"));
 }
 
+/* Where both engines work, auto takes the user-space one when its BPF
+ * program loads (bench/README.md): that needs root and a kernel with BTF. */
+static void
+test_engine_prefers_userspace (Fixture *f, gconstpointer data)
+{
+  sysctl_files (f, TRUE);
+  put (f, "proc/sys/kernel/osrelease", "6.18.0\n");
+  g_assert_cmpint (choose ("auto", NULL), ==, LM_ENGINE_KERNEL); /* no BTF in the fake root */
+  put (f, "sys/kernel/btf/vmlinux", "");
+  if (!lm_flush_probe (NULL))
+    {
+      g_test_skip ("the user-space engine's BPF program cannot load here (needs root, BTF)");
+      return;
+    }
+  g_assert_cmpint (choose ("auto", NULL), ==, LM_ENGINE_USERSPACE);
+  g_assert_cmpint (choose ("kernel", NULL), ==, LM_ENGINE_KERNEL);
+}
+
 static void
 test_engine_bdflush (Fixture *f, gconstpointer data)
 {
@@ -136,6 +155,8 @@ main (int argc, char **argv)
   g_test_add_func ("/kernel/parse", test_parse);
   g_test_add ("/engine/by-release", Fixture, NULL, setup, test_engine_by_release, teardown);
   g_test_add ("/engine/no-laptop-mode", Fixture, NULL, setup, test_engine_without_laptop_mode,
+              teardown);
+  g_test_add ("/engine/prefers-userspace", Fixture, NULL, setup, test_engine_prefers_userspace,
               teardown);
   g_test_add ("/engine/bdflush", Fixture, NULL, setup, test_engine_bdflush, teardown);
   g_test_add ("/engine/none", Fixture, NULL, setup, test_engine_none, teardown);

@@ -9,6 +9,7 @@ remounted; A and B are mounted with a long journal commit instead. What
 was written is read from /sys/block/loopN/stat, never inferred.
 """
 
+import fcntl
 import os
 import re
 import shutil
@@ -62,6 +63,11 @@ def can_run():
 
 
 OK, WHY = can_run()
+# /proc/sys/vm is one per machine: two runs of this file at once (a CI
+# clone and a developer) would flush each other's disks. Serialize them.
+if OK:
+    _vm_lock = open("/tmp/laptop-moded-realkernel-vm.lock", "a")
+    fcntl.flock(_vm_lock, fcntl.LOCK_EX)
 KERNEL_LAPTOP_MODE = os.path.exists("/proc/sys/vm/laptop_mode") and kernel_major() < 7
 
 
@@ -202,16 +208,30 @@ class EngineTestCase(DaemonTestCase):
                 return
         self.fail("the loop disks never went quiet")
 
+    def check_vm_ours(self):
+        """/proc/sys/vm is the machine's: another program (a daemon of some
+        other test run) may have changed it under us; then nothing here
+        says anything about the engine."""
+        now = read_real_vm()
+        if now != self.vm_expected:
+            self.skipTest("another program changed /proc/sys/vm during the test: %r, not %r"
+                          % (now, self.vm_expected))
+
     def scenario(self):
         """Dirty a file on A and one on B, then read an uncached file on A.
         Returns the time of the read and both disks' written sectors before."""
         write_file(self.a.path("old"), 1 << 20, sync=True)
         os.sync()
         self.settle()
+        self.vm_expected = read_real_vm()
         wa, wb = self.a.written(), self.b.written()
         write_file(self.a.path("dirty"), DIRTY, sync=False)
         write_file(self.b.path("dirty"), DIRTY, sync=False)
         time.sleep(0.5)
+        if (self.a.written(), self.b.written()) != (wa, wb):
+            self.check_vm_ours()
+            if self.a.written() != wa and self.b.written() != wb:
+                return None  # both at once: another program's sync(); try again
         self.assertEqual((self.a.written(), self.b.written()), (wa, wb),
                          "dirtying a file alone wrote to a disk")
         rb = self.b.read_sectors()
@@ -227,14 +247,23 @@ class EngineTestCase(DaemonTestCase):
             time.sleep(0.05)
         return None
 
+    b_flushed_by_us = False
+
     def assert_flushes_a_only(self, engine, attempts=3):
         """This machine is shared: another program's sync() writes B too.
         Such a run shows B written with no flush of ours; it is repeated
         (a few times at most) rather than blamed on the engine."""
         for attempt in range(attempts):
             log_start = len(self.daemon_log())
-            t0, wa, wb, rb = self.scenario()
+            run = self.scenario()
+            if run is None:
+                print("attempt %d: both disks written before the read (a sync() elsewhere)"
+                      % (attempt + 1))
+                continue
+            t0, wa, wb, rb = run
             done = self.wait_written(self.a, wa, t0 + SECONDS + 1)
+            if done is None:
+                self.check_vm_ours()
             self.assertIsNotNone(done, "%s engine: A's %d KiB were not written within %d s of "
                                  "the read (%d sectors written)\n%s"
                                  % (engine, DIRTY >> 10, SECONDS + 1, self.a.written() - wa,
@@ -246,9 +275,14 @@ class EngineTestCase(DaemonTestCase):
             self.assertNotIn("on %s in" % self.b.disk, log, "the daemon flushed B")
             if self.b.written() == wb:
                 return done - t0
+            self.check_vm_ours()
             foreign = re.findall(r"Disk %s armed by .*" % self.b.disk, log)
+            self.b_flushed_by_us = bool(foreign)
             print("attempt %d: B was written by someone else (%s); again"
                   % (attempt + 1, "; ".join(foreign) or "no arming of ours"))
+        if not self.b_flushed_by_us:
+            self.skipTest("the machine is too busy: other programs' sync() wrote the test disks "
+                          "in each of %d attempts" % attempts)
         self.fail("%s engine: B was written too, %d times out of %d" % (engine, attempts, attempts))
 
 
@@ -280,8 +314,17 @@ class FlushTest(EngineTestCase):
         write_real_vm(STOCK_VM)
         self.start("userspace", mode="off")
         self.assertEqual(read_real_vm()["laptop_mode"], "0")
-        t0, wa, wb, rb = self.scenario()
-        self.assertIsNone(self.wait_written(self.a, wa, t0 + SECONDS + 2),
+        for _ in range(3):
+            run = self.scenario()
+            if run is not None:
+                break
+        else:
+            self.skipTest("the machine is too busy: other programs' sync() wrote the test disks")
+        t0, wa, wb, rb = run
+        written = self.wait_written(self.a, wa, t0 + SECONDS + 2)
+        if written is not None:
+            self.check_vm_ours()
+        self.assertIsNone(written,
                           "A was written within %d s of a read with laptop mode off"
                           % (SECONDS + 2))
 

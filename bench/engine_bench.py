@@ -1,0 +1,408 @@
+#!/usr/bin/python3
+"""A laptop session compressed in time, per laptop-mode engine: disk wake-ups.
+
+Owns everything it creates (a private mount namespace, one loop disk, a
+private bus, the daemon, laptop-mode-tools' run-time files) and puts the
+machine back as found: /proc/sys/vm is saved first and written back at the
+end, even on failure. Samples /sys/block/loopN/stat (a benchmark may poll;
+the daemon never does). Never run as a timed test.
+Usage (root): bench/engine_bench.py [--duration S] [--only NAME ...]
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(SRCDIR, "tests", "integration"))
+os.environ.setdefault("LM_SRCDIR", SRCDIR)
+import lmtest  # noqa: E402  (BUS_CONFIG, paths, sysctl helpers)
+
+NS_MARK = "LM_BENCH_ENGINE_NAMESPACE"
+REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
+# The kernel's own defaults, for the "stock" run whatever this machine has.
+STOCK_VM = {"laptop_mode": "0", "dirty_writeback_centisecs": "500",
+            "dirty_expire_centisecs": "3000", "dirty_ratio": "20", "dirty_background_ratio": "10"}
+VARIANTS = ("stock", "kernel", "userspace", "laptop-mode-tools")
+
+
+def sh(argv, **kw):
+    return subprocess.run(argv, check=True, capture_output=True, **kw)
+
+
+def mountinfo_types():
+    table = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            table[fields[4]] = fields[fields.index("-") + 1]
+    return table
+
+
+def disk_io(disk):
+    """Reads and writes completed on @disk so far."""
+    with open("/sys/block/%s/stat" % disk) as f:
+        v = f.read().split()
+    return int(v[0]) + int(v[4])
+
+
+class Workload:
+    """What an editor and a browser do while someone reads: an editor's
+    swap file gets a line every 2 s, a browser updates a 4 KiB page of its
+    cache in place every 7 s (neither fsyncs), and every 45 s the user opens something not
+    in the cache (two reads 1.5 s apart: one cluster)."""
+
+    EDITOR_EVERY = 2.0
+    BROWSER_EVERY = 7.0
+    READ_EVERY = 45.0
+    READ_FIRST = 20.0
+
+    def __init__(self, mount_point, duration):
+        self.mp = mount_point
+        self.duration = duration
+        self.stop = threading.Event()
+        n = self.clusters() * 2
+        self.to_read = [os.path.join(mount_point, "doc%02d" % i) for i in range(n)]
+
+    def clusters(self):
+        return max(0, math.ceil((self.duration - self.READ_FIRST) / self.READ_EVERY))
+
+    def prepare(self):
+        for path in self.to_read:
+            with open(path, "wb") as f:
+                f.write(os.urandom(512 << 10))
+        os.sync()
+        for path in self.to_read:
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+
+    def editor(self):
+        with open(os.path.join(self.mp, ".notes.txt.swp"), "a") as f:
+            while not self.stop.wait(self.EDITOR_EVERY):
+                f.write("typed at %.1f\n" % time.monotonic())
+                f.flush()
+
+    def browser(self):
+        # Updated in place, as a cache or database page: truncating or
+        # renaming over the file would make ext4 start writeback at once
+        # (auto_da_alloc), which no engine can hold back.
+        fd = os.open(os.path.join(self.mp, "cache.db"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            k = 0
+            while not self.stop.wait(self.BROWSER_EVERY):
+                os.pwrite(fd, os.urandom(4096), (k % 16) * 4096)
+                k += 1
+        finally:
+            os.close(fd)
+
+    def reader(self, t0):
+        files = iter(self.to_read)
+        k = 0
+        while True:
+            at = t0 + self.READ_FIRST + k * self.READ_EVERY
+            if self.stop.wait(max(0.0, at - time.monotonic())):
+                return
+            for i in range(2):
+                path = next(files, None)
+                if path is None:
+                    return
+                with open(path, "rb") as f:
+                    while f.read(1 << 20):
+                        pass
+                if i == 0 and self.stop.wait(1.5):
+                    return
+            k += 1
+
+    def run(self, disk):
+        """[(t, io count)] at every change, sampled every 0.1 s."""
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=self.editor), threading.Thread(target=self.browser),
+                   threading.Thread(target=self.reader, args=(t0,))]
+        for t in threads:
+            t.start()
+        last = disk_io(disk)
+        changes = []
+        try:
+            while True:
+                now = time.monotonic() - t0
+                if now >= self.duration:
+                    break
+                time.sleep(0.1)
+                v = disk_io(disk)
+                if v != last:
+                    changes.append(time.monotonic() - t0)
+                    last = v
+        finally:
+            self.stop.set()
+            for t in threads:
+                t.join()
+        return changes
+
+
+def analyse(changes, duration, idle):
+    """Spin-ups (I/O after >= @idle s without any; the disk is taken as
+    asleep at the start), share of time asleep with a standby timer of
+    @idle s, longest stretch without I/O."""
+    spinups, asleep, longest = 0, 0.0, 0.0
+    prev = -idle  # asleep when the run starts
+    for t in changes + [duration]:
+        gap = t - prev
+        if t < duration and gap >= idle:
+            spinups += 1
+        asleep += max(0.0, gap - idle) if prev >= 0 else max(0.0, t)
+        longest = max(longest, gap if prev >= 0 else t)
+        prev = t
+    return spinups, asleep / duration, longest
+
+
+def ideal(workload, max_lost_work, seconds, idle):
+    """The best any engine can do: the disk wakes for each read cluster and
+    writes everything then (LaptopModeSeconds later), else once per
+    MaxLostWork for the writes; each wake keeps it up for the standby timer."""
+    reads = [workload.READ_FIRST + k * workload.READ_EVERY for k in range(workload.clusters())]
+    wakes, busy = [], []
+    last_flush = 0.0
+    for r in reads + [workload.duration]:
+        while last_flush + max_lost_work < r:
+            last_flush += max_lost_work
+            wakes.append(last_flush)
+            busy.append(0.2)
+        if r < workload.duration:
+            wakes.append(r)
+            busy.append(1.5 + seconds + 0.2)  # the cluster, the quiet period, the flush
+            last_flush = r + 1.5 + seconds
+    asleep = 0.0
+    prev_end = -idle
+    for w, b in zip(wakes, busy):
+        asleep += max(0.0, w - (prev_end + idle)) if prev_end >= 0 else w
+        prev_end = w + b
+    asleep += max(0.0, workload.duration - (prev_end + idle))
+    return len(wakes), asleep / workload.duration, len(reads)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="lm-engine-bench-")
+        os.chmod(self.tmp, 0o755)
+        self.vm = lmtest.read_real_vm()
+        self.procs = []
+        self.binds = []
+        self.image = os.path.join(self.tmp, "disk.img")
+        self.mp = os.path.join(self.tmp, "disk")
+        self.device = None
+
+    # --- the loop disk --------------------------------------------------
+
+    def make_disk(self):
+        with open(self.image, "wb") as f:
+            f.truncate(256 << 20)
+        sh(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image])
+        self.device = sh(["losetup", "--find", "--show", self.image], text=True).stdout.strip()
+        os.makedirs(self.mp, exist_ok=True)
+        sh(["mount", self.device, self.mp])  # default options: the tool under test remounts
+
+    def drop_disk(self):
+        if self.device is None:
+            return
+        if subprocess.run(["umount", self.mp], capture_output=True).returncode:
+            subprocess.run(["umount", "-l", self.mp], capture_output=True)
+        subprocess.run(["losetup", "-d", self.device], capture_output=True)
+        self.device = None
+        os.unlink(self.image)
+
+    def settle(self, quiet=3.0, timeout=60):
+        disk = os.path.basename(self.device)
+        last, since = disk_io(disk), time.monotonic()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            v = disk_io(disk)
+            if v != last:
+                last, since = v, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+
+    # --- the tools --------------------------------------------------------
+
+    def start_daemon(self, engine):
+        socket = os.path.join(self.tmp, "bus")
+        conf = os.path.join(self.tmp, "bus.conf")
+        with open(conf, "w") as f:
+            f.write(lmtest.BUS_CONFIG.format(socket=socket, policy=lmtest.POLICY, extra=""))
+        r, w = os.pipe()
+        bus = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
+                                "--print-address=%d" % w], pass_fds=(w,))
+        os.close(w)
+        self.procs.append(bus)
+        with os.fdopen(r) as f:
+            address = f.readline().strip()
+        # Only the benchmark's disk is remounted, as for laptop-mode-tools.
+        theirs = sorted(mp for mp, t in mountinfo_types().items()
+                        if t in REMOUNT_TYPES and mp != self.mp)
+        config = os.path.join(self.tmp, "laptop-moded.conf")
+        with open(config, "w") as f:
+            f.write("[LaptopMode]\nMode=on\nEngine=%s\nMaxLostWork=%d\nLaptopModeSeconds=%d\n"
+                    "NoRemount=%s\n" % (engine, self.args.max_lost_work, self.args.seconds,
+                                        "".join(m.replace(";", "\\;") + ";" for m in theirs)))
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, LAPTOP_MODED_CONFIG=config,
+                   STATE_DIRECTORY=os.path.join(self.tmp, "state-" + engine))
+        env.pop("LAPTOP_MODED_ROOT", None)
+        log = open(os.path.join(self.tmp, "daemon-%s.log" % engine), "w")
+        daemon = subprocess.Popen([lmtest.DAEMON, "--verbose"], env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)
+        log.close()
+        self.procs.append(daemon)
+        deadline = time.monotonic() + 15
+        while True:
+            r = subprocess.run([lmtest.CTL, "status", "--json"], env=env, capture_output=True,
+                               text=True)
+            if r.returncode == 0 and json.loads(r.stdout).get("Active"):
+                break
+            if time.monotonic() > deadline or daemon.poll() is not None:
+                raise RuntimeError("laptop-moded did not switch laptop mode on: %s%s"
+                                   % (r.stdout, r.stderr))
+            time.sleep(0.1)
+
+        def stop():
+            daemon.terminate()
+            daemon.wait(timeout=20)
+            bus.terminate()
+            bus.wait()
+        return stop
+
+    def start_laptop_mode_tools(self):
+        if shutil.which("laptop_mode") is None:
+            return None
+        with open("/etc/laptop-mode/laptop-mode.conf") as f:
+            text = f.read()
+        # Only the core module's sysctls and remounts, on exactly our disk;
+        # every other module off (they would touch real devices).
+        overrides = {
+            "ENABLE_LAPTOP_MODE_ON_AC": "1", "ENABLE_AUTO_MODULES": "0",
+            "LM_AC_MAX_LOST_WORK_SECONDS": str(self.args.max_lost_work),
+            "LM_BATT_MAX_LOST_WORK_SECONDS": str(self.args.max_lost_work),
+            "LM_SECONDS_BEFORE_SYNC": str(self.args.seconds),
+            "PARTITIONS": '"%s"' % self.mp, "CONTROL_READAHEAD": "0", "CONTROL_NOATIME": "0",
+            "CONTROL_HD_IDLE_TIMEOUT": "0", "CONTROL_HD_POWERMGMT": "0",
+            "CONTROL_HD_WRITECACHE": "0", "CONTROL_MOUNT_OPTIONS": "1", "VERBOSE_OUTPUT": "0",
+        }
+        text += "\n# laptop-moded benchmark overrides\n" + "".join(
+            "%s=%s\n" % kv for kv in overrides.items())
+        conf = os.path.join(self.tmp, "laptop-mode.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty, exist_ok=True)
+        if not self.binds:
+            for src, dst in ((conf, "/etc/laptop-mode/laptop-mode.conf"),
+                             (empty, "/etc/laptop-mode/conf.d")):
+                sh(["mount", "--bind", src, dst])
+                self.binds.append(dst)
+            sh(["mount", "-t", "tmpfs", "lm-bench", "/run"])  # /var/run and /var/lock
+            self.binds.append("/run")
+            os.makedirs("/run/lock")
+        sh(["laptop_mode", "start"])
+
+        def stop():
+            sh(["laptop_mode", "stop"])
+        return stop
+
+    # --- one run ------------------------------------------------------------
+
+    def run(self, variant):
+        lmtest.write_real_vm(STOCK_VM)
+        self.make_disk()
+        stop = None
+        try:
+            workload = Workload(self.mp, self.args.duration)
+            workload.prepare()
+            if variant in ("kernel", "userspace"):
+                stop = self.start_daemon(variant)
+            elif variant == "laptop-mode-tools":
+                stop = self.start_laptop_mode_tools()
+                if stop is None:
+                    return None
+            vm = lmtest.read_real_vm()
+            self.settle()
+            changes = workload.run(os.path.basename(self.device))
+        finally:
+            if stop is not None:
+                stop()
+            self.drop_disk()
+            lmtest.write_real_vm(self.vm)
+        return analyse(changes, self.args.duration, self.args.idle), vm, changes
+
+    def cleanup(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+        self.drop_disk()
+        for b in reversed(self.binds):
+            subprocess.run(["umount", "-l", b], capture_output=True)
+        lmtest.write_real_vm(self.vm)
+        if lmtest.read_real_vm() != self.vm:
+            print("WARNING: /proc/sys/vm differs from before: %r" % lmtest.read_real_vm())
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--duration", type=float, default=180, help="seconds per run")
+    ap.add_argument("--max-lost-work", type=int, default=30)
+    ap.add_argument("--seconds", type=int, default=2, help="LaptopModeSeconds")
+    ap.add_argument("--idle", type=float, default=5, help="standby timer, seconds")
+    ap.add_argument("--only", nargs="*", choices=VARIANTS, default=list(VARIANTS))
+    ap.add_argument("--verbose", action="store_true", help="print each run's I/O times")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("engine_bench: needs root (loop device, mounts, /proc/sys/vm, BPF)")
+    if os.environ.get(NS_MARK) != "1":
+        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
+                               os.path.abspath(__file__)] + sys.argv[1:],
+                   dict(os.environ, **{NS_MARK: "1"}))
+
+    b = Bench(args)
+    results = {}
+    try:
+        for variant in args.only:
+            print("running %s for %d s ..." % (variant, args.duration), file=sys.stderr)
+            results[variant] = b.run(variant)
+    finally:
+        b.cleanup()
+
+    w = Workload("/", args.duration)
+    n_ideal, asleep_ideal, clusters = ideal(w, args.max_lost_work, args.seconds, args.idle)
+    print("kernel %s, loop ext4, %d s: writer every %g s, cache page every %g s, %d read "
+          "clusters; MaxLostWork=%d s, LaptopModeSeconds=%d s, standby timer %g s"
+          % (os.uname().release, args.duration, w.EDITOR_EVERY, w.BROWSER_EVERY, clusters,
+             args.max_lost_work, args.seconds, args.idle))
+    print("%-20s %9s %8s %13s" % ("", "spin-ups", "asleep", "longest idle"))
+    print("%-20s %9d %7.0f%% %13s" % ("ideal", n_ideal, asleep_ideal * 100, "-"))
+    for variant in args.only:
+        r = results.get(variant)
+        if r is None:
+            print("%-20s not installed" % variant)
+            continue
+        (spinups, asleep, longest), vm, changes = r
+        print("%-20s %9d %7.0f%% %12.1fs" % (variant, spinups, asleep * 100, longest))
+        if args.verbose:
+            print("    vm: %s" % " ".join("%s=%s" % kv for kv in sorted(vm.items())))
+            print("    I/O at: %s" % " ".join("%.1f" % t for t in changes))
+
+
+if __name__ == "__main__":
+    main()
