@@ -61,7 +61,7 @@ main (int argc, char **argv)
   if (verbose)
     g_log_set_debug_enabled (TRUE);
 
-  app = lm_tray_app_new ((guint)interval);
+  app = lm_tray_app_new ((guint) interval);
   g_unix_signal_add (SIGINT, on_signal, app);
   g_unix_signal_add (SIGTERM, on_signal, app);
   return lm_tray_app_run (app);

@@ -53,7 +53,7 @@ print_error (const char *what, GError *error)
       || g_strcmp0 (remote, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0)
     g_printerr ("%s: is laptop-moded running? (DBUS_SYSTEM_BUS_ADDRESS=%s)\n", prog,
                 g_getenv ("DBUS_SYSTEM_BUS_ADDRESS") ? g_getenv ("DBUS_SYSTEM_BUS_ADDRESS")
-                                                       : "default");
+                                                     : "default");
 }
 
 static LmExportedLaptopMode *
@@ -90,8 +90,8 @@ call (const char *method, GVariant *params, GError **error)
     return FALSE;
   if (isatty (STDIN_FILENO))
     flags |= G_DBUS_CALL_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION;
-  g_autoptr (GVariant) reply =
-      g_dbus_proxy_call_sync (G_DBUS_PROXY (proxy), method, params, flags, G_MAXINT, NULL, error);
+  g_autoptr (GVariant) reply
+      = g_dbus_proxy_call_sync (G_DBUS_PROXY (proxy), method, params, flags, G_MAXINT, NULL, error);
   return reply != NULL;
 }
 
@@ -128,8 +128,7 @@ parse_options (int *argc, char ***argv, const char *args, const char *summary,
   return TRUE;
 }
 
-static int G_GNUC_PRINTF (1, 2)
-usage_error (const char *fmt, ...)
+static int G_GNUC_PRINTF (1, 2) usage_error (const char *fmt, ...)
 {
   va_list ap;
   g_autofree char *msg = NULL;
@@ -152,20 +151,20 @@ json_string (const char *s)
     {
       switch (*p)
         {
-        case '"':
-          g_string_append (out, "\\\"");
-          break;
-        case '\\':
-          g_string_append (out, "\\\\");
-          break;
-        case '\n':
-          g_string_append (out, "\\n");
-          break;
-        default:
-          if ((guchar) *p < 0x20)
-            g_string_append_printf (out, "\\u%04x", (guchar) *p);
-          else
-            g_string_append_c (out, *p);
+          case '"':
+            g_string_append (out, "\\\"");
+            break;
+          case '\\':
+            g_string_append (out, "\\\\");
+            break;
+          case '\n':
+            g_string_append (out, "\\n");
+            break;
+          default:
+            if ((guchar) *p < 0x20)
+              g_string_append_printf (out, "\\u%04x", (guchar) *p);
+            else
+              g_string_append_c (out, *p);
         }
     }
   g_string_append_c (out, '"');
@@ -211,8 +210,8 @@ append_json (GString *out, GVariant *v)
     g_string_append_printf (out, "%" G_GINT64_FORMAT, g_variant_get_int64 (v));
   else if (g_variant_is_of_type (v, G_VARIANT_TYPE_DOUBLE))
     g_string_append_printf (out, "%g", g_variant_get_double (v));
-  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_STRING) ||
-           g_variant_is_of_type (v, G_VARIANT_TYPE_OBJECT_PATH))
+  else if (g_variant_is_of_type (v, G_VARIANT_TYPE_STRING)
+           || g_variant_is_of_type (v, G_VARIANT_TYPE_OBJECT_PATH))
     {
       g_autofree char *s = json_string (g_variant_get_string (v, NULL));
       g_string_append (out, s);
@@ -290,8 +289,10 @@ reason_text (const char *reason)
   {
     const char *reason, *text;
   } texts[] = {
-    { "manual", "set by hand" },          { "on-battery", "on battery" },
-    { "ac", "on AC" },                    { "low-battery", "battery low: off until charging" },
+    { "manual", "set by hand" },
+    { "on-battery", "on battery" },
+    { "ac", "on AC" },
+    { "low-battery", "battery low: off until charging" },
     { "inhibited", "held off by a program" },
   };
 
@@ -324,10 +325,9 @@ static int
 cmd_status (int argc, char **argv)
 {
   gboolean json = FALSE;
-  const GOptionEntry entries[] = {
-    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print machine-readable JSON", NULL },
-    { NULL }
-  };
+  const GOptionEntry entries[]
+      = { { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print machine-readable JSON", NULL },
+          { NULL } };
 
   if (!parse_options (&argc, &argv, NULL, "Show whether laptop mode is on and its settings.",
                       entries))
@@ -357,11 +357,13 @@ cmd_status (int argc, char **argv)
     }
 
   g_print ("Laptop mode:         %s\n", lm_exported_laptop_mode_get_active (p) ? "on" : "off");
-  g_print ("Mode:                %s (%s)\n", mode, reason_text (lm_exported_laptop_mode_get_reason (p)));
+  g_print ("Mode:                %s (%s)\n", mode,
+           reason_text (lm_exported_laptop_mode_get_reason (p)));
   g_print ("Power:               %s (from %s)\n",
            lm_exported_laptop_mode_get_on_battery (p) ? "battery" : "AC",
-           lm_exported_laptop_mode_get_power_source (p) ? lm_exported_laptop_mode_get_power_source (p)
-                                                        : "?");
+           lm_exported_laptop_mode_get_power_source (p)
+               ? lm_exported_laptop_mode_get_power_source (p)
+               : "?");
   print_inhibitors (lm_exported_laptop_mode_get_inhibitors (p));
   g_print ("Engine:              %s (tunables via %s)\n", engine, backend);
   g_print ("Max lost work:       %u s\n", lm_exported_laptop_mode_get_max_lost_work (p));
@@ -455,9 +457,16 @@ static const struct
   const char *key;
   char type;
 } known_keys[] = {
-  { "Mode", 's' },        { "Engine", 's' },   { "MaxLostWork", 'u' }, { "LaptopModeSeconds", 'u' },
-  { "DirtyRatio", 'u' }, { "DirtyBackgroundRatio", 'u' }, { "LowBatteryPercent", 'u' },
-  { "Remount", 'b' },    { "RemountTypes", 'a' }, { "NoRemount", 'a' },
+  { "Mode", 's' },
+  { "Engine", 's' },
+  { "MaxLostWork", 'u' },
+  { "LaptopModeSeconds", 'u' },
+  { "DirtyRatio", 'u' },
+  { "DirtyBackgroundRatio", 'u' },
+  { "LowBatteryPercent", 'u' },
+  { "Remount", 'b' },
+  { "RemountTypes", 'a' },
+  { "NoRemount", 'a' },
 };
 
 /* Known keys get their declared type; anything else is sent as a number or
@@ -520,7 +529,8 @@ cmd_set (int argc, char **argv)
 {
   if (!parse_options (&argc, &argv, " KEY=VALUE…",
                       "Change settings, all or nothing, and save them to the configuration file.\n"
-                      "Keys: Mode (off|on|auto), LowBatteryPercent, Engine (auto|kernel|userspace), MaxLostWork,\n"
+                      "Keys: Mode (off|on|auto), LowBatteryPercent, Engine "
+                      "(auto|kernel|userspace), MaxLostWork,\n"
                       "LaptopModeSeconds, DirtyRatio, DirtyBackgroundRatio,\n"
                       "Remount (true|false), RemountTypes (comma-separated: ext3,ext4,reiserfs,\n"
                       "btrfs), NoRemount (comma-separated mount points).",
@@ -558,12 +568,11 @@ cmd_inhibit (int argc, char **argv)
 {
   g_autofree char *why = NULL;
   g_autofree char *who = NULL;
-  const GOptionEntry entries[] = {
-    { "why", 0, 0, G_OPTION_ARG_STRING, &why, "Why laptop mode must stay off", "TEXT" },
-    { "who", 0, 0, G_OPTION_ARG_STRING, &who, "Who holds it (default: the command's name)",
-      "NAME" },
-    { NULL }
-  };
+  const GOptionEntry entries[]
+      = { { "why", 0, 0, G_OPTION_ARG_STRING, &why, "Why laptop mode must stay off", "TEXT" },
+          { "who", 0, 0, G_OPTION_ARG_STRING, &who, "Who holds it (default: the command's name)",
+            "NAME" },
+          { NULL } };
   g_autoptr (GError) error = NULL;
 
   if (!parse_options (&argc, &argv, " [--why TEXT] [--who NAME] -- COMMAND [ARG…]",
@@ -601,17 +610,17 @@ cmd_inhibit (int argc, char **argv)
 
   int wait_status = 0;
   if (!g_spawn_sync (NULL, command, NULL,
-                     G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN |
-                         G_SPAWN_CHILD_INHERITS_STDOUT | G_SPAWN_CHILD_INHERITS_STDERR,
+                     G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN
+                         | G_SPAWN_CHILD_INHERITS_STDOUT | G_SPAWN_CHILD_INHERITS_STDERR,
                      NULL, NULL, NULL, NULL, &wait_status, &error))
     {
       g_printerr ("%s: cannot run %s: %s\n", prog, command[0], error->message);
       return 127;
     }
 
-  g_autoptr (GVariant) released = g_dbus_proxy_call_sync (
-      G_DBUS_PROXY (proxy), "Release", g_variant_new ("(u)", cookie), G_DBUS_CALL_FLAGS_NONE, -1,
-      NULL, NULL);
+  g_autoptr (GVariant) released
+      = g_dbus_proxy_call_sync (G_DBUS_PROXY (proxy), "Release", g_variant_new ("(u)", cookie),
+                                G_DBUS_CALL_FLAGS_NONE, -1, NULL, NULL);
   if (WIFEXITED (wait_status))
     return WEXITSTATUS (wait_status);
   if (WIFSIGNALED (wait_status))
@@ -678,8 +687,7 @@ spinup_text (GVariant *dict)
   gboolean has_inode = g_variant_lookup (dict, "Inode", "t", &inode);
 
   g_autoptr (GDateTime) secs = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
-  g_autoptr (GDateTime) dt =
-      secs != NULL ? g_date_time_add (secs, time_us % G_USEC_PER_SEC) : NULL;
+  g_autoptr (GDateTime) dt = secs != NULL ? g_date_time_add (secs, time_us % G_USEC_PER_SEC) : NULL;
   g_autofree char *when = dt != NULL ? g_date_time_format (dt, "%F %T.%f") : g_strdup ("?");
   g_autoptr (GString) out = g_string_new (NULL);
   g_string_printf (out, "%s  %-8s %-5s %s[%u]", when, disk, op, comm, pid);
@@ -714,8 +722,8 @@ typedef struct
 } LmWatch;
 
 static void
-on_spin_up (GDBusConnection *connection, const char *sender, const char *path,
-            const char *iface, const char *signal, GVariant *params, gpointer user_data)
+on_spin_up (GDBusConnection *connection, const char *sender, const char *path, const char *iface,
+            const char *signal, GVariant *params, gpointer user_data)
 {
   LmWatch *w = user_data;
   g_autoptr (GVariant) dict = NULL;
@@ -750,10 +758,9 @@ static int
 cmd_watch (int argc, char **argv)
 {
   LmWatch w = { 0 };
-  const GOptionEntry entries[] = {
-    { "json", 'j', 0, G_OPTION_ARG_NONE, &w.json, "Print one JSON object per line", NULL },
-    { NULL }
-  };
+  const GOptionEntry entries[]
+      = { { "json", 'j', 0, G_OPTION_ARG_NONE, &w.json, "Print one JSON object per line", NULL },
+          { NULL } };
   g_autoptr (GError) error = NULL;
 
   if (!parse_options (&argc, &argv, NULL,
@@ -830,11 +837,9 @@ static int
 cmd_spinups (int argc, char **argv)
 {
   gboolean json = FALSE;
-  const GOptionEntry entries[] = {
-    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per line, no summary",
-      NULL },
-    { NULL }
-  };
+  const GOptionEntry entries[] = { { "json", 'j', 0, G_OPTION_ARG_NONE, &json,
+                                     "Print one JSON object per line, no summary", NULL },
+                                   { NULL } };
   g_autoptr (GError) error = NULL;
 
   if (!parse_options (&argc, &argv, NULL,
@@ -860,8 +865,8 @@ cmd_spinups (int argc, char **argv)
     }
 
   g_autoptr (GVariant) list = g_variant_get_child_value (reply, 0);
-  g_autoptr (GHashTable) per_process =
-      g_hash_table_new_full (g_str_hash, g_str_equal, g_free, summary_free);
+  g_autoptr (GHashTable) per_process
+      = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, summary_free);
   GVariantIter iter;
   GVariant *dict;
 
@@ -982,10 +987,9 @@ static int
 cmd_disks (int argc, char **argv)
 {
   gboolean json = FALSE;
-  const GOptionEntry entries[] = {
-    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print machine-readable JSON", NULL },
-    { NULL }
-  };
+  const GOptionEntry entries[]
+      = { { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print machine-readable JSON", NULL },
+          { NULL } };
 
   if (!parse_options (&argc, &argv, NULL,
                       "Show the disks, their power state, time active and in standby, and "
@@ -1175,8 +1179,8 @@ cmd_monitor (int argc, char **argv)
   m.loop = g_main_loop_new (NULL, FALSE);
   g_print ("Monitoring %s: %s; Ctrl+C prints a summary\n", disk_name, m.state);
   fflush (stdout);
-  gulong handler = g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_disks_changed),
-                                     &m);
+  gulong handler
+      = g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_disks_changed), &m);
   guint sigint = g_unix_signal_add (SIGINT, on_monitor_quit, &m);
   guint sigterm = g_unix_signal_add (SIGTERM, on_monitor_quit, &m);
   g_main_loop_run (m.loop);
@@ -1208,16 +1212,18 @@ static const LmCommand commands[] = {
 static void
 print_usage (FILE *out)
 {
-  fprintf (out, "Usage: %s COMMAND [OPTIONS…]\n\nControl laptop mode (laptop-moded).\n\n"
-                "Commands:\n",
+  fprintf (out,
+           "Usage: %s COMMAND [OPTIONS…]\n\nControl laptop mode (laptop-moded).\n\n"
+           "Commands:\n",
            prog);
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     {
       g_autofree char *left = g_strdup_printf ("%s%s", commands[i].name, commands[i].args);
       fprintf (out, "  %-22s %s\n", left, commands[i].summary);
     }
-  fprintf (out, "\nRun “%s COMMAND --help” for a command's options.\n"
-                "Talks to the system bus; set DBUS_SYSTEM_BUS_ADDRESS to use another.\n",
+  fprintf (out,
+           "\nRun “%s COMMAND --help” for a command's options.\n"
+           "Talks to the system bus; set DBUS_SYSTEM_BUS_ADDRESS to use another.\n",
            prog);
 }
 
@@ -1236,8 +1242,8 @@ main (int argc, char **argv)
       print_usage (stderr);
       return EXIT_USAGE;
     }
-  if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") ||
-      g_str_equal (argv[1], "help"))
+  if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")
+      || g_str_equal (argv[1], "help"))
     {
       print_usage (stdout);
       return EXIT_SUCCESS;
@@ -1252,8 +1258,8 @@ main (int argc, char **argv)
     {
       if (!g_str_equal (commands[i].name, argv[1]))
         continue;
-      if (g_str_equal (prog, "laptop_mode") && !g_str_equal (argv[1], "start") &&
-          !g_str_equal (argv[1], "stop") && !g_str_equal (argv[1], "status"))
+      if (g_str_equal (prog, "laptop_mode") && !g_str_equal (argv[1], "start")
+          && !g_str_equal (argv[1], "stop") && !g_str_equal (argv[1], "status"))
         break;
       g_autofree char *name = g_strdup_printf ("%s %s", prog, argv[1]);
       argv[1] = name;

@@ -63,8 +63,7 @@ typedef struct
   CallDone done;
 } Call;
 
-static void
-update (LmTrayApp *app);
+static void update (LmTrayApp *app);
 
 static const char *
 right_for (const char *method, const char **what)
@@ -185,7 +184,7 @@ static void
 show_recent (LmTrayApp *app)
 {
   g_ptr_array_add (app->recent, NULL);
-  lm_tray_menu_set_spinups (app->menu, (const char *const *)app->recent->pdata,
+  lm_tray_menu_set_spinups (app->menu, (const char *const *) app->recent->pdata,
                             app->spinups_note != NULL ? app->spinups_note : "None yet");
   g_ptr_array_remove_index (app->recent, app->recent->len - 1);
 }
@@ -370,7 +369,7 @@ update (LmTrayApp *app)
   g_autofree char *lost = duration_words (lm_exported_laptop_mode_get_max_lost_work (app->proxy));
   g_string_append_printf (desc, "\nMax lost work: %s", lost);
   if (app->recent->len > 0)
-    g_string_append_printf (desc, "\nLast spin-up: %s", (const char *)app->recent->pdata[0]);
+    g_string_append_printf (desc, "\nLast spin-up: %s", (const char *) app->recent->pdata[0]);
 
   lm_tray_item_set_icon (app->item, icon);
   lm_tray_item_set_status (app->item, status);

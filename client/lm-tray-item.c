@@ -174,7 +174,7 @@ lm_tray_item_new (const char *menu_path, const char *icon_theme_path,
   g_signal_connect (item->skeleton, "handle-scroll", G_CALLBACK (handle_scroll), NULL);
 
   /* The name the specification asks for: one item per process. */
-  item->bus_name = g_strdup_printf ("org.kde.StatusNotifierItem-%d-1", (int)getpid ());
+  item->bus_name = g_strdup_printf ("org.kde.StatusNotifierItem-%d-1", (int) getpid ());
   item->own_id
       = g_bus_own_name (G_BUS_TYPE_SESSION, item->bus_name, G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE,
                         bus_acquired, name_acquired, name_lost, item, NULL);

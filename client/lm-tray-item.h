@@ -19,17 +19,12 @@ typedef struct
   void (*lost) (gpointer user_data);
 } LmTrayItemCallbacks;
 
-LmTrayItem *
-lm_tray_item_new (const char *menu_path, const char *icon_theme_path,
-                  const LmTrayItemCallbacks *callbacks, gpointer user_data);
-void
-lm_tray_item_free (LmTrayItem *item);
-void
-lm_tray_item_set_icon (LmTrayItem *item, const char *icon_name);
-void
-lm_tray_item_set_status (LmTrayItem *item, const char *status);
-void
-lm_tray_item_set_tooltip (LmTrayItem *item, const char *title, const char *description);
+LmTrayItem *lm_tray_item_new (const char *menu_path, const char *icon_theme_path,
+                              const LmTrayItemCallbacks *callbacks, gpointer user_data);
+void lm_tray_item_free (LmTrayItem *item);
+void lm_tray_item_set_icon (LmTrayItem *item, const char *icon_name);
+void lm_tray_item_set_status (LmTrayItem *item, const char *status);
+void lm_tray_item_set_tooltip (LmTrayItem *item, const char *title, const char *description);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayItem, lm_tray_item_free)
 

@@ -118,7 +118,7 @@ lm_tray_menu_new (const LmTrayMenuCallbacks *callbacks, gpointer user_data)
     {
       item = add_item (menu->mode, modes[i].label);
       set_toggle (item, DBUSMENU_MENUITEM_TOGGLE_RADIO, FALSE);
-      g_object_set_data (G_OBJECT (item), "lm-mode", (gpointer)modes[i].mode);
+      g_object_set_data (G_OBJECT (item), "lm-mode", (gpointer) modes[i].mode);
       g_signal_connect (item, DBUSMENU_MENUITEM_SIGNAL_ITEM_ACTIVATED, G_CALLBACK (mode_activated),
                         menu);
       menu->modes[i] = item;

@@ -21,18 +21,13 @@ typedef struct
   void (*quit) (gpointer user_data);
 } LmTrayMenuCallbacks;
 
-LmTrayMenu *
-lm_tray_menu_new (const LmTrayMenuCallbacks *callbacks, gpointer user_data);
-void
-lm_tray_menu_free (LmTrayMenu *menu);
+LmTrayMenu *lm_tray_menu_new (const LmTrayMenuCallbacks *callbacks, gpointer user_data);
+void lm_tray_menu_free (LmTrayMenu *menu);
 /* @mode NULL: laptop-moded is not there; switching is disabled. */
-void
-lm_tray_menu_set_state (LmTrayMenu *menu, const char *mode, gboolean active);
-void
-lm_tray_menu_set_notify (LmTrayMenu *menu, gboolean notify);
+void lm_tray_menu_set_state (LmTrayMenu *menu, const char *mode, gboolean active);
+void lm_tray_menu_set_notify (LmTrayMenu *menu, gboolean notify);
 /* @lines: newest first; empty or NULL shows @empty_text instead. */
-void
-lm_tray_menu_set_spinups (LmTrayMenu *menu, const char *const *lines, const char *empty_text);
+void lm_tray_menu_set_spinups (LmTrayMenu *menu, const char *const *lines, const char *empty_text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayMenu, lm_tray_menu_free)
 

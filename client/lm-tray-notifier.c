@@ -76,12 +76,12 @@ static int
 by_count (gconstpointer a, gconstpointer b, gpointer user_data)
 {
   GHashTable *burst = user_data;
-  guint ca = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **)a));
-  guint cb = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **)b));
+  guint ca = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **) a));
+  guint cb = GPOINTER_TO_UINT (g_hash_table_lookup (burst, *(const char **) b));
 
   if (ca != cb)
     return ca > cb ? -1 : 1;
-  return g_strcmp0 (*(const char **)a, *(const char **)b);
+  return g_strcmp0 (*(const char **) a, *(const char **) b);
 }
 
 /* "4 spin-ups: cron ×3, firefox ×1" */
@@ -100,13 +100,12 @@ burst_summary (LmTrayNotifier *self)
   g_ptr_array_sort_with_data (comms, by_count, self->burst);
   g_string_printf (s, "%u spin-ups: ", self->burst_total);
   for (guint i = 0; i < comms->len; i++)
-    g_string_append_printf (s, "%s%s ×%u", i ? ", " : "", (const char *)comms->pdata[i],
+    g_string_append_printf (s, "%s%s ×%u", i ? ", " : "", (const char *) comms->pdata[i],
                             GPOINTER_TO_UINT (g_hash_table_lookup (self->burst, comms->pdata[i])));
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
-static gboolean
-window_ended (gpointer user_data);
+static gboolean window_ended (gpointer user_data);
 
 static void
 open_window (LmTrayNotifier *self)

@@ -11,23 +11,17 @@ typedef struct _LmTrayNotifier LmTrayNotifier;
 
 /* At most one spin-up popup per @interval_seconds; those in between are
  * summed up in one popup when the interval ends. */
-LmTrayNotifier *
-lm_tray_notifier_new (guint interval_seconds);
-void
-lm_tray_notifier_free (LmTrayNotifier *notifier);
+LmTrayNotifier *lm_tray_notifier_new (guint interval_seconds);
+void lm_tray_notifier_free (LmTrayNotifier *notifier);
 /* @spinup: a{sv} as laptop-moded's SpinUp signal carries it. */
-void
-lm_tray_notifier_spin_up (LmTrayNotifier *notifier, GVariant *spinup);
+void lm_tray_notifier_spin_up (LmTrayNotifier *notifier, GVariant *spinup);
 /* Forget spin-ups waiting for the end of the interval. */
-void
-lm_tray_notifier_drop_pending (LmTrayNotifier *notifier);
+void lm_tray_notifier_drop_pending (LmTrayNotifier *notifier);
 /* Something the user asked for failed; replaces the previous problem. */
-void
-lm_tray_notifier_problem (LmTrayNotifier *notifier, const char *summary, const char *body);
+void lm_tray_notifier_problem (LmTrayNotifier *notifier, const char *summary, const char *body);
 
 /* "sda woken by firefox (1234): read", for popups, tooltip and menu. */
-char *
-lm_tray_describe_spin_up (GVariant *spinup);
+char *lm_tray_describe_spin_up (GVariant *spinup);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayNotifier, lm_tray_notifier_free)
 

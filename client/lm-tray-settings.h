@@ -8,9 +8,7 @@
 G_BEGIN_DECLS
 
 /* Whether spin-ups pop up; TRUE when the file or the key is missing. */
-gboolean
-lm_tray_settings_get_notify (void);
-gboolean
-lm_tray_settings_set_notify (gboolean notify, GError **error);
+gboolean lm_tray_settings_get_notify (void);
+gboolean lm_tray_settings_set_notify (gboolean notify, GError **error);
 
 G_END_DECLS

@@ -73,7 +73,7 @@ lm_ata_cdb_apm (guint8 cdb[LM_ATA_CDB_LEN], guint level)
   if (level >= LM_ATA_APM_OFF)
     cdb_non_data (cdb, LM_ATA_SET_FEATURES, LM_ATA_FEATURE_APM_DISABLE, 0);
   else
-    cdb_non_data (cdb, LM_ATA_SET_FEATURES, LM_ATA_FEATURE_APM_ENABLE, (guint8)level);
+    cdb_non_data (cdb, LM_ATA_SET_FEATURES, LM_ATA_FEATURE_APM_ENABLE, (guint8) level);
 }
 
 /* One 512-byte sector in: the drive's identity, for the APM level. */
@@ -112,7 +112,7 @@ lm_ata_regs_from_drive_cmd (const guint8 args[4], LmAtaRegs *regs)
 static gboolean
 parse_descriptor_sense (const guint8 *sense, gsize len, LmAtaRegs *regs, GError **error)
 {
-  gsize end = MIN (len, (gsize)8 + sense[7]);
+  gsize end = MIN (len, (gsize) 8 + sense[7]);
 
   for (gsize p = 8; p + 2 <= end; p += 2 + sense[p + 1])
     {
@@ -239,13 +239,13 @@ lm_ata_standby_encode (guint seconds, guint8 *value, GError **error)
   if (seconds == 0)
     *value = 0;
   else if (seconds <= 240 * 5 && seconds % 5 == 0)
-    *value = (guint8)(seconds / 5);
+    *value = (guint8) (seconds / 5);
   else if (seconds == STANDBY_252_SECONDS)
     *value = 252;
   else if (seconds == STANDBY_255_SECONDS)
     *value = 255;
   else if (seconds >= 1800 && seconds <= 11 * 1800 && seconds % 1800 == 0)
-    *value = (guint8)(240 + seconds / 1800);
+    *value = (guint8) (240 + seconds / 1800);
   else
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
@@ -298,7 +298,7 @@ lm_ata_standby_describe (guint8 value)
 static guint16
 identify_word (const guint8 data[LM_ATA_IDENTIFY_LEN], guint word)
 {
-  return (guint16)(data[2 * word] | (data[2 * word + 1] << 8));
+  return (guint16) (data[2 * word] | (data[2 * word + 1] << 8));
 }
 
 gboolean

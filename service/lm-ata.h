@@ -40,44 +40,30 @@ typedef struct
   guint32 lba; /* 28-bit part */
 } LmAtaRegs;
 
-const char *
-lm_ata_power_to_string (LmAtaPower power);
+const char *lm_ata_power_to_string (LmAtaPower power);
 
 /* CDBs; all non-data commands set CK_COND so the drive's registers come
  * back in the sense data even on success. */
-void
-lm_ata_cdb_check_power_mode (guint8 cdb[LM_ATA_CDB_LEN], gboolean old_opcode);
-void
-lm_ata_cdb_idle (guint8 cdb[LM_ATA_CDB_LEN], guint8 timer);
-void
-lm_ata_cdb_apm (guint8 cdb[LM_ATA_CDB_LEN], guint level);
-void
-lm_ata_cdb_identify (guint8 cdb[LM_ATA_CDB_LEN]);
+void lm_ata_cdb_check_power_mode (guint8 cdb[LM_ATA_CDB_LEN], gboolean old_opcode);
+void lm_ata_cdb_idle (guint8 cdb[LM_ATA_CDB_LEN], guint8 timer);
+void lm_ata_cdb_apm (guint8 cdb[LM_ATA_CDB_LEN], guint level);
+void lm_ata_cdb_identify (guint8 cdb[LM_ATA_CDB_LEN]);
 
 /* The same commands for HDIO_DRIVE_CMD: {command, count, feature, sectors}. */
-void
-lm_ata_drive_cmd_args (guint8 args[4], const guint8 cdb[LM_ATA_CDB_LEN]);
-void
-lm_ata_regs_from_drive_cmd (const guint8 args[4], LmAtaRegs *regs);
+void lm_ata_drive_cmd_args (guint8 args[4], const guint8 cdb[LM_ATA_CDB_LEN]);
+void lm_ata_regs_from_drive_cmd (const guint8 args[4], LmAtaRegs *regs);
 
-gboolean
-lm_ata_parse_sense (const guint8 *sense, gsize len, LmAtaRegs *regs, GError **error);
-gboolean
-lm_ata_check_regs (const LmAtaRegs *regs, guint8 command, GError **error);
-LmAtaPower
-lm_ata_power_from_count (guint8 count);
+gboolean lm_ata_parse_sense (const guint8 *sense, gsize len, LmAtaRegs *regs, GError **error);
+gboolean lm_ata_check_regs (const LmAtaRegs *regs, guint8 command, GError **error);
+LmAtaPower lm_ata_power_from_count (guint8 count);
 
 /* hdparm -S encoding of a standby timer. */
-gboolean
-lm_ata_standby_encode (guint seconds, guint8 *value, GError **error);
-gboolean
-lm_ata_standby_decode (guint8 value, guint *seconds);
-char *
-lm_ata_standby_describe (guint8 value);
+gboolean lm_ata_standby_encode (guint seconds, guint8 *value, GError **error);
+gboolean lm_ata_standby_decode (guint8 value, guint *seconds);
+char *lm_ata_standby_describe (guint8 value);
 
 /* IDENTIFY DEVICE word 83/86 bit 3 and word 91: FALSE when APM is not
  * supported; @level is 255 when supported but off. */
-gboolean
-lm_ata_identify_apm (const guint8 data[LM_ATA_IDENTIFY_LEN], guint *level);
+gboolean lm_ata_identify_apm (const guint8 data[LM_ATA_IDENTIFY_LEN], guint *level);
 
 G_END_DECLS

@@ -105,7 +105,7 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
       ssize_t n = read (fd, buf, sizeof buf);
       if (n > 0)
         {
-          lm_lines_feed (&a->lines, buf, (gsize)n);
+          lm_lines_feed (&a->lines, buf, (gsize) n);
           continue;
         }
       if (n < 0 && errno == EINTR)

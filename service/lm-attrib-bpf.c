@@ -67,7 +67,7 @@ on_event (void *ctx, void *data, size_t size)
   g_autofree char *dirtier = g_strndup (e->dirtier_comm, sizeof e->dirtier_comm);
 
   g_strlcpy (s.disk, disk, sizeof s.disk);
-  s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64)(e->boot_ns / 1000));
+  s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e->boot_ns / 1000));
   s.pid = e->pid;
   g_strlcpy (s.comm, comm, sizeof s.comm);
   s.uid = e->uid;
@@ -115,7 +115,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
       bpf_stop (a);
       return NULL;
     }
-  a->skel->rodata->idle_ns = (__u64)config->idle_ms * 1000000;
+  a->skel->rodata->idle_ns = (__u64) config->idle_ms * 1000000;
   err = lm_attrib_bpf__load (a->skel);
   if (err != 0)
     {
@@ -124,7 +124,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
       return NULL;
     }
   clock_gettime (CLOCK_BOOTTIME, &now);
-  a->skel->bss->start_ns = (__u64)now.tv_sec * 1000000000 + (__u64)now.tv_nsec;
+  a->skel->bss->start_ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
   err = lm_attrib_bpf__attach (a->skel);
   if (err != 0)
     {

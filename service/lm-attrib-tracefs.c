@@ -31,7 +31,7 @@ is_tracefs (const char *path)
 {
   struct statfs st;
 
-  return statfs (path, &st) == 0 && (unsigned long)st.f_type == TRACEFS_MAGIC;
+  return statfs (path, &st) == 0 && (unsigned long) st.f_type == TRACEFS_MAGIC;
 }
 
 /* Also used after a crash, without libtracefs: an instance is a directory
@@ -127,7 +127,7 @@ disk_of (LmAttrib *a, const char *devnum)
       || !g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT32, &major, NULL)
       || !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT32, &minor, NULL))
     return NULL;
-  char *name = lm_attrib_disk_for_devnum ((guint)major, (guint)minor);
+  char *name = lm_attrib_disk_for_devnum ((guint) major, (guint) minor);
   g_hash_table_insert (a->disks, g_strdup (devnum), name);
   return name;
 }
@@ -149,7 +149,7 @@ split_header (char *line, char *marker_at, char **comm, guint32 *pid, gint64 *us
       || !g_ascii_string_to_unsigned (secs[0], 10, 0, G_MAXINT32, &s, NULL)
       || !g_ascii_string_to_unsigned (secs[1], 10, 0, 999999, &us, NULL))
     return FALSE;
-  *usec = (gint64)(s * G_USEC_PER_SEC + us);
+  *usec = (gint64) (s * G_USEC_PER_SEC + us);
   char *cpu = strrchr (line, '[');
   if (cpu == NULL || cpu == line)
     return FALSE;
@@ -161,7 +161,7 @@ split_header (char *line, char *marker_at, char **comm, guint32 *pid, gint64 *us
     return FALSE;
   *dash = '\0';
   *comm = g_strchug (line);
-  *pid = (guint32)p;
+  *pid = (guint32) p;
   return TRUE;
 }
 
@@ -220,7 +220,7 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
     {
       ssize_t n = read (fd, buf, sizeof buf);
       if (n > 0)
-        lm_lines_feed (&a->lines, buf, (gsize)n);
+        lm_lines_feed (&a->lines, buf, (gsize) n);
       else if (n < 0 && errno == EINTR)
         continue;
       else if (n < 0 && errno == EAGAIN)
@@ -232,7 +232,7 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
           a->source = 0;
           return G_SOURCE_REMOVE;
         }
-      if (n < (ssize_t)sizeof buf)
+      if (n < (ssize_t) sizeof buf)
         return G_SOURCE_CONTINUE;
     }
 }

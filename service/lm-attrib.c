@@ -138,8 +138,8 @@ lm_attrib_is_kernel_thread (guint32 pid, const char *comm)
       const char *open = strchr (text, '(');
       const char *close = strrchr (text, ')');
       if (open != NULL && close != NULL && close > open
-          && (gsize)(close - open - 1) == strlen (comm)
-          && strncmp (open + 1, comm, (gsize)(close - open - 1)) == 0)
+          && (gsize) (close - open - 1) == strlen (comm)
+          && strncmp (open + 1, comm, (gsize) (close - open - 1)) == 0)
         {
           /* After the name: state ppid pgrp session tty_nr tpgid flags. */
           g_auto (GStrv) fields = g_strsplit (close + 2, " ", 8);
@@ -168,7 +168,7 @@ lm_attrib_uid_of (guint32 pid)
   g_auto (GStrv) fields = g_strsplit (uid + 6, "\t", 2);
   if (fields[0] == NULL || !g_ascii_string_to_unsigned (fields[0], 10, 0, G_MAXUINT32, &v, NULL))
     return -1;
-  return (gint64)v;
+  return (gint64) v;
 }
 
 /* Kernel time stamps are on a boot-relative clock; the signal carries
@@ -180,7 +180,7 @@ lm_attrib_realtime_us (clockid_t clock, gint64 clock_us)
 
   if (clock_gettime (clock, &ts) != 0)
     return g_get_real_time ();
-  gint64 now = (gint64)ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+  gint64 now = (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
   return g_get_real_time () - (now - clock_us);
 }
 
@@ -233,7 +233,7 @@ lm_attrib_model_new (guint idle_ms, gint64 start_mono_us)
 {
   LmAttribModel *m = g_new0 (LmAttribModel, 1);
 
-  m->idle_us = (gint64)idle_ms * 1000;
+  m->idle_us = (gint64) idle_ms * 1000;
   m->start_us = start_mono_us;
   m->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return m;

@@ -67,42 +67,29 @@ extern const LmAttribBackend lm_attrib_bpf;
 extern const LmAttribBackend lm_attrib_tracefs;
 extern const LmAttribBackend lm_attrib_block_dump;
 
-const LmAttribBackend *
-lm_attrib_choose (const char *setting, GError **error);
-void
-lm_attrib_recover (LmState *state);
-const char *
-lm_via_to_string (LmVia via);
+const LmAttribBackend *lm_attrib_choose (const char *setting, GError **error);
+void lm_attrib_recover (LmState *state);
+const char *lm_via_to_string (LmVia via);
 
 /* The spin-up model for backends that see every I/O in user space. */
 typedef struct _LmAttribModel LmAttribModel;
 
-LmAttribModel *
-lm_attrib_model_new (guint idle_ms, gint64 start_mono_us);
-void
-lm_attrib_model_free (LmAttribModel *model);
-gboolean
-lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
-                    const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
-void
-lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
-                         guint64 inode, const char *name);
+LmAttribModel *lm_attrib_model_new (guint idle_ms, gint64 start_mono_us);
+void lm_attrib_model_free (LmAttribModel *model);
+gboolean lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
+                             const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
+void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
+                              guint64 inode, const char *name);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribModel, lm_attrib_model_free)
 
 /* Helpers; every path goes through lm_path(). */
-char *
-lm_attrib_disk_for_name (const char *dev);
-char *
-lm_attrib_disk_for_devnum (guint major, guint minor);
-gboolean
-lm_attrib_is_kernel_thread (guint32 pid, const char *comm);
-gint64
-lm_attrib_uid_of (guint32 pid);
-gint64
-lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);
-void
-lm_attrib_finish (LmSpinUp *spinup, guint32 dirtier_pid, const char *dirtier_comm,
-                  gint64 dirtier_uid, guint64 inode, const char *name, gboolean have_dirtier,
-                  gboolean kernel_thread);
+char *lm_attrib_disk_for_name (const char *dev);
+char *lm_attrib_disk_for_devnum (guint major, guint minor);
+gboolean lm_attrib_is_kernel_thread (guint32 pid, const char *comm);
+gint64 lm_attrib_uid_of (guint32 pid);
+gint64 lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);
+void lm_attrib_finish (LmSpinUp *spinup, guint32 dirtier_pid, const char *dirtier_comm,
+                       gint64 dirtier_uid, guint64 inode, const char *name, gboolean have_dirtier,
+                       gboolean kernel_thread);
 
 G_END_DECLS

@@ -48,7 +48,7 @@ details_set_mode (GVariant *parameters, PolkitDetails *details)
 static int
 compare_strings (gconstpointer a, gconstpointer b)
 {
-  return strcmp (*(const char *const *)a, *(const char *const *)b);
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
 }
 
 /* "keys" lists the settings being changed ("DirtyRatio,MaxLostWork"), and
@@ -70,11 +70,11 @@ details_configure (GVariant *parameters, PolkitDetails *details)
                                   ? g_variant_dup_string (value, NULL)
                                   : g_variant_print (value, FALSE);
       polkit_details_insert (details, key, text);
-      g_ptr_array_add (keys, (gpointer)key);
+      g_ptr_array_add (keys, (gpointer) key);
     }
   g_ptr_array_sort (keys, compare_strings);
   g_ptr_array_add (keys, NULL);
-  g_autofree char *joined = g_strjoinv (",", (char **)keys->pdata);
+  g_autofree char *joined = g_strjoinv (",", (char **) keys->pdata);
   polkit_details_insert (details, "keys", joined);
 }
 

@@ -16,14 +16,12 @@ G_BEGIN_DECLS
  * @user_data is released with @destroy either way. */
 typedef void (*LmAuthAllowed) (GDBusMethodInvocation *invocation, gpointer user_data);
 
-const char *
-lm_auth_action_for_method (const char *method);
+const char *lm_auth_action_for_method (const char *method);
 
 /* Asks polkit, without blocking the main loop, whether the caller of
  * @invocation may run its method. Call it after validating the arguments:
  * the polkit details (for rules to decide on) are taken from them. */
-void
-lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointer user_data,
-               GDestroyNotify destroy);
+void lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointer user_data,
+                    GDestroyNotify destroy);
 
 G_END_DECLS

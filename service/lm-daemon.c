@@ -99,7 +99,8 @@ sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_dirty_ratio (s, self->settings->dirty_ratio);
   lm_exported_laptop_mode_set_dirty_background_ratio (s, self->settings->dirty_background_ratio);
   lm_exported_laptop_mode_set_remount (s, self->settings->remount);
-  lm_exported_laptop_mode_set_remount_types (s, (const char *const *) self->settings->remount_types);
+  lm_exported_laptop_mode_set_remount_types (s,
+                                             (const char *const *) self->settings->remount_types);
   lm_exported_laptop_mode_set_no_remount (s, (const char *const *) self->settings->no_remount);
   lm_exported_laptop_mode_set_remounted (s, lm_remount_list (self->state));
   lm_exported_laptop_mode_set_reason (s, self->reason);
@@ -110,7 +111,8 @@ sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_inhibitors (
       s, self->inhibitors ? lm_inhibitors_to_variant (self->inhibitors)
                           : g_variant_new_array (G_VARIANT_TYPE ("(ssu)"), NULL, 0));
-  lm_exported_laptop_mode_set_disk_settings (s, lm_disk_policies_to_variant (self->settings->disks));
+  lm_exported_laptop_mode_set_disk_settings (s,
+                                             lm_disk_policies_to_variant (self->settings->disks));
 }
 
 static gboolean
@@ -407,15 +409,16 @@ configure_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 }
 
 static gboolean
-handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
-                  GVariant *asv, LmDaemon *self)
+handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, GVariant *asv,
+                  LmDaemon *self)
 {
   g_autoptr (LmSettings) next = lm_settings_copy (self->settings);
   g_autoptr (GError) error = NULL;
 
   /* Validate before authorizing: a bad argument is an error whoever asks. */
-  if (!lm_settings_update (next, asv, &error) ||
-      (lm_engine_choose (next->engine, self->backend, &error) == LM_ENGINE_NONE && error != NULL))
+  if (!lm_settings_update (next, asv, &error)
+      || (lm_engine_choose (next->engine, self->backend, &error) == LM_ENGINE_NONE
+          && error != NULL))
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -477,8 +480,8 @@ inhibit_got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (InhibitCall) call = user_data;
   g_autoptr (GError) error = NULL;
-  g_autoptr (GVariant) reply = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result,
-                                                              &error);
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   guint32 uid, cookie;
 
   if (reply == NULL)
@@ -508,12 +511,11 @@ inhibit_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
   g_object_ref (mine->invocation);
   mine->application = g_strdup (call->application);
   mine->reason = g_strdup (call->reason);
-  g_dbus_connection_call (g_dbus_method_invocation_get_connection (invocation),
-                          "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                          "GetConnectionUnixUser",
-                          g_variant_new ("(s)", g_dbus_method_invocation_get_sender (invocation)),
-                          G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL,
-                          inhibit_got_uid, mine);
+  g_dbus_connection_call (
+      g_dbus_method_invocation_get_connection (invocation), "org.freedesktop.DBus",
+      "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser",
+      g_variant_new ("(s)", g_dbus_method_invocation_get_sender (invocation)),
+      G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, inhibit_got_uid, mine);
 }
 
 static gboolean
@@ -549,9 +551,8 @@ release_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
   g_autoptr (GError) error = NULL;
   guint32 cookie = GPOINTER_TO_UINT (user_data);
 
-  gboolean ok = lm_inhibitors_release (self->inhibitors,
-                                       g_dbus_method_invocation_get_sender (invocation), cookie,
-                                       &error);
+  gboolean ok = lm_inhibitors_release (
+      self->inhibitors, g_dbus_method_invocation_get_sender (invocation), cookie, &error);
   return_result (invocation, ok, error);
 }
 
@@ -740,8 +741,8 @@ lm_daemon_export (LmDaemon *self, GDBusConnection *connection, GError **error)
 void
 lm_daemon_unexport (LmDaemon *self)
 {
-  if (self->skeleton != NULL &&
-      g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->skeleton)))
+  if (self->skeleton != NULL
+      && g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->skeleton)))
     g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (self->skeleton));
 }
 

@@ -117,7 +117,7 @@ valid_id (const char *id, const char *origin, GError **error)
   gboolean ok = *id != '\0' && strlen (id) <= 255 && g_utf8_validate (id, -1, NULL);
 
   for (const char *p = id; ok && *p; p++)
-    ok = (guchar)*p > 0x20 && *p != 0x7f && *p != '[' && *p != ']' && *p != '/' && *p != '=';
+    ok = (guchar) *p > 0x20 && *p != 0x7f && *p != '[' && *p != ']' && *p != '/' && *p != '=';
   if (!ok)
     {
       g_autofree char *escaped = g_strescape (id, NULL);
@@ -166,13 +166,13 @@ set_value (LmDiskPolicy *p, const LmDiskKey *k, const char *id, guint64 value, c
           id, origin ? " in " : "", origin ? origin : "", k->min, k->max, value);
       return FALSE;
     }
-  if (k->check != NULL && !k->check ((guint)value, &check_error))
+  if (k->check != NULL && !k->check ((guint) value, &check_error))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s for disk %s%s%s: %s", k->key, id,
                    origin ? " in " : "", origin ? origin : "", check_error->message);
       return FALSE;
     }
-  G_STRUCT_MEMBER (gint, p, k->offset) = (gint)value;
+  G_STRUCT_MEMBER (gint, p, k->offset) = (gint) value;
   return TRUE;
 }
 
@@ -252,7 +252,7 @@ lm_disk_policies_save (GHashTable *policies, GKeyFile *key_file)
           else if (k->type == 'b')
             g_key_file_set_boolean (key_file, group, k->key, v != 0);
           else
-            g_key_file_set_uint64 (key_file, group, k->key, (guint)v);
+            g_key_file_set_uint64 (key_file, group, k->key, (guint) v);
         }
     }
 }
@@ -306,7 +306,7 @@ lm_disk_policies_update (GHashTable *policies, GVariant *value, GError **error)
                            k->type == 'b' ? "b" : "u", g_variant_get_type_string (v));
               return FALSE;
             }
-          n = k->type == 'b' ? (guint64)g_variant_get_boolean (v) : g_variant_get_uint32 (v);
+          n = k->type == 'b' ? (guint64) g_variant_get_boolean (v) : g_variant_get_uint32 (v);
           if (!set_value (p, k, id, n, NULL, error))
             return FALSE;
         }
@@ -331,7 +331,7 @@ GVariant *
 lm_disk_policies_to_variant (GHashTable *policies)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
-  g_autoptr (GList) ids = g_list_sort (g_hash_table_get_keys (policies), (GCompareFunc)strcmp);
+  g_autoptr (GList) ids = g_list_sort (g_hash_table_get_keys (policies), (GCompareFunc) strcmp);
 
   for (GList *l = ids; l != NULL; l = l->next)
     {
@@ -345,9 +345,9 @@ lm_disk_policies_to_variant (GHashTable *policies)
             continue;
           g_variant_builder_add (&d, "{sv}", disk_keys[i].key,
                                  disk_keys[i].type == 'b' ? g_variant_new_boolean (v != 0)
-                                                          : g_variant_new_uint32 ((guint)v));
+                                                          : g_variant_new_uint32 ((guint) v));
         }
-      g_variant_builder_add (&b, "{s@a{sv}}", (const char *)l->data, g_variant_builder_end (&d));
+      g_variant_builder_add (&b, "{s@a{sv}}", (const char *) l->data, g_variant_builder_end (&d));
     }
   return g_variant_builder_end (&b);
 }

@@ -19,28 +19,19 @@ typedef struct
 } LmDiskPolicy;
 
 /* Tables map a stable id ("ata-WDC_…", or a kernel name) to LmDiskPolicy. */
-GHashTable *
-lm_disk_policies_new (void);
-GHashTable *
-lm_disk_policies_copy (GHashTable *policies);
-gboolean
-lm_disk_policies_equal (GHashTable *a, GHashTable *b);
+GHashTable *lm_disk_policies_new (void);
+GHashTable *lm_disk_policies_copy (GHashTable *policies);
+gboolean lm_disk_policies_equal (GHashTable *a, GHashTable *b);
 
-gboolean
-lm_disk_policies_load_group (GHashTable *policies, GKeyFile *key_file, const char *group,
-                             const char *origin, GError **error);
-void
-lm_disk_policies_save (GHashTable *policies, GKeyFile *key_file);
-gboolean
-lm_disk_policies_update (GHashTable *policies, GVariant *value, GError **error);
-GVariant *
-lm_disk_policies_to_variant (GHashTable *policies);
+gboolean lm_disk_policies_load_group (GHashTable *policies, GKeyFile *key_file, const char *group,
+                                      const char *origin, GError **error);
+void lm_disk_policies_save (GHashTable *policies, GKeyFile *key_file);
+gboolean lm_disk_policies_update (GHashTable *policies, GVariant *value, GError **error);
+GVariant *lm_disk_policies_to_variant (GHashTable *policies);
 
-const LmDiskPolicy *
-lm_disk_policies_lookup (GHashTable *policies, const char *id, const char *name);
-gboolean
-lm_disk_policy_excluded (const LmDiskPolicy *policy);
-gboolean
-lm_disk_policy_is_empty (const LmDiskPolicy *policy);
+const LmDiskPolicy *lm_disk_policies_lookup (GHashTable *policies, const char *id,
+                                             const char *name);
+gboolean lm_disk_policy_excluded (const LmDiskPolicy *policy);
+gboolean lm_disk_policy_is_empty (const LmDiskPolicy *policy);
 
 G_END_DECLS

@@ -60,12 +60,9 @@ struct _LmDisks
   guint settle_id;
 };
 
-static void
-arm_idle (LmDisk *d);
-static void
-arm_recheck (LmDisk *d, guint seconds);
-static void
-publish (LmDisks *self);
+static void arm_idle (LmDisk *d);
+static void arm_recheck (LmDisk *d, guint seconds);
+static void publish (LmDisks *self);
 
 /* --- sysfs --------------------------------------------------------------- */
 
@@ -190,7 +187,7 @@ devnode (const char *name)
 static void
 account (LmDisk *d, gint64 now)
 {
-  guint64 spent = (guint64)MAX (0, now - d->since_mono);
+  guint64 spent = (guint64) MAX (0, now - d->since_mono);
 
   if (d->asleep)
     d->standby_us += spent;
@@ -301,7 +298,7 @@ quiet (LmDisk *d)
   if (d->applied_standby > 0)
     {
       guint timer;
-      if (lm_ata_standby_decode ((guint8)d->applied_standby, &timer) && timer > self->idle_s)
+      if (lm_ata_standby_decode ((guint8) d->applied_standby, &timer) && timer > self->idle_s)
         seconds = timer - self->idle_s + 1;
     }
   arm_recheck (d, seconds);
@@ -408,7 +405,7 @@ disk_to_variant (LmDisk *d)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   gint64 now = g_get_monotonic_time ();
-  double hours = (double)(now - d->start_mono) / (3600.0 * G_USEC_PER_SEC);
+  double hours = (double) (now - d->start_mono) / (3600.0 * G_USEC_PER_SEC);
   const char *state = d->ata ? lm_ata_power_to_string (d->power) : "unknown";
 
   account (d, now);
@@ -432,14 +429,14 @@ disk_to_variant (LmDisk *d)
                          g_variant_new_double (hours > 0 ? d->spinups / hours : 0.0));
   if (d->applied_standby >= 0)
     {
-      g_autofree char *text = lm_ata_standby_describe ((guint8)d->applied_standby);
+      g_autofree char *text = lm_ata_standby_describe ((guint8) d->applied_standby);
       g_variant_builder_add (&b, "{sv}", "StandbyTimer", g_variant_new_string (text));
     }
   if (d->applied_apm >= 0)
-    g_variant_builder_add (&b, "{sv}", "APM", g_variant_new_uint32 ((guint)d->applied_apm));
+    g_variant_builder_add (&b, "{sv}", "APM", g_variant_new_uint32 ((guint) d->applied_apm));
   if (d->applied_readahead >= 0)
     g_variant_builder_add (&b, "{sv}", "ReadaheadKiB",
-                           g_variant_new_uint32 ((guint)d->applied_readahead));
+                           g_variant_new_uint32 ((guint) d->applied_readahead));
   if (d->error != NULL)
     g_variant_builder_add (&b, "{sv}", "Error", g_variant_new_string (d->error));
   return g_variant_builder_end (&b);
@@ -452,10 +449,11 @@ static void
 publish (LmDisks *self)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
-  g_autoptr (GList) names = g_list_sort (g_hash_table_get_keys (self->disks), (GCompareFunc)strcmp);
+  g_autoptr (GList) names
+      = g_list_sort (g_hash_table_get_keys (self->disks), (GCompareFunc) strcmp);
 
   for (GList *l = names; l != NULL; l = l->next)
-    g_variant_builder_add (&b, "{s@a{sv}}", (const char *)l->data,
+    g_variant_builder_add (&b, "{s@a{sv}}", (const char *) l->data,
                            disk_to_variant (g_hash_table_lookup (self->disks, l->data)));
   lm_exported_laptop_mode_set_disks (self->skeleton, g_variant_builder_end (&b));
 }
@@ -474,8 +472,7 @@ disk_free (LmDisk *d)
   g_free (d);
 }
 
-static void
-apply_disk (LmDisks *self, LmDisk *d);
+static void apply_disk (LmDisks *self, LmDisk *d);
 
 static LmDisk *
 disk_new (LmDisks *self, const char *name)
@@ -535,7 +532,7 @@ lm_disks_rescan (LmDisks *self)
   while (g_hash_table_iter_next (&iter, &key, &value))
     if (!g_hash_table_contains (seen, key))
       {
-        g_message ("Disk %s is gone", (const char *)key);
+        g_message ("Disk %s is gone", (const char *) key);
         g_hash_table_iter_remove (&iter);
       }
   publish (self);
@@ -632,7 +629,7 @@ apply_disk (LmDisks *self, LmDisk *d)
   if (p == NULL || d->excluded)
     return;
   do_standby = d->ata && p->standby_seconds >= 0
-               && lm_ata_standby_encode ((guint)p->standby_seconds, &timer, NULL);
+               && lm_ata_standby_encode ((guint) p->standby_seconds, &timer, NULL);
   do_apm = d->ata && p->apm > 0;
   do_readahead = p->readahead_kib >= 0;
   if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
@@ -670,7 +667,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     {
       guint8 ac = 0;
       if (p->ac_standby_seconds >= 0)
-        lm_ata_standby_encode ((guint)p->ac_standby_seconds, &ac, NULL);
+        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
       g_autofree char *v = g_strdup_printf ("%u", ac);
       state_set_once (self->state, d->id, "Standby", v);
     }
@@ -706,7 +703,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     }
   if (do_apm)
     {
-      lm_ata_cdb_apm (cdb, (guint)p->apm);
+      lm_ata_cdb_apm (cdb, (guint) p->apm);
       if (send_command (d, cdb, &error))
         d->applied_apm = p->apm;
       else
@@ -715,7 +712,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     }
   if (do_readahead)
     {
-      if (write_readahead (d->name, (guint)p->readahead_kib, &error))
+      if (write_readahead (d->name, (guint) p->readahead_kib, &error))
         d->applied_readahead = p->readahead_kib;
       else
         g_string_append_printf (failures, "readahead: %s; ", error->message);
@@ -765,10 +762,10 @@ find_by_id (LmDisks *self, const char *id, const char *name)
 
   g_hash_table_iter_init (&iter, self->disks);
   while (g_hash_table_iter_next (&iter, NULL, &d))
-    if (g_str_equal (((LmDisk *)d)->id, id))
+    if (g_str_equal (((LmDisk *) d)->id, id))
       return d;
   d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
-  return d != NULL && g_str_equal (((LmDisk *)d)->id, name) ? d : NULL;
+  return d != NULL && g_str_equal (((LmDisk *) d)->id, name) ? d : NULL;
 }
 
 static void
@@ -815,7 +812,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
     return TRUE;
   if (apm != NULL)
     {
-      lm_ata_cdb_apm (cdb, (guint)g_ascii_strtoull (apm, NULL, 10));
+      lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
       if (!send_command (d, cdb, &error))
         {
           g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
@@ -826,7 +823,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
     }
   if (standby != NULL)
     {
-      lm_ata_cdb_idle (cdb, (guint8)g_ascii_strtoull (standby, NULL, 10));
+      lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
       if (!send_command (d, cdb, &error))
         {
           g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
@@ -842,7 +839,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
         g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
                    "(original was %s)",
                    d->name, now, readahead);
-      else if (!write_readahead (d->name, (guint)g_ascii_strtoull (readahead, NULL, 10), &error))
+      else if (!write_readahead (d->name, (guint) g_ascii_strtoull (readahead, NULL, 10), &error))
         {
           g_string_append_printf (failures, "%s%s: readahead: %s", failures->len ? "; " : "",
                                   d->name, error->message);
@@ -903,7 +900,7 @@ lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state)
 
   self->skeleton = skeleton;
   self->state = state;
-  self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify)disk_free);
+  self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) disk_free);
   self->policies = lm_disk_policies_new ();
   self->idle_s = 20;
   return self;

@@ -13,32 +13,22 @@ G_BEGIN_DECLS
 
 typedef struct _LmDisks LmDisks;
 
-LmDisks *
-lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state);
-void
-lm_disks_free (LmDisks *disks);
+LmDisks *lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state);
+void lm_disks_free (LmDisks *disks);
 
-void
-lm_disks_configure (LmDisks *disks, const LmSettings *settings);
-void
-lm_disks_start (LmDisks *disks);
-void
-lm_disks_rescan (LmDisks *disks);
+void lm_disks_configure (LmDisks *disks, const LmSettings *settings);
+void lm_disks_start (LmDisks *disks);
+void lm_disks_rescan (LmDisks *disks);
 
-void
-lm_disks_apply (LmDisks *disks, const LmSettings *settings);
-gboolean
-lm_disks_restore (LmDisks *disks, GError **error);
-gboolean
-lm_disks_saved (LmState *state);
+void lm_disks_apply (LmDisks *disks, const LmSettings *settings);
+gboolean lm_disks_restore (LmDisks *disks, GError **error);
+gboolean lm_disks_saved (LmState *state);
 
 /* A disk (or a partition of it) had its first I/O after an idle gap: it is
  * spinning now. Called by spin-up attribution. */
-void
-lm_disks_note_activity (LmDisks *disks, const char *disk_name);
+void lm_disks_note_activity (LmDisks *disks, const char *disk_name);
 
-char *
-lm_disks_whole_disk (const char *name);
+char *lm_disks_whole_disk (const char *name);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)
 

@@ -14,15 +14,15 @@ lm_engine_to_string (LmEngine engine)
 {
   switch (engine)
     {
-    case LM_ENGINE_KERNEL:
-      return "kernel";
-    case LM_ENGINE_USERSPACE:
-      return "userspace";
-    case LM_ENGINE_BDFLUSH:
-      return "bdflush";
-    case LM_ENGINE_NONE:
-    default:
-      return "none";
+      case LM_ENGINE_KERNEL:
+        return "kernel";
+      case LM_ENGINE_USERSPACE:
+        return "userspace";
+      case LM_ENGINE_BDFLUSH:
+        return "bdflush";
+      case LM_ENGINE_NONE:
+      default:
+        return "none";
     }
 }
 
@@ -38,7 +38,8 @@ kernel_honours_laptop_mode (void)
       g_warning ("%s; assuming vm.laptop_mode is ignored", error->message);
       return FALSE;
     }
-  return lm_kernel_version_compare (&v, 2, 6, 6) >= 0 && lm_kernel_version_compare (&v, 7, 0, 0) < 0;
+  return lm_kernel_version_compare (&v, 2, 6, 6) >= 0
+         && lm_kernel_version_compare (&v, 7, 0, 0) < 0;
 }
 
 /* @setting is "auto", "kernel" or "userspace" (validated by lm-settings). */

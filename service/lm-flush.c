@@ -116,7 +116,7 @@ boot_ns (void)
   struct timespec ts;
 
   clock_gettime (CLOCK_BOOTTIME, &ts);
-  return (gint64)ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
 }
 
 /* --- Which filesystems live on a disk ----------------------------------- */
@@ -183,7 +183,7 @@ static GPtrArray *
 filesystems_on (const char *disk, GError **error)
 {
   g_autofree char *path = lm_path (LM_MOUNTINFO);
-  g_autoptr (GPtrArray) targets = g_ptr_array_new_with_free_func ((GDestroyNotify)target_free);
+  g_autoptr (GPtrArray) targets = g_ptr_array_new_with_free_func ((GDestroyNotify) target_free);
   g_autoptr (GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
   g_autoptr (GArray) keys = g_array_new (FALSE, FALSE, sizeof (gint64));
   struct libmnt_table *table = mnt_new_table ();
@@ -213,7 +213,7 @@ filesystems_on (const char *disk, GError **error)
       if (blk == 0 || target == NULL || i >= keys->len)
         continue;
       gint64 *k = &g_array_index (keys, gint64, i);
-      *k = (gint64)sb_dev;
+      *k = (gint64) sb_dev;
       if (g_hash_table_contains (seen, k))
         continue;
       g_autofree char *name = lm_attrib_disk_for_devnum (major (blk), minor (blk));
@@ -237,15 +237,14 @@ out:
 
 /* --- The flush, in a worker thread ------------------------------------- */
 
-static void
-flush_clear (LmFlush *self);
+static void flush_clear (LmFlush *self);
 
 static void
 flush_job_free (FlushJob *job)
 {
   if (job->flushers_fd >= 0)
     close (job->flushers_fd);
-  g_rc_box_release_full (job->owner, (GDestroyNotify)flush_clear);
+  g_rc_box_release_full (job->owner, (GDestroyNotify) flush_clear);
   g_free (job);
 }
 
@@ -255,7 +254,7 @@ static void
 flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   FlushJob *job = task_data;
-  __u32 tid = (__u32)gettid ();
+  __u32 tid = (__u32) gettid ();
   __u32 one = 1;
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) failures = g_string_new (NULL);
@@ -307,8 +306,7 @@ flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     g_task_return_int (task, synced);
 }
 
-static void
-start_flush (LmFlush *self, LmFlushDisk *d);
+static void start_flush (LmFlush *self, LmFlushDisk *d);
 
 static void
 flush_done (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -359,7 +357,7 @@ start_flush (LmFlush *self, LmFlushDisk *d)
   d->flushing = TRUE;
   g_autoptr (GTask) task
       = g_task_new (NULL, NULL, flush_done, GSIZE_TO_POINTER (g_get_monotonic_time ()));
-  g_task_set_task_data (task, job, (GDestroyNotify)flush_job_free);
+  g_task_set_task_data (task, job, (GDestroyNotify) flush_job_free);
   g_task_run_in_thread (task, flush_thread);
 }
 
@@ -379,12 +377,12 @@ disk_timer (gpointer user_data)
   d->timer = 0;
   if (bpf_map_lookup_elem (fd, &d->key, &st) == 0)
     {
-      gint64 wait_ns = (gint64)self->seconds * 1000000000 - (boot_ns () - (gint64)st.last_ns);
+      gint64 wait_ns = (gint64) self->seconds * 1000000000 - (boot_ns () - (gint64) st.last_ns);
       if (wait_ns > 0)
         {
           g_debug ("Disk %u:%u still busy; checking again in %" G_GINT64_FORMAT " ms", d->key >> 20,
                    d->key & 0xfffff, wait_ns / 1000000);
-          d->timer = g_timeout_add ((guint)(wait_ns / 1000000) + 1, disk_timer, d);
+          d->timer = g_timeout_add ((guint) (wait_ns / 1000000) + 1, disk_timer, d);
           return G_SOURCE_REMOVE;
         }
       /* Disarm before flushing: a process's I/O during the flush arms the
@@ -482,7 +480,7 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
     return NULL;
   self = g_rc_box_new0 (LmFlush);
   self->seconds = MAX (laptop_mode_seconds, 1);
-  self->disks = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify)disk_free);
+  self->disks = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) disk_free);
   libbpf_set_print (libbpf_log);
   self->skel = lm_flush_bpf__open_and_load ();
   if (self->skel == NULL)
@@ -527,7 +525,7 @@ lm_flush_free (LmFlush *self)
   if (self->disks != NULL)
     g_hash_table_remove_all (self->disks);
   g_clear_pointer (&self->skel, lm_flush_bpf__destroy);
-  g_rc_box_release_full (self, (GDestroyNotify)flush_clear);
+  g_rc_box_release_full (self, (GDestroyNotify) flush_clear);
 }
 
 #else

@@ -9,14 +9,10 @@ G_BEGIN_DECLS
 
 typedef struct _LmFlush LmFlush;
 
-gboolean
-lm_flush_probe (GError **error);
-LmFlush *
-lm_flush_new (guint laptop_mode_seconds, GError **error);
-void
-lm_flush_set_seconds (LmFlush *flush, guint laptop_mode_seconds);
-void
-lm_flush_free (LmFlush *flush);
+gboolean lm_flush_probe (GError **error);
+LmFlush *lm_flush_new (guint laptop_mode_seconds, GError **error);
+void lm_flush_set_seconds (LmFlush *flush, guint laptop_mode_seconds);
+void lm_flush_free (LmFlush *flush);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmFlush, lm_flush_free)
 

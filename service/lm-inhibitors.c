@@ -79,8 +79,8 @@ lm_inhibitors_validate (const char *application, const char *reason, GError **er
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "Application and reason must be UTF-8");
       return FALSE;
     }
-  if (*application == '\0' || g_utf8_strlen (application, -1) > MAX_APPLICATION ||
-      !printable (application))
+  if (*application == '\0' || g_utf8_strlen (application, -1) > MAX_APPLICATION
+      || !printable (application))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                    "Application must be 1 to %d printable characters", MAX_APPLICATION);
@@ -173,8 +173,7 @@ lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid, const ch
   if (self->holds->len >= LM_INHIBITORS_MAX)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
-                   "Too many holds on laptop mode in all (%d); try again later",
-                   LM_INHIBITORS_MAX);
+                   "Too many holds on laptop mode in all (%d); try again later", LM_INHIBITORS_MAX);
       return FALSE;
     }
 

@@ -89,8 +89,7 @@ write_all (int fd, const char *buf, gsize len)
  * the directory: after a crash the file is either the old or the new one,
  * never empty or half written. */
 gboolean
-lm_io_write_atomic (const char *path, const char *contents, gsize length, int mode,
-                    GError **error)
+lm_io_write_atomic (const char *path, const char *contents, gsize length, int mode, GError **error)
 {
   g_autofree char *dir = g_path_get_dirname (path);
   g_autofree char *tmp = g_strdup_printf ("%s.XXXXXX", path);

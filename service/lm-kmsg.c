@@ -21,7 +21,7 @@ eat (Span *s, const char *word)
 {
   gsize n = strlen (word);
 
-  if ((gsize)(s->end - s->p) < n || memcmp (s->p, word, n) != 0)
+  if ((gsize) (s->end - s->p) < n || memcmp (s->p, word, n) != 0)
     return FALSE;
   s->p += n;
   return TRUE;
@@ -36,7 +36,7 @@ eat_u64 (Span *s, guint64 *out)
 
   while (s->p < s->end && g_ascii_isdigit (*s->p))
     {
-      guint d = (guint)(*s->p - '0');
+      guint d = (guint) (*s->p - '0');
       if (v > (G_MAXUINT64 - d) / 10)
         return FALSE;
       v = v * 10 + d;
@@ -63,9 +63,9 @@ eat_word_to_end (Span *s, char *dst, gsize size)
 
   while (s->p<s->end && * s->p> ' ' && *s->p != 0x7f)
     s->p++;
-  if (s->p == start || (gsize)(s->p - start) >= size)
+  if (s->p == start || (gsize) (s->p - start) >= size)
     return FALSE;
-  copy_span (dst, size, start, (gsize)(s->p - start));
+  copy_span (dst, size, start, (gsize) (s->p - start));
   return TRUE;
 }
 
@@ -82,10 +82,10 @@ eat_kmsg_prefix (Span *s, gint64 *usec, gboolean *is_kernel)
   if (!eat_u64 (&t, &level) || !eat (&t, ",") || !eat_u64 (&t, &seq) || !eat (&t, ",")
       || !eat_u64 (&t, &us) || !eat (&t, ","))
     return FALSE;
-  semi = memchr (t.p, ';', (gsize)(t.end - t.p));
+  semi = memchr (t.p, ';', (gsize) (t.end - t.p));
   if (semi == NULL)
     return FALSE;
-  *usec = us > G_MAXINT64 ? -1 : (gint64)us;
+  *usec = us > G_MAXINT64 ? -1 : (gint64) us;
   *is_kernel = (level >> 3) == 0;
   s->p = semi + 1;
   return TRUE;
@@ -112,13 +112,13 @@ eat_dmesg_prefix (Span *s, gint64 *usec)
   if (!eat_u64 (&t, &frac) || !eat (&t, "]"))
     return;
   /* The fraction is printed with 6 digits; scale anything else to µs. */
-  gsize digits = (gsize)(t.p - 1 - frac_start);
+  gsize digits = (gsize) (t.p - 1 - frac_start);
   for (gsize i = digits; i < 6; i++)
     frac *= 10;
   for (gsize i = 6; i < digits; i++)
     frac /= 10;
   if (secs < G_MAXINT64 / 1000000 - 1)
-    *usec = (gint64)(secs * 1000000 + frac);
+    *usec = (gint64) (secs * 1000000 + frac);
   eat (&t, " ");
   *s = t;
 }
@@ -142,7 +142,7 @@ parse_bio (Span s, LmKmsgRecord *r)
   if (!eat (&s, " (") || !eat_u64 (&s, &n) || n > G_MAXUINT32 || !eat (&s, " sectors)")
       || s.p != s.end)
     return FALSE;
-  r->sectors = (guint32)n;
+  r->sectors = (guint32) n;
   return TRUE;
 }
 
@@ -162,7 +162,7 @@ parse_dirtied_inode (Span s, LmKmsgRecord *r)
       close = q;
   if (close == NULL)
     return FALSE;
-  copy_span (r->name, sizeof r->name, s.p, (gsize)(close - s.p));
+  copy_span (r->name, sizeof r->name, s.p, (gsize) (close - s.p));
   s.p = close + 5;
   if (!eat_word_to_end (&s, r->dev, sizeof r->dev) || s.p != s.end)
     return FALSE;
@@ -206,8 +206,8 @@ parse_dirtied (Span s, LmKmsgRecord *r)
 static LmKmsgKind
 parse_task_line (Span msg, LmKmsgRecord *r)
 {
-  gsize len = (gsize)(msg.end - msg.p);
-  gsize last = MIN (len, (gsize)COMM_MAX + 1);
+  gsize len = (gsize) (msg.end - msg.p);
+  gsize last = MIN (len, (gsize) COMM_MAX + 1);
 
   for (gsize i = last; i-- > 0;)
     {
@@ -220,7 +220,7 @@ parse_task_line (Span msg, LmKmsgRecord *r)
       if (!eat_u64 (&s, &pid) || pid > G_MAXUINT32 || !eat (&s, "): "))
         continue;
       copy_span (r->comm, sizeof r->comm, msg.p, i);
-      r->pid = (guint32)pid;
+      r->pid = (guint32) pid;
       if (parse_bio (s, r))
         return r->kind = LM_KMSG_BIO;
       if (parse_dirtied (s, r))

@@ -39,7 +39,6 @@ typedef struct
   guint64 suppressed; /* SUPPRESSED: messages the rate limit dropped */
 } LmKmsgRecord;
 
-LmKmsgKind
-lm_kmsg_parse_line (const char *line, gsize length, LmKmsgRecord *record);
+LmKmsgKind lm_kmsg_parse_line (const char *line, gsize length, LmKmsgRecord *record);
 
 G_END_DECLS

@@ -26,7 +26,7 @@ struct _LmPower
   LmUevent *uevent;
 
   gboolean on_battery;
-  gboolean low;      /* latched: stays until the machine is back on AC */
+  gboolean low; /* latched: stays until the machine is back on AC */
 };
 
 enum
@@ -195,10 +195,10 @@ refresh_upower (LmPower *self)
   if (self->display != NULL)
     level = g_dbus_proxy_get_cached_property (self->display, "WarningLevel");
 
-  gboolean battery = on_battery != NULL && g_variant_is_of_type (on_battery, G_VARIANT_TYPE_BOOLEAN) &&
-                     g_variant_get_boolean (on_battery);
-  gboolean low = level != NULL && g_variant_is_of_type (level, G_VARIANT_TYPE_UINT32) &&
-                 g_variant_get_uint32 (level) >= UPOWER_WARNING_LOW;
+  gboolean battery = on_battery != NULL && g_variant_is_of_type (on_battery, G_VARIANT_TYPE_BOOLEAN)
+                     && g_variant_get_boolean (on_battery);
+  gboolean low = level != NULL && g_variant_is_of_type (level, G_VARIANT_TYPE_UINT32)
+                 && g_variant_get_uint32 (level) >= UPOWER_WARNING_LOW;
   update (self, battery, low);
 }
 

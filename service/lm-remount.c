@@ -18,7 +18,7 @@
 
 /* One group per kind of record, keyed by the superblock's "major:minor":
  * a mount point may be any bytes, which a key file key cannot hold. */
-#define GROUP_MOUNTS "Remounts"            /* mount point used to remount */
+#define GROUP_MOUNTS "Remounts"           /* mount point used to remount */
 #define GROUP_ORIGINAL "RemountsOriginal" /* superblock options before */
 #define GROUP_APPLIED "RemountsApplied"   /* superblock options after ours */
 
@@ -102,8 +102,7 @@ lm_remount_options_set (const char *options, const char *name, const char *value
       g_string_append_printf (out, "%s%s", out->len ? "," : "", item);
     }
   if (!done && value != NULL)
-    g_string_append_printf (out, "%s%s%s%s", out->len ? "," : "", name, *value ? "=" : "",
-                            value);
+    g_string_append_printf (out, "%s%s%s%s", out->len ? "," : "", name, *value ? "=" : "", value);
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
@@ -156,8 +155,8 @@ lm_remount_unescape (const char *text)
     {
       if (p[0] == '\\' && p[1] == 'x' && g_ascii_isxdigit (p[2]) && g_ascii_isxdigit (p[3]))
         {
-          g_string_append_c (out, (char) (g_ascii_xdigit_value (p[2]) * 16 +
-                                          g_ascii_xdigit_value (p[3])));
+          g_string_append_c (
+              out, (char) (g_ascii_xdigit_value (p[2]) * 16 + g_ascii_xdigit_value (p[3])));
           p += 3;
         }
       else
@@ -318,8 +317,8 @@ pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
   for (guint i = 0; i < mounts->len; i++)
     {
       LmMount *m = g_ptr_array_index (mounts, i);
-      if (!in_list (settings->remount_types, m->fstype) ||
-          g_hash_table_contains (opted_out, m->key))
+      if (!in_list (settings->remount_types, m->fstype)
+          || g_hash_table_contains (opted_out, m->key))
         continue;
       /* A read-only superblock has no journal commits to stretch; a
        * read-only mount of a writable one cannot carry the remount (its
@@ -457,8 +456,7 @@ job_result (const LmRemountJob *job, GError **error)
     {
       g_autofree char *shown_options = lm_remount_escape (job->options);
       g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot remount %s (%s) with %s: %s", shown,
-                   job->mount->fstype, shown_options + strlen ("remount,"),
-                   g_strerror (job->err));
+                   job->mount->fstype, shown_options + strlen ("remount,"), g_strerror (job->err));
       return FALSE;
     }
   g_debug ("Remounted %s with %s", shown, job->options);
@@ -545,7 +543,8 @@ static void
 restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GString *failures,
               GHashTable *restored)
 {
-  g_autoptr (GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
+  g_autoptr (GPtrArray) jobs
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
   g_autoptr (GPtrArray) job_keys = g_ptr_array_new ();
 
   for (guint i = 0; keys[i] != NULL; i++)
@@ -595,8 +594,8 @@ check_restored (GHashTable *expected)
         if (g_str_equal (m->key, key) && !g_str_equal (m->fs_options, value))
           {
             g_autofree char *shown = lm_remount_escape (m->target);
-            g_warning ("%s shows %s after the restore, not the original %s", shown,
-                       m->fs_options, (char *) value);
+            g_warning ("%s shows %s after the restore, not the original %s", shown, m->fs_options,
+                       (char *) value);
             break;
           }
       }
@@ -630,8 +629,10 @@ lm_remount_restore (LmState *state, GError **error)
 
   if (failures->len > 0)
     {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every remounted "
-                   "filesystem: %s", failures->str);
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL,
+                   "Could not restore every remounted "
+                   "filesystem: %s",
+                   failures->str);
       return FALSE;
     }
   return TRUE;
@@ -672,7 +673,8 @@ still_mounted (const LmMount *m)
 static void
 roll_back (GArray *steps, GPtrArray *done)
 {
-  g_autoptr (GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
+  g_autoptr (GPtrArray) jobs
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
 
   for (guint i = 0; i < steps->len; i++)
     {
@@ -711,8 +713,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       g_propagate_error (error, g_steal_pointer (&local_error));
       return FALSE;
     }
-  picked = settings->remount ? pick_superblocks (mounts, settings)
-                             : g_ptr_array_new ();
+  picked = settings->remount ? pick_superblocks (mounts, settings) : g_ptr_array_new ();
 
   /* 1. Superblocks changed earlier but no longer wanted (Remount turned
    * off, a type dropped from RemountTypes, NoRemount): put them back. */
@@ -774,7 +775,8 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
     }
 
   /* 4. Remount, side by side; if any fails, undo all the others. */
-  g_autoptr (GPtrArray) jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
+  g_autoptr (GPtrArray) jobs
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
   g_autoptr (GError) first_error = NULL;
   for (guint i = 0; i < steps->len; i++)
     {
@@ -820,7 +822,8 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       for (guint i = 0; now != NULL && i < steps->len; i++)
         {
           LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
-          LmMount *m = step->skipped ? NULL : find_mount (now, step->mount->key, step->mount->target);
+          LmMount *m
+              = step->skipped ? NULL : find_mount (now, step->mount->key, step->mount->target);
           if (m != NULL)
             state_set (state, GROUP_APPLIED, m->key, m->fs_options);
         }

@@ -12,8 +12,8 @@
 
 static const char *const mode_choices[] = { "off", "on", "auto", NULL };
 static const char *const engine_choices[] = { "auto", "kernel", "userspace", NULL };
-static const char *const attribution_choices[] = { "auto", "bpf", "tracefs", "block_dump", "none",
-                                                   NULL };
+static const char *const attribution_choices[]
+    = { "auto", "bpf", "tracefs", "block_dump", "none", NULL };
 /* Types whose drivers take commit=<seconds> on remount: xfs and others
  * would refuse it, so they cannot be listed. */
 static const char *const remount_type_choices[] = { "ext3", "ext4", "reiserfs", "btrfs", NULL };
@@ -29,10 +29,14 @@ typedef struct
   gsize offset;
 } LmSettingKey;
 
+/* One table row per line reads better than clang-format's layout of
+ * brace-initialiser macros. */
+/* clang-format off */
 #define UINT_KEY(name, field, lo, hi) { name, 'u', lo, hi, NULL, G_STRUCT_OFFSET (LmSettings, field) }
 #define STR_KEY(name, field, list) { name, 's', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
 #define BOOL_KEY(name, field) { name, 'b', 0, 0, NULL, G_STRUCT_OFFSET (LmSettings, field) }
 #define STRV_KEY(name, field, list) { name, 'a', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
+/* clang-format on */
 
 static const LmSettingKey setting_keys[] = {
   STR_KEY ("Mode", mode, mode_choices),
@@ -106,17 +110,16 @@ lm_settings_free (LmSettings *settings)
 gboolean
 lm_settings_equal (const LmSettings *a, const LmSettings *b)
 {
-  return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine) &&
-         g_str_equal (a->attribution, b->attribution) && a->spinup_idle == b->spinup_idle &&
-         a->spinup_history == b->spinup_history && a->disk_recheck == b->disk_recheck &&
-         lm_disk_policies_equal (a->disks, b->disks) &&
-         a->max_lost_work == b->max_lost_work &&
-         a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio &&
-         a->dirty_background_ratio == b->dirty_background_ratio &&
-         a->low_battery_percent == b->low_battery_percent && a->remount == b->remount &&
-         g_strv_equal ((const char *const *) a->remount_types,
-                       (const char *const *) b->remount_types) &&
-         g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount);
+  return g_str_equal (a->mode, b->mode) && g_str_equal (a->engine, b->engine)
+         && g_str_equal (a->attribution, b->attribution) && a->spinup_idle == b->spinup_idle
+         && a->spinup_history == b->spinup_history && a->disk_recheck == b->disk_recheck
+         && lm_disk_policies_equal (a->disks, b->disks) && a->max_lost_work == b->max_lost_work
+         && a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio
+         && a->dirty_background_ratio == b->dirty_background_ratio
+         && a->low_battery_percent == b->low_battery_percent && a->remount == b->remount
+         && g_strv_equal ((const char *const *) a->remount_types,
+                          (const char *const *) b->remount_types)
+         && g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount);
 }
 
 gboolean
@@ -236,14 +239,14 @@ key_variant_type (const LmSettingKey *k)
 {
   switch (k->type)
     {
-    case 'u':
-      return G_VARIANT_TYPE_UINT32;
-    case 'b':
-      return G_VARIANT_TYPE_BOOLEAN;
-    case 'a':
-      return G_VARIANT_TYPE_STRING_ARRAY;
-    default:
-      return G_VARIANT_TYPE_STRING;
+      case 'u':
+        return G_VARIANT_TYPE_UINT32;
+      case 'b':
+        return G_VARIANT_TYPE_BOOLEAN;
+      case 'a':
+        return G_VARIANT_TYPE_STRING_ARRAY;
+      default:
+        return G_VARIANT_TYPE_STRING;
     }
 }
 
@@ -420,8 +423,8 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
         {
           /* The key file's list form: items separated by ";", a ";" inside
            * an item written "\;"; an empty value is an empty list. */
-          g_auto (GStrv) list =
-              g_key_file_get_string_list (key_file, LM_SETTINGS_GROUP, keys[i], NULL, NULL);
+          g_auto (GStrv) list
+              = g_key_file_get_string_list (key_file, LM_SETTINGS_GROUP, keys[i], NULL, NULL);
           g_auto (GStrv) empty = g_new0 (char *, 1);
           g_auto (GStrv) stripped = g_strdupv (list != NULL ? list : empty);
           for (guint j = 0; stripped[j] != NULL; j++)
@@ -471,8 +474,8 @@ lm_settings_save (const LmSettings *settings, const char *path, GError **error)
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_autoptr (GError) local_error = NULL;
 
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_COMMENTS, &local_error) &&
-      !g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_COMMENTS, &local_error)
+      && !g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot load %s: %s", path,
                    local_error->message);

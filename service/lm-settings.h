@@ -18,14 +18,14 @@ typedef struct
   guint dirty_ratio;
   guint dirty_background_ratio;
   guint low_battery_percent; /* sysfs only: UPower has its own levels */
-  gboolean remount;    /* remount journaled filesystems with commit= */
-  char **remount_types; /* filesystem types to remount */
-  char **no_remount;   /* mount points never to remount */
-  char *attribution;   /* "auto", "bpf", "tracefs", "block_dump", "none" */
-  guint spinup_idle;   /* seconds without I/O after which a disk counts as asleep */
-  gboolean spinup_history; /* monitor spin-ups even with no subscriber */
-  guint disk_recheck;  /* seconds between looks at a sleeping disk without attribution; 0: auto */
-  GHashTable *disks;   /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
+  gboolean remount;          /* remount journaled filesystems with commit= */
+  char **remount_types;      /* filesystem types to remount */
+  char **no_remount;         /* mount points never to remount */
+  char *attribution;         /* "auto", "bpf", "tracefs", "block_dump", "none" */
+  guint spinup_idle;         /* seconds without I/O after which a disk counts as asleep */
+  gboolean spinup_history;   /* monitor spin-ups even with no subscriber */
+  guint disk_recheck; /* seconds between looks at a sleeping disk without attribution; 0: auto */
+  GHashTable *disks;  /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
 } LmSettings;
 
 LmSettings *lm_settings_new (void);

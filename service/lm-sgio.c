@@ -53,12 +53,12 @@ real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsi
 
   io.interface_id = 'S';
   io.cmd_len = LM_ATA_CDB_LEN;
-  io.cmdp = (unsigned char *)cdb;
-  io.mx_sb_len = (unsigned char)*sense_len;
+  io.cmdp = (unsigned char *) cdb;
+  io.mx_sb_len = (unsigned char) *sense_len;
   io.sbp = sense;
   io.dxfer_direction = data_len > 0 ? SG_DXFER_FROM_DEV : SG_DXFER_NONE;
   io.dxferp = data;
-  io.dxfer_len = (unsigned int)data_len;
+  io.dxfer_len = (unsigned int) data_len;
   io.timeout = SG_TIMEOUT_MS;
   if (ioctl (GPOINTER_TO_INT (handle) - 1, SG_IO, &io) < 0)
     return -errno;
@@ -127,7 +127,7 @@ lm_sgio_is_fake (const char *path)
   int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return FALSE;
-  fake = read (fd, head, sizeof head) == (ssize_t)sizeof head
+  fake = read (fd, head, sizeof head) == (ssize_t) sizeof head
          && memcmp (head, FAKE_MAGIC, sizeof head) == 0;
   close (fd);
   return fake;
@@ -210,7 +210,7 @@ fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 fea
                 if (apm > 0 && apm < LM_ATA_APM_OFF)
                   {
                     data[86 * 2] = 0x08;
-                    data[91 * 2] = (guint8)apm;
+                    data[91 * 2] = (guint8) apm;
                   }
               }
           }

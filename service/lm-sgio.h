@@ -25,23 +25,16 @@ extern const LmSgioOps lm_sgio_fake;
 
 typedef struct _LmSgio LmSgio;
 
-LmSgio *
-lm_sgio_open (const char *path, GError **error);
-void
-lm_sgio_close (LmSgio *dev);
-const char *
-lm_sgio_backend (LmSgio *dev);
+LmSgio *lm_sgio_open (const char *path, GError **error);
+void lm_sgio_close (LmSgio *dev);
+const char *lm_sgio_backend (LmSgio *dev);
 
-gboolean
-lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
-                 LmAtaRegs *regs, GError **error);
-gboolean
-lm_sgio_check_power (LmSgio *dev, LmAtaPower *power, GError **error);
-gboolean
-lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error);
+gboolean lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data,
+                          gsize data_len, LmAtaRegs *regs, GError **error);
+gboolean lm_sgio_check_power (LmSgio *dev, LmAtaPower *power, GError **error);
+gboolean lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error);
 
-gboolean
-lm_sgio_is_fake (const char *path);
+gboolean lm_sgio_is_fake (const char *path);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSgio, lm_sgio_close)
 

@@ -42,7 +42,7 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
   g_autofree char *submitter = g_utf8_make_valid (s->submitter_comm, -1);
   g_variant_builder_add (&b, "{sv}", "Comm", g_variant_new_string (comm));
   if (s->uid >= 0)
-    g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32)s->uid));
+    g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32) s->uid));
   g_variant_builder_add (&b, "{sv}", "Operation",
                          g_variant_new_string (s->write ? "write" : "read"));
   g_variant_builder_add (&b, "{sv}", "Sector", g_variant_new_uint64 (s->sector));
@@ -86,7 +86,7 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
       if (!g_dbus_connection_emit_signal (
               connection, name, g_dbus_interface_skeleton_get_object_path (skel),
               "org.laptopmode.LaptopMode1", "SpinUp", g_variant_new ("(@a{sv})", v), &error))
-        g_debug ("Cannot send SpinUp to %s: %s", (const char *)name, error->message);
+        g_debug ("Cannot send SpinUp to %s: %s", (const char *) name, error->message);
     }
 }
 
@@ -291,7 +291,7 @@ lm_spinup_free (LmSpinup *self)
   for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
     g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
   g_hash_table_unref (self->subscribers);
-  g_queue_clear_full (&self->history, (GDestroyNotify)g_variant_unref);
+  g_queue_clear_full (&self->history, (GDestroyNotify) g_variant_unref);
   g_free (self->setting);
   g_free (self->why_none);
   g_free (self);

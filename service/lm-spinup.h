@@ -15,18 +15,12 @@ typedef struct _LmSpinup LmSpinup;
 /* Told of every spin-up's disk, e.g. for the disks' power accounting. */
 typedef void (*LmSpinupWakeFunc) (gpointer user_data, const char *disk);
 
-LmSpinup *
-lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
-void
-lm_spinup_free (LmSpinup *spinup);
-void
-lm_spinup_configure (LmSpinup *spinup, const LmSettings *settings);
-void
-lm_spinup_shutdown (LmSpinup *spinup);
-void
-lm_spinup_recover (LmState *state);
-void
-lm_spinup_set_wake_func (LmSpinup *spinup, LmSpinupWakeFunc func, gpointer user_data);
+LmSpinup *lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
+void lm_spinup_free (LmSpinup *spinup);
+void lm_spinup_configure (LmSpinup *spinup, const LmSettings *settings);
+void lm_spinup_shutdown (LmSpinup *spinup);
+void lm_spinup_recover (LmState *state);
+void lm_spinup_set_wake_func (LmSpinup *spinup, LmSpinupWakeFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
 

@@ -36,16 +36,16 @@ bdflush_plan (const LmSettings *settings, LmEngine engine, GError **error)
   if (n <= BDFLUSH_AGE_BUFFER)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                   "%s has %u fields, expected at least %u: “%s”", path, n,
-                   BDFLUSH_AGE_BUFFER + 1, line);
+                   "%s has %u fields, expected at least %u: “%s”", path, n, BDFLUSH_AGE_BUFFER + 1,
+                   line);
       return NULL;
     }
   for (guint i = 0; i < n; i++)
     {
       if (!g_ascii_string_to_signed (fields[i], 10, G_MININT32, G_MAXINT32, NULL, NULL))
         {
-          g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                       "%s field %u is not a number: “%s”", path, i + 1, line);
+          g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "%s field %u is not a number: “%s”",
+                       path, i + 1, line);
           return NULL;
         }
     }

@@ -14,8 +14,9 @@ tunable_exists (const char *name)
 static gboolean
 sysctl_probe (void)
 {
-  return tunable_exists ("dirty_ratio") && tunable_exists ("dirty_background_ratio") &&
-         tunable_exists ("dirty_writeback_centisecs") && tunable_exists ("dirty_expire_centisecs");
+  return tunable_exists ("dirty_ratio") && tunable_exists ("dirty_background_ratio")
+         && tunable_exists ("dirty_writeback_centisecs")
+         && tunable_exists ("dirty_expire_centisecs");
 }
 
 static gboolean

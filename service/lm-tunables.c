@@ -55,8 +55,8 @@ lm_tunables_probe (void)
 static gboolean
 skip_write_back (const char *name, const char *value)
 {
-  static const char *const paired[] = { "dirty_ratio", "dirty_background_ratio", "dirty_bytes",
-                                        "dirty_background_bytes", NULL };
+  static const char *const paired[]
+      = { "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes", NULL };
 
   return g_str_equal (value, "0") && g_strv_contains (paired, name);
 }
@@ -92,12 +92,13 @@ roll_back (GPtrArray *previous)
 }
 
 gboolean
-lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
-                   LmEngine engine, LmState *state, GError **error)
+lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings, LmEngine engine,
+                   LmState *state, GError **error)
 {
   g_autofree char *snapshot = lm_state_snapshot (state);
   g_autoptr (GPtrArray) plan = NULL;
-  g_autoptr (GPtrArray) previous = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
+  g_autoptr (GPtrArray) previous
+      = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
   g_autoptr (GPtrArray) written = g_ptr_array_new ();
 
   plan = backend->plan (settings, engine, error);
@@ -216,8 +217,7 @@ lm_tunables_restore (LmState *state, GError **error)
                      "leaving it (original was %s)",
                      name, current, original);
         }
-      else if (!g_str_equal (current, original) &&
-               !write_tunable (name, original, &local_error))
+      else if (!g_str_equal (current, original) && !write_tunable (name, original, &local_error))
         {
           g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
                                   local_error->message);

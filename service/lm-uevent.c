@@ -48,7 +48,8 @@ lm_uevent_parse (const char *buf, gsize len, char **subsystem, char **action)
     }
   if (found_subsystem == NULL || found_action == NULL)
     return FALSE;
-  *subsystem = g_strndup (found_subsystem, strnlen (found_subsystem, (gsize) (end - found_subsystem)));
+  *subsystem
+      = g_strndup (found_subsystem, strnlen (found_subsystem, (gsize) (end - found_subsystem)));
   *action = g_strndup (found_action, strnlen (found_action, (gsize) (end - found_action)));
   return TRUE;
 }

@@ -96,16 +96,16 @@ main (int argc, char **argv)
 {
   gboolean replace = FALSE, verbose = FALSE, session = FALSE, version = FALSE;
   g_autofree char *config = NULL;
-  const GOptionEntry entries[] = {
-    { "replace", 'r', 0, G_OPTION_ARG_NONE, &replace, "Replace a running laptop-moded", NULL },
-    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
-    { "session", 0, 0, G_OPTION_ARG_NONE, &session,
-      "Use the session bus instead of the system bus (for development)", NULL },
-    { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
-      "Configuration file (default " LM_CONFIG_FILE ")", "FILE" },
-    { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
-    { NULL }
-  };
+  const GOptionEntry entries[]
+      = { { "replace", 'r', 0, G_OPTION_ARG_NONE, &replace, "Replace a running laptop-moded",
+            NULL },
+          { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
+          { "session", 0, 0, G_OPTION_ARG_NONE, &session,
+            "Use the session bus instead of the system bus (for development)", NULL },
+          { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
+            "Configuration file (default " LM_CONFIG_FILE ")", "FILE" },
+          { "version", 0, 0, G_OPTION_ARG_NONE, &version, "Print the version and exit", NULL },
+          { NULL } };
   g_autoptr (GOptionContext) context = g_option_context_new ("- laptop mode service");
   g_autoptr (GError) error = NULL;
 
@@ -144,8 +144,8 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGINT, on_signal, &m);
 
   guint owner = g_bus_own_name (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, LM_BUS_NAME,
-                                G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT |
-                                    (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
+                                G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
+                                    | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
                                 NULL, on_name_acquired, on_name_lost, &m, NULL);
   g_main_loop_run (m.loop);
 

@@ -9,8 +9,7 @@
 
 /* The daemon's lm-error.c registers D-Bus names through GIO, which does
  * not link statically here; the probe needs only the quark. */
-GQuark
-lm_error_quark (void);
+GQuark lm_error_quark (void);
 
 GQuark
 lm_error_quark (void)

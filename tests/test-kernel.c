@@ -76,7 +76,7 @@ test_engine_by_release (Fixture *f, gconstpointer data)
     const char *release;
     LmEngine engine;
   } cases[] = {
-    { "2.6.5\n", LM_ENGINE_USERSPACE }, { "2.6.6\n", LM_ENGINE_KERNEL },
+    { "2.6.5\n", LM_ENGINE_USERSPACE },   { "2.6.6\n", LM_ENGINE_KERNEL },
     { "6.18.44-fc\n", LM_ENGINE_KERNEL }, { "6.99.99\n", LM_ENGINE_KERNEL },
     { "7.0.0\n", LM_ENGINE_USERSPACE },   { "7.0-rc3\n", LM_ENGINE_USERSPACE },
     { "8.1.2\n", LM_ENGINE_USERSPACE },   { "garbage\n", LM_ENGINE_USERSPACE },

@@ -252,9 +252,9 @@ test_fuzz (void)
 
       if (g_test_rand_bit ())
         {
-          n = (gsize)g_test_rand_int_range (0, sizeof buf);
+          n = (gsize) g_test_rand_int_range (0, sizeof buf);
           for (gsize j = 0; j < n; j++)
-            buf[j] = (char)g_test_rand_int_range (0, 256);
+            buf[j] = (char) g_test_rand_int_range (0, 256);
         }
       else
         {
@@ -263,11 +263,11 @@ test_fuzz (void)
           memcpy (buf, s, n);
           for (int m = g_test_rand_int_range (0, 4); m > 0 && n > 0; m--)
             {
-              gsize at = (gsize)g_test_rand_int_range (0, (gint32)n);
+              gsize at = (gsize) g_test_rand_int_range (0, (gint32) n);
               switch (g_test_rand_int_range (0, 3))
                 {
                   case 0:
-                    buf[at] = (char)g_test_rand_int_range (0, 256);
+                    buf[at] = (char) g_test_rand_int_range (0, 256);
                     break;
                   case 1:
                     n = at;

@@ -11,7 +11,7 @@ static void
 check_split (const char *options, const char *const *want)
 {
   g_auto (GStrv) got = lm_remount_options_split (options);
-  g_assert_true (g_strv_equal ((const char *const *)got, want));
+  g_assert_true (g_strv_equal ((const char *const *) got, want));
 }
 
 static void
@@ -117,7 +117,7 @@ test_settings_defaults (void)
   g_autoptr (LmSettings) s = lm_settings_new ();
 
   g_assert_true (s->remount);
-  g_assert_true (g_strv_equal ((const char *const *)s->remount_types,
+  g_assert_true (g_strv_equal ((const char *const *) s->remount_types,
                                (const char *const[]){ "ext3", "ext4", "reiserfs", "btrfs", NULL }));
   g_assert_cmpuint (g_strv_length (s->no_remount), ==, 0);
 }
@@ -137,10 +137,10 @@ test_settings_key_file (void)
   g_assert_true (lm_settings_load_key_file (s, kf, "test.conf", &error));
   g_assert_no_error (error);
   g_assert_false (s->remount);
-  g_assert_true (g_strv_equal ((const char *const *)s->remount_types,
+  g_assert_true (g_strv_equal ((const char *const *) s->remount_types,
                                (const char *const[]){ "ext4", "btrfs", NULL }));
   g_assert_true (
-      g_strv_equal ((const char *const *)s->no_remount,
+      g_strv_equal ((const char *const *) s->no_remount,
                     (const char *const[]){ "/home", "/mnt/a;b", "/mnt/sp ace,comma", NULL }));
 
   /* Save and load again: the list form round-trips. */

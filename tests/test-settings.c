@@ -32,10 +32,10 @@ static void
 test_update_good (void)
 {
   g_autoptr (LmSettings) s = lm_settings_new ();
-  g_autoptr (GVariant) v = g_variant_ref_sink (parse_asv (
-      "{'MaxLostWork': <uint32 86400>, 'DirtyRatio': <uint32 100>, "
-      "'DirtyBackgroundRatio': <uint32 99>, 'Engine': <'userspace'>, 'Mode': <'on'>, "
-      "'LaptopModeSeconds': <uint32 600>}"));
+  g_autoptr (GVariant) v = g_variant_ref_sink (
+      parse_asv ("{'MaxLostWork': <uint32 86400>, 'DirtyRatio': <uint32 100>, "
+                 "'DirtyBackgroundRatio': <uint32 99>, 'Engine': <'userspace'>, 'Mode': <'on'>, "
+                 "'LaptopModeSeconds': <uint32 600>}"));
   g_autoptr (GError) error = NULL;
 
   g_assert_true (lm_settings_update (s, v, &error));

@@ -98,7 +98,7 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-#define ADD(path, fn) \
+#define ADD(path, fn)                                                                              \
   g_test_add (path, LmFakeRoot, NULL, lm_fake_root_setup, fn, lm_fake_root_teardown)
   ADD ("/state/round-trip", test_round_trip);
   ADD ("/state/snapshot-revert", test_snapshot_revert);

@@ -65,7 +65,8 @@ test_apply_restore_kernel (Fixture *f, gconstpointer data)
   g_autoptr (GError) error = NULL;
 
   g_assert_true (lm_tunables_probe () == &lm_tunables_sysctl);
-  g_assert_true (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
+  g_assert_true (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
   g_assert_no_error (error);
   assert_vm (f, "laptop_mode", "2");
   assert_vm (f, "dirty_ratio", "60");
@@ -93,7 +94,8 @@ test_userspace_leaves_laptop_mode (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
 
-  g_assert_true (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_USERSPACE, f->state, &error));
+  g_assert_true (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_USERSPACE, f->state, &error));
   assert_vm (f, "laptop_mode", "0");
   assert_vm (f, "dirty_expire_centisecs", "60000");
   /* No background writeback before the dirty limit, as the kernel's laptop mode. */
@@ -108,10 +110,12 @@ test_reapply_keeps_first_originals (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
 
-  g_assert_true (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
+  g_assert_true (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
   f->settings->max_lost_work = 30;
   f->settings->dirty_ratio = 40;
-  g_assert_true (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
+  g_assert_true (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
   assert_vm (f, "dirty_expire_centisecs", "3000");
   assert_vm (f, "dirty_ratio", "40");
   g_assert_true (lm_tunables_restore (f->state, &error));
@@ -132,7 +136,8 @@ test_failure_rolls_back (Fixture *f, gconstpointer data)
       g_unlink (ratio);
       g_assert_cmpint (g_mkdir (ratio, 0755), ==, 0);
     }
-  g_assert_false (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
+  g_assert_false (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
   g_assert_nonnull (error);
   g_assert_nonnull (strstr (error->message, "dirty_ratio"));
   assert_vm (f, "laptop_mode", "0");
@@ -153,7 +158,8 @@ test_state_unwritable_changes_nothing (Fixture *f, gconstpointer data)
 
   /* A file where the state directory should be: saving must fail first. */
   g_assert_true (g_file_set_contents (blocker, "", 0, NULL));
-  g_assert_false (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, state, &error));
+  g_assert_false (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, state, &error));
   g_assert_nonnull (error);
   assert_originals (f);
 }
@@ -163,7 +169,8 @@ test_changed_by_someone_else (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
 
-  g_assert_true (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
+  g_assert_true (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
   lm_fake_root_put (&f->fr, "proc/sys/vm/dirty_ratio", "35\n");
   g_assert_true (lm_tunables_restore (f->state, &error));
   assert_vm (f, "dirty_ratio", "35");
@@ -178,7 +185,8 @@ test_missing_file_fails_before_change (Fixture *f, gconstpointer data)
   g_autofree char *p = g_build_filename (f->fr.root, "proc/sys/vm/dirty_background_ratio", NULL);
 
   g_unlink (p);
-  g_assert_false (lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
+  g_assert_false (
+      lm_tunables_apply (&lm_tunables_sysctl, f->settings, LM_ENGINE_KERNEL, f->state, &error));
   g_assert_nonnull (strstr (error->message, "dirty_background_ratio"));
   assert_vm (f, "laptop_mode", "0");
   assert_vm (f, "dirty_expire_centisecs", "1234");
@@ -194,7 +202,8 @@ test_bdflush (Fixture *f, gconstpointer data)
   lm_fake_root_put (&f->fr, "proc/sys/vm/bdflush", line);
   g_assert_true (lm_tunables_probe () == &lm_tunables_bdflush);
   f->settings->max_lost_work = 300;
-  g_assert_true (lm_tunables_apply (&lm_tunables_bdflush, f->settings, LM_ENGINE_BDFLUSH, f->state, &error));
+  g_assert_true (
+      lm_tunables_apply (&lm_tunables_bdflush, f->settings, LM_ENGINE_BDFLUSH, f->state, &error));
   g_assert_no_error (error);
   assert_vm (f, "bdflush", "30 500 0 0 30000 30000 60 20 0");
   g_assert_true (lm_tunables_restore (f->state, &error));
@@ -211,8 +220,8 @@ test_bdflush_malformed (Fixture *f, gconstpointer data)
     {
       g_autoptr (GError) error = NULL;
       lm_fake_root_put (&f->fr, "proc/sys/vm/bdflush", lines[i]);
-      g_assert_false (
-          lm_tunables_apply (&lm_tunables_bdflush, f->settings, LM_ENGINE_BDFLUSH, f->state, &error));
+      g_assert_false (lm_tunables_apply (&lm_tunables_bdflush, f->settings, LM_ENGINE_BDFLUSH,
+                                         f->state, &error));
       g_assert_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED);
       g_autofree char *got = lm_fake_root_get (&f->fr, "proc/sys/vm/bdflush");
       g_assert_cmpstr (got, ==, lines[i]);

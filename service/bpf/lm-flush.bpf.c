@@ -67,7 +67,7 @@ SEC ("raw_tp/block_bio_queue")
 int
 BPF_PROG (lm_flush_bio_queue, struct bio *bio)
 {
-  struct task_struct *task = (struct task_struct *)bpf_get_current_task ();
+  struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
   struct gendisk *disk;
   struct lm_flush_disk *st;
   __u32 tid, key;
@@ -78,14 +78,14 @@ BPF_PROG (lm_flush_bio_queue, struct bio *bio)
     return 0;
   if (BPF_CORE_READ (task, flags) & PF_KTHREAD)
     return 0;
-  tid = (__u32)bpf_get_current_pid_tgid ();
+  tid = (__u32) bpf_get_current_pid_tgid ();
   if (bpf_map_lookup_elem (&flushers, &tid) != 0)
     return 0;
   disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
   if (disk == 0)
     return 0;
-  key = ((__u32)BPF_CORE_READ (disk, major) << 20)
-        | ((__u32)BPF_CORE_READ (disk, first_minor) & 0xfffff);
+  key = ((__u32) BPF_CORE_READ (disk, major) << 20)
+        | ((__u32) BPF_CORE_READ (disk, first_minor) & 0xfffff);
   now = bpf_ktime_get_boot_ns ();
 
   st = bpf_map_lookup_elem (&disks, &key);
