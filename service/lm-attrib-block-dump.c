@@ -98,31 +98,13 @@ static gboolean
 on_readable (int fd, GIOCondition condition, gpointer user_data)
 {
   LmAttrib *a = user_data;
-  char buf[8192];
+  g_autoptr (GError) error = NULL;
 
-  for (;;)
-    {
-      ssize_t n = read (fd, buf, sizeof buf);
-      if (n > 0)
-        {
-          lm_lines_feed (&a->lines, buf, (gsize) n);
-          continue;
-        }
-      if (n < 0 && errno == EINTR)
-        continue;
-      /* Records overwritten before we read them: go on with the next. */
-      if (n < 0 && errno == EPIPE)
-        {
-          g_debug ("Missed kernel log records (the ring buffer wrapped)");
-          continue;
-        }
-      if (n < 0 && errno == EAGAIN)
-        return G_SOURCE_CONTINUE;
-      g_warning ("Reading the kernel log failed (%s); spin-up attribution stops",
-                 n == 0 ? "end of file" : g_strerror (errno));
-      a->source = 0;
-      return G_SOURCE_REMOVE;
-    }
+  if (lm_lines_drain (&a->lines, fd, "the kernel log", &error))
+    return G_SOURCE_CONTINUE;
+  g_warning ("%s; spin-up attribution stops", error->message);
+  a->source = 0;
+  return G_SOURCE_REMOVE;
 }
 
 static void

@@ -214,27 +214,14 @@ static gboolean
 on_readable (int fd, GIOCondition condition, gpointer user_data)
 {
   LmAttrib *a = user_data;
-  char buf[16384];
+  g_autoptr (GError) error = NULL;
+  g_autofree char *what = g_strdup_printf ("%s/instances/%s/trace_pipe", a->tracing, INSTANCE);
 
-  for (;;)
-    {
-      ssize_t n = read (fd, buf, sizeof buf);
-      if (n > 0)
-        lm_lines_feed (&a->lines, buf, (gsize) n);
-      else if (n < 0 && errno == EINTR)
-        continue;
-      else if (n < 0 && errno == EAGAIN)
-        return G_SOURCE_CONTINUE;
-      else
-        {
-          g_warning ("Reading %s/instances/%s/trace_pipe failed (%s); spin-up attribution stops",
-                     a->tracing, INSTANCE, n == 0 ? "end of file" : g_strerror (errno));
-          a->source = 0;
-          return G_SOURCE_REMOVE;
-        }
-      if (n < (ssize_t) sizeof buf)
-        return G_SOURCE_CONTINUE;
-    }
+  if (lm_lines_drain (&a->lines, fd, what, &error))
+    return G_SOURCE_CONTINUE;
+  g_warning ("%s; spin-up attribution stops", error->message);
+  a->source = 0;
+  return G_SOURCE_REMOVE;
 }
 
 static void

@@ -3,7 +3,11 @@
  * cap is dropped whole rather than split into two lines that could parse. */
 #include "lm-lines.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "lm-error.h"
 
 void
 lm_lines_init (LmLines *lines, gsize max, LmLineFunc func, gpointer user_data)
@@ -48,4 +52,36 @@ lm_lines_clear (LmLines *lines)
   if (lines->line != NULL)
     g_string_free (lines->line, TRUE);
   lines->line = NULL;
+}
+
+/* Read a non-blocking @fd until it has nothing more for now. FALSE with
+ * @error at end of file or on an error that will not go away. */
+gboolean
+lm_lines_drain (LmLines *lines, int fd, const char *what, GError **error)
+{
+  char buf[16384];
+
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      if (n > 0)
+        {
+          lm_lines_feed (lines, buf, (gsize) n);
+          continue;
+        }
+      if (n < 0 && errno == EINTR)
+        continue;
+      /* /dev/kmsg: records were overwritten before we read them; the next
+       * read goes on with the oldest one left. */
+      if (n < 0 && errno == EPIPE)
+        {
+          g_debug ("Missed records of %s (its ring buffer wrapped)", what);
+          continue;
+        }
+      if (n < 0 && errno == EAGAIN)
+        return TRUE;
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Reading %s failed: %s", what,
+                   n == 0 ? "end of file" : g_strerror (errno));
+      return FALSE;
+    }
 }

@@ -21,5 +21,6 @@ typedef struct
 void lm_lines_init (LmLines *lines, gsize max, LmLineFunc func, gpointer user_data);
 void lm_lines_feed (LmLines *lines, const char *buf, gsize n);
 void lm_lines_clear (LmLines *lines);
+gboolean lm_lines_drain (LmLines *lines, int fd, const char *what, GError **error);
 
 G_END_DECLS
