@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lm-attrib.h"
+#include "lm-bpf.h"
 #include "lm-error.h"
 #include "lm-paths.h"
 
@@ -21,34 +22,21 @@
 #include "lm-attrib-bpf-event.h"
 #include "lm-attrib.skel.h"
 
+#define PROGRAM "spin-up attribution"
+
 struct _LmAttrib
 {
   LmAttribConfig config;
   struct lm_attrib_bpf *skel;
-  struct ring_buffer *ring;
-  guint source;
+  LmBpfRing ring;
 };
-
-/* libbpf explains a failed load (the verifier, a missing tracepoint) on
- * its print hook; keep it for the debug log instead of stderr. */
-static int
-libbpf_log (enum libbpf_print_level level, const char *format, va_list args)
-{
-  if (level == LIBBPF_DEBUG)
-    return 0;
-  g_autofree char *msg = g_strdup_vprintf (format, args);
-  g_debug ("libbpf: %s", g_strchomp (msg));
-  return 0;
-}
 
 static void
 bpf_stop (LmAttrib *a)
 {
   if (a == NULL)
     return;
-  if (a->source != 0)
-    g_source_remove (a->source);
-  g_clear_pointer (&a->ring, ring_buffer__free);
+  lm_bpf_ring_close (&a->ring);
   g_clear_pointer (&a->skel, lm_attrib_bpf__destroy);
   g_free (a);
 }
@@ -79,26 +67,6 @@ on_event (void *ctx, void *data, size_t size)
   return 0;
 }
 
-static gboolean
-on_ring_readable (int fd, GIOCondition condition, gpointer user_data)
-{
-  LmAttrib *a = user_data;
-
-  if (ring_buffer__consume (a->ring) < 0)
-    g_debug ("Reading the BPF ring buffer failed");
-  return G_SOURCE_CONTINUE;
-}
-
-static gboolean
-set_bpf_error (GError **error, int err, const char *what)
-{
-  g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
-               "Cannot %s the spin-up BPF program: %s (needs root, a kernel with BTF and the "
-               "block_bio_queue tracepoint; run with --verbose for libbpf's reason)",
-               what, g_strerror (err < 0 ? -err : err));
-  return FALSE;
-}
-
 static LmAttrib *
 bpf_start (const LmAttribConfig *config, GError **error)
 {
@@ -107,11 +75,11 @@ bpf_start (const LmAttribConfig *config, GError **error)
   int err;
 
   a->config = *config;
-  libbpf_set_print (libbpf_log);
+  lm_bpf_log_to_glib ();
   a->skel = lm_attrib_bpf__open ();
   if (a->skel == NULL)
     {
-      set_bpf_error (error, errno, "open");
+      lm_bpf_set_error (error, errno, "open", PROGRAM);
       bpf_stop (a);
       return NULL;
     }
@@ -119,7 +87,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
   err = lm_attrib_bpf__load (a->skel);
   if (err != 0)
     {
-      set_bpf_error (error, err, "load");
+      lm_bpf_set_error (error, err, "load", PROGRAM);
       bpf_stop (a);
       return NULL;
     }
@@ -128,18 +96,15 @@ bpf_start (const LmAttribConfig *config, GError **error)
   err = lm_attrib_bpf__attach (a->skel);
   if (err != 0)
     {
-      set_bpf_error (error, err, "attach");
+      lm_bpf_set_error (error, err, "attach", PROGRAM);
       bpf_stop (a);
       return NULL;
     }
-  a->ring = ring_buffer__new (bpf_map__fd (a->skel->maps.events), on_event, a, NULL);
-  if (a->ring == NULL)
+  if (!lm_bpf_ring_open (&a->ring, bpf_map__fd (a->skel->maps.events), on_event, a, PROGRAM, error))
     {
-      set_bpf_error (error, errno, "read the ring buffer of");
       bpf_stop (a);
       return NULL;
     }
-  a->source = g_unix_fd_add (ring_buffer__epoll_fd (a->ring), G_IO_IN, on_ring_readable, a);
   return a;
 }
 
@@ -148,23 +113,12 @@ bpf_start (const LmAttribConfig *config, GError **error)
 static gboolean
 bpf_probe (GError **error)
 {
-  g_autofree char *btf = lm_path ("/sys/kernel/btf/vmlinux");
-
-  if (!g_file_test (btf, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                   "%s is missing: the kernel has no BTF (CONFIG_DEBUG_INFO_BTF)", btf);
-      return FALSE;
-    }
-  if (geteuid () != 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "Loading BPF programs needs root");
-      return FALSE;
-    }
-  libbpf_set_print (libbpf_log);
+  if (!lm_bpf_check_possible (PROGRAM, error))
+    return FALSE;
+  lm_bpf_log_to_glib ();
   struct lm_attrib_bpf *skel = lm_attrib_bpf__open_and_load ();
   if (skel == NULL)
-    return set_bpf_error (error, errno, "load");
+    return lm_bpf_set_error (error, errno, "load", PROGRAM);
   lm_attrib_bpf__destroy (skel);
   return TRUE;
 }

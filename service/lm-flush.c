@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lm-attrib.h"
+#include "lm-bpf.h"
 #include "lm-error.h"
 #include "lm-paths.h"
 
@@ -35,6 +36,7 @@
 #include "lm-flush.skel.h"
 
 #define LM_MOUNTINFO "/proc/self/mountinfo"
+#define PROGRAM "the user-space laptop-mode engine"
 /* dm on dm on a partition is the deepest real stack; a loop in sysfs must
  * not hang the flush thread. */
 #define MAX_STACK_DEPTH 8
@@ -55,8 +57,7 @@ struct _LmFlush
   gboolean stopped;
   guint seconds;
   struct lm_flush_bpf *skel;
-  struct ring_buffer *ring;
-  guint source;
+  LmBpfRing ring;
   GHashTable *disks; /* key → LmFlushDisk */
 };
 
@@ -66,49 +67,6 @@ typedef struct
   guint32 key;
   int flushers_fd; /* a dup: the map outlives the skeleton while we use it */
 } FlushJob;
-
-static int
-libbpf_log (enum libbpf_print_level level, const char *format, va_list args)
-{
-  if (level == LIBBPF_DEBUG)
-    return 0;
-  g_autofree char *msg = g_strdup_vprintf (format, args);
-  g_debug ("libbpf: %s", g_strchomp (msg));
-  return 0;
-}
-
-static gboolean
-set_bpf_error (GError **error, int err, const char *what)
-{
-  g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
-               "Cannot %s the BPF program of the user-space laptop-mode engine: %s (needs root, "
-               "a kernel with BTF and the block_bio_queue tracepoint; run with --verbose for "
-               "libbpf's reason)",
-               what, g_strerror (err < 0 ? -err : err));
-  return FALSE;
-}
-
-static gboolean
-check_bpf_possible (GError **error)
-{
-  g_autofree char *btf = lm_path ("/sys/kernel/btf/vmlinux");
-
-  if (!g_file_test (btf, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                   "%s is missing: the kernel has no BTF (CONFIG_DEBUG_INFO_BTF), which the "
-                   "user-space laptop-mode engine needs",
-                   btf);
-      return FALSE;
-    }
-  if (geteuid () != 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                   "The user-space laptop-mode engine loads a BPF program, which needs root");
-      return FALSE;
-    }
-  return TRUE;
-}
 
 static gint64
 boot_ns (void)
@@ -426,16 +384,6 @@ on_armed (void *ctx, void *data, size_t size)
   return 0;
 }
 
-static gboolean
-on_ring_readable (int fd, GIOCondition condition, gpointer user_data)
-{
-  LmFlush *self = user_data;
-
-  if (ring_buffer__consume (self->ring) < 0)
-    g_debug ("Reading the flush engine's BPF ring buffer failed");
-  return G_SOURCE_CONTINUE;
-}
-
 static void
 disk_free (LmFlushDisk *d)
 {
@@ -456,17 +404,17 @@ lm_flush_probe (GError **error)
 {
   static int loaded_errno = -1; /* not tried yet */
 
-  if (!check_bpf_possible (error))
+  if (!lm_bpf_check_possible (PROGRAM, error))
     return FALSE;
   if (loaded_errno < 0)
     {
-      libbpf_set_print (libbpf_log);
+      lm_bpf_log_to_glib ();
       struct lm_flush_bpf *skel = lm_flush_bpf__open_and_load ();
       loaded_errno = skel != NULL ? 0 : (errno > 0 ? errno : EINVAL);
       lm_flush_bpf__destroy (skel);
     }
   if (loaded_errno != 0)
-    return set_bpf_error (error, loaded_errno, "load");
+    return lm_bpf_set_error (error, loaded_errno, "load", PROGRAM);
   return TRUE;
 }
 
@@ -476,32 +424,27 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
   g_autoptr (LmFlush) self = NULL;
   int err;
 
-  if (!check_bpf_possible (error))
+  if (!lm_bpf_check_possible (PROGRAM, error))
     return NULL;
   self = g_rc_box_new0 (LmFlush);
   self->seconds = MAX (laptop_mode_seconds, 1);
   self->disks = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) disk_free);
-  libbpf_set_print (libbpf_log);
+  lm_bpf_log_to_glib ();
   self->skel = lm_flush_bpf__open_and_load ();
   if (self->skel == NULL)
     {
-      set_bpf_error (error, errno, "load");
+      lm_bpf_set_error (error, errno, "load", PROGRAM);
       return NULL;
     }
   err = lm_flush_bpf__attach (self->skel);
   if (err != 0)
     {
-      set_bpf_error (error, err, "attach");
+      lm_bpf_set_error (error, err, "attach", PROGRAM);
       return NULL;
     }
-  self->ring = ring_buffer__new (bpf_map__fd (self->skel->maps.armed), on_armed, self, NULL);
-  if (self->ring == NULL)
-    {
-      set_bpf_error (error, errno, "read the ring buffer of");
-      return NULL;
-    }
-  self->source
-      = g_unix_fd_add (ring_buffer__epoll_fd (self->ring), G_IO_IN, on_ring_readable, self);
+  if (!lm_bpf_ring_open (&self->ring, bpf_map__fd (self->skel->maps.armed), on_armed, self, PROGRAM,
+                         error))
+    return NULL;
   return g_steal_pointer (&self);
 }
 
@@ -520,8 +463,7 @@ lm_flush_free (LmFlush *self)
   if (self == NULL)
     return;
   self->stopped = TRUE;
-  g_clear_handle_id (&self->source, g_source_remove);
-  g_clear_pointer (&self->ring, ring_buffer__free);
+  lm_bpf_ring_close (&self->ring);
   if (self->disks != NULL)
     g_hash_table_remove_all (self->disks);
   g_clear_pointer (&self->skel, lm_flush_bpf__destroy);

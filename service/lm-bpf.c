@@ -1,0 +1,105 @@
+/* lm-bpf.c: what the daemon's BPF programs share.
+ * The ring buffer is read from a GLib fd source, so the daemon sleeps until
+ * the kernel-side filter has something to say: no polling. */
+#include "lm-bpf.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <glib-unix.h>
+
+#include "lm-error.h"
+#include "lm-paths.h"
+
+/* Checked before loading, for an error a user can act on; the load itself
+ * is the real test (verifier, BTF, tracepoint names). */
+gboolean
+lm_bpf_check_possible (const char *program, GError **error)
+{
+  g_autofree char *btf = lm_path ("/sys/kernel/btf/vmlinux");
+
+  if (!LM_HAVE_BPF)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "laptop-moded was built without BPF (clang, bpftool and libbpf were missing), "
+                   "which %s needs",
+                   program);
+      return FALSE;
+    }
+  if (!g_file_test (btf, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "%s is missing: the kernel has no BTF (CONFIG_DEBUG_INFO_BTF), which %s needs",
+                   btf, program);
+      return FALSE;
+    }
+  if (geteuid () != 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                   "%s loads a BPF program, which needs root", program);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+lm_bpf_set_error (GError **error, int err, const char *what, const char *program)
+{
+  g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+               "Cannot %s the BPF program of %s: %s (needs root, a kernel with BTF and the "
+               "block_bio_queue tracepoint; run with --verbose for libbpf's reason)",
+               what, program, g_strerror (err < 0 ? -err : err));
+  return FALSE;
+}
+
+#if LM_HAVE_BPF
+
+/* libbpf explains a failed load (the verifier, a missing tracepoint) on
+ * its print hook; keep it for the debug log instead of stderr. */
+static int
+libbpf_log (enum libbpf_print_level level, const char *format, va_list args)
+{
+  if (level == LIBBPF_DEBUG)
+    return 0;
+  g_autofree char *msg = g_strdup_vprintf (format, args);
+  g_debug ("libbpf: %s", g_strchomp (msg));
+  return 0;
+}
+
+void
+lm_bpf_log_to_glib (void)
+{
+  libbpf_set_print (libbpf_log);
+}
+
+static gboolean
+on_ring_readable (int fd, GIOCondition condition, gpointer user_data)
+{
+  LmBpfRing *ring = user_data;
+
+  if (ring_buffer__consume (ring->ring) < 0)
+    g_debug ("Reading the ring buffer of %s failed", ring->program);
+  return G_SOURCE_CONTINUE;
+}
+
+gboolean
+lm_bpf_ring_open (LmBpfRing *ring, int map_fd, ring_buffer_sample_fn sample, void *ctx,
+                  const char *program, GError **error)
+{
+  ring->program = program;
+  ring->ring = ring_buffer__new (map_fd, sample, ctx, NULL);
+  if (ring->ring == NULL)
+    return lm_bpf_set_error (error, errno, "read the ring buffer of", program);
+  ring->source
+      = g_unix_fd_add (ring_buffer__epoll_fd (ring->ring), G_IO_IN, on_ring_readable, ring);
+  return TRUE;
+}
+
+void
+lm_bpf_ring_close (LmBpfRing *ring)
+{
+  g_clear_handle_id (&ring->source, g_source_remove);
+  g_clear_pointer (&ring->ring, ring_buffer__free);
+}
+
+#endif
