@@ -235,17 +235,9 @@ class Bench:
     # --- the tools --------------------------------------------------------
 
     def start_daemon(self, engine):
-        socket = os.path.join(self.tmp, "bus")
-        conf = os.path.join(self.tmp, "bus.conf")
-        with open(conf, "w") as f:
-            f.write(lmtest.BUS_CONFIG.format(socket=socket, policy=lmtest.POLICY, extra=""))
-        r, w = os.pipe()
-        bus = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
-                                "--print-address=%d" % w], pass_fds=(w,))
-        os.close(w)
-        self.procs.append(bus)
-        with os.fdopen(r) as f:
-            address = f.readline().strip()
+        services = []
+        address = lmtest.start_system_bus_with_polkit(self.tmp, services)
+        self.procs.extend(services)
         # Only the benchmark's disk is remounted, as for laptop-mode-tools.
         theirs = sorted(mp for mp, t in mountinfo_types().items()
                         if t in REMOUNT_TYPES and mp != self.mp)
@@ -276,8 +268,9 @@ class Bench:
         def stop():
             daemon.terminate()
             daemon.wait(timeout=20)
-            bus.terminate()
-            bus.wait()
+            for p in reversed(services):
+                p.terminate()
+                p.wait()
         return stop
 
     def start_laptop_mode_tools(self):

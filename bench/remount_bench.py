@@ -114,17 +114,9 @@ class Bench:
     # --- laptop-moded ------------------------------------------------
 
     def bench_laptop_moded(self):
-        socket = os.path.join(self.tmp, "bus")
-        conf = os.path.join(self.tmp, "bus.conf")
-        with open(conf, "w") as f:
-            f.write(lmtest.BUS_CONFIG.format(socket=socket, policy=lmtest.POLICY, extra=""))
-        r, w = os.pipe()
-        bus = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
-                                "--print-address=%d" % w], pass_fds=(w,))
-        os.close(w)
-        self.procs.append(bus)
-        with os.fdopen(r) as f:
-            address = f.readline().strip()
+        services = []
+        address = lmtest.start_system_bus_with_polkit(self.tmp, services)
+        self.procs.extend(services)
         # The machine's own journaled filesystems are opted out: only the
         # benchmark's mounts are remounted, as for laptop-mode-tools.
         theirs = sorted({mp for mp, (_, t, _) in mountinfo().items()
@@ -155,8 +147,9 @@ class Bench:
                 raise RuntimeError("laptop-moded did not restore the mounts exactly")
         daemon.terminate()
         daemon.wait(timeout=20)
-        bus.terminate()
-        bus.wait()
+        for p in reversed(services):
+            p.terminate()
+            p.wait()
         return starts, stops
 
     # --- laptop-mode-tools -------------------------------------------

@@ -134,20 +134,13 @@ class Bench:
             self.mounted_tracefs = True
 
     def start_bus(self):
-        socket = os.path.join(self.tmp, "bus")
-        conf = os.path.join(self.tmp, "bus.conf")
-        with open(conf, "w") as f:
-            f.write(lmtest.BUS_CONFIG.format(socket=socket, policy=lmtest.POLICY, extra=""))
-        r, w = os.pipe()
-        p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
-                              "--print-address=%d" % w], pass_fds=(w,))
-        os.close(w)
-        self.procs.append(p)
-        with os.fdopen(r) as f:
-            return p, f.readline().strip()
+        services = []
+        address = lmtest.start_system_bus_with_polkit(self.tmp, services)
+        self.procs.extend(services)
+        return services, address
 
     def run_daemon(self, backend):
-        bus, address = self.start_bus()
+        services, address = self.start_bus()
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
                    STATE_DIRECTORY=os.path.join(self.tmp, "state-" + backend),
                    LAPTOP_MODED_CONFIG=os.path.join(self.tmp, backend + ".conf"))
@@ -178,8 +171,9 @@ class Bench:
         out = watch.stdout.read()
         spinups = [json.loads(x) for x in out.splitlines() if x.strip()]
         result["spinups"] = sum(1 for s in spinups if s["Disk"] == self.disk)
-        bus.terminate()
-        bus.wait()
+        for p in reversed(services):
+            p.terminate()
+            p.wait()
         return result
 
     def run_bpftrace(self):

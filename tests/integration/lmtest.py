@@ -209,6 +209,34 @@ class Result:
         return "rc=%d out=%r err=%r" % (self.returncode, self.out, self.err)
 
 
+def start_private_bus(tmp, extra=""):
+    """A dbus-daemon shaped like the system bus, loading the project's policy
+    (and letting polkitd own its name); returns (process, address)."""
+    socket = os.path.join(tmp, "system_bus_socket")
+    conf = os.path.join(tmp, "bus.conf")
+    with open(conf, "w") as f:
+        f.write(BUS_CONFIG.format(socket=socket, policy=POLICY, extra=lmpolkit.BUS_CONFIG + extra))
+    r, w = os.pipe()
+    with open(os.path.join(tmp, "bus.log"), "w") as log:
+        p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
+                              "--print-address=%d" % w], pass_fds=(w,), stderr=log)
+    os.close(w)
+    with os.fdopen(r) as f:
+        return p, f.readline().strip()
+
+
+def start_system_bus_with_polkit(tmp, procs):
+    """For scripts outside the test cases (the benchmarks): the private bus
+    and a real polkitd seeing the project's actions, which lets root do
+    everything. Processes go to @procs, for the caller to stop. Returns the
+    bus address."""
+    bus, address = start_private_bus(tmp)
+    procs.append(bus)
+    env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address)
+    procs.append(lmpolkit.RealPolkit(tmp).start(env, address))
+    return address
+
+
 class DaemonTestCase(unittest.TestCase):
     """Each test gets its own bus, fake root, state and config directory."""
 
@@ -265,20 +293,9 @@ class DaemonTestCase(unittest.TestCase):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def start_bus(self):
-        socket = os.path.join(self.tmp, "system_bus_socket")
-        conf = os.path.join(self.tmp, "bus.conf")
-        with open(conf, "w") as f:
-            f.write(BUS_CONFIG.format(socket=socket, policy=POLICY, extra=lmpolkit.BUS_CONFIG + self.extra_bus_config))
-        r, w = os.pipe()
-        with open(os.path.join(self.tmp, "bus.log"), "w") as log:
-            p = subprocess.Popen(["dbus-daemon", "--config-file=" + conf, "--nofork",
-                                  "--print-address=%d" % w], pass_fds=(w,), stderr=log)
-        os.close(w)
-        self.procs.append(p)
-        with os.fdopen(r) as f:
-            self.bus_address = f.readline().strip()
+        self.bus_proc, self.bus_address = start_private_bus(self.tmp, self.extra_bus_config)
+        self.procs.append(self.bus_proc)
         self.assertTrue(self.bus_address.startswith("unix:"), "dbus-daemon did not start")
-        self.bus_proc = p
 
     def start_polkit(self):
         """Without root there is no real polkitd (it needs bind mounts): the
