@@ -39,12 +39,8 @@ def sh(argv, **kw):
 
 
 def mountinfo_types():
-    table = {}
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            table[fields[4]] = fields[fields.index("-") + 1]
-    return table
+    """{mount point: fstype}, unescaped (a mount point may hold a space)."""
+    return {os.fsdecode(mp): v[2] for mp, v in lmtest.mountinfo().items()}
 
 
 def disk_io(disk):

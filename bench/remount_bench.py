@@ -34,13 +34,8 @@ def sh(argv, **kw):
 
 
 def mountinfo():
-    table = {}
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            sep = fields.index("-")
-            table[fields[4]] = (fields[5], fields[sep + 1], fields[sep + 3])
-    return table
+    """{mount point: (vfs options, fstype, super options)}, from lmtest's parser."""
+    return {os.fsdecode(mp): (v[1], v[2], v[3]) for mp, v in lmtest.mountinfo().items()}
 
 
 def timed(argv, env=None):
@@ -85,19 +80,8 @@ class Bench:
 
     def cleanup(self):
         for p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-        for mp in reversed(self.mounts):
-            if subprocess.run(["umount", mp], capture_output=True).returncode != 0:
-                subprocess.run(["umount", "-l", mp], capture_output=True)
-        for image in self.images:
-            r = subprocess.run(["losetup", "--associated", image], capture_output=True, text=True)
-            for line in r.stdout.splitlines():
-                subprocess.run(["losetup", "--detach", line.split(":")[0]], capture_output=True)
+            lmtest.stop_process(p)
+        lmtest.release_mounts(self.mounts, self.images)
         lmtest.write_real_vm(self.vm)
         if lmtest.read_real_vm() != self.vm:
             print("WARNING: /proc/sys/vm differs from before: %r" % lmtest.read_real_vm())

@@ -18,6 +18,7 @@
 
 #include "lm-attrib.h"
 #include "lm-error.h"
+#include "lm-io.h"
 #include "lm-paths.h"
 
 #define INSTANCE "laptop-moded"
@@ -165,11 +166,29 @@ split_header (char *line, char *marker_at, char **comm, guint32 *pid, gint64 *us
   return TRUE;
 }
 
+/* ftrace prints "<...>" for a task whose name fell out of its small cache
+ * of recent names (saved_cmdlines), common on a busy machine. The task is
+ * usually still running when its line is read: ask /proc. */
+static const char *
+resolve_comm (const char *comm, guint32 pid, char *buf, gsize size)
+{
+  if (!g_str_equal (comm, "<...>"))
+    return comm;
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *name = lm_io_read_value (path, NULL);
+  if (name == NULL || *name == '\0')
+    return comm;
+  g_strlcpy (buf, name, size);
+  return buf;
+}
+
 static void
 handle_line (char *line, gsize length, gpointer user_data)
 {
   LmAttrib *a = user_data;
   char *m, *comm;
+  char comm_buf[16];
   guint32 pid;
   gint64 usec;
 
@@ -188,7 +207,9 @@ handle_line (char *line, gsize length, gpointer user_data)
       const char *disk = disk_of (a, f[0]);
       gboolean write = strpbrk (f[1], "WD") != NULL;
       if (disk != NULL
-          && lm_attrib_model_io (a->model, disk, usec, pid, comm, write, sector, &spinup))
+          && lm_attrib_model_io (a->model, disk, usec, pid,
+                                 resolve_comm (comm, pid, comm_buf, sizeof comm_buf), write, sector,
+                                 &spinup))
         a->config.func (&spinup, a->config.user_data);
     }
   else if ((m = strstr (line, ": writeback_mark_inode_dirty: ")) != NULL)
@@ -206,7 +227,8 @@ handle_line (char *line, gsize length, gpointer user_data)
       f[1][strlen (f[1]) - 1] = '\0';
       const char *disk = disk_of (a, f[1]);
       if (disk != NULL && strchr (disk, ':') == NULL)
-        lm_attrib_model_dirtied (a->model, disk, pid, comm, ino, NULL);
+        lm_attrib_model_dirtied (a->model, disk, pid,
+                                 resolve_comm (comm, pid, comm_buf, sizeof comm_buf), ino, NULL);
     }
 }
 

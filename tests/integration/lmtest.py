@@ -111,6 +111,48 @@ def enter_private_mount_namespace(script, mark, also=()):
         pass
 
 
+def unescape_mountinfo(field):
+    """The kernel writes space, tab, newline and backslash as \\ooo."""
+    import re
+    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field)
+
+
+def mountinfo():
+    """{mount point (bytes): (major:minor, vfs options, fstype, super options)}"""
+    table = {}
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index(b"-")
+            mp = unescape_mountinfo(fields[4])
+            table[mp] = (fields[2].decode(), fields[5].decode(), fields[sep + 1].decode(),
+                         unescape_mountinfo(fields[sep + 3]).decode("utf-8", "surrogateescape"))
+    return table
+
+
+def stop_process(p, timeout=20):
+    """SIGTERM (the daemon restores on it), then SIGKILL if it hangs."""
+    if p.poll() is None:
+        p.terminate()
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def release_mounts(mount_points, images):
+    """Unmount (lazily if busy), in reverse order, and detach every loop
+    device backed by one of @images: a test's or a benchmark's cleanup."""
+    for mp in reversed(mount_points):
+        if subprocess.run(["umount", mp], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", mp], capture_output=True)
+    for image in images:
+        r = subprocess.run(["losetup", "--associated", image], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            subprocess.run(["losetup", "--detach", line.split(":")[0]], capture_output=True)
+
+
 class LoopFilesystem:
     """An ext4 image on a loop device, mounted; removed by cleanup()."""
 

@@ -164,13 +164,8 @@ class EngineTestCase(DaemonTestCase):
         self.b = self.add_disk("B")
 
     def cleanup_disks(self):
-        if getattr(self, "daemon", None) is not None and self.daemon.poll() is None:
-            self.daemon.terminate()
-            try:
-                self.daemon.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
+        if getattr(self, "daemon", None) is not None:
+            lmtest.stop_process(self.daemon)
         for d in reversed(self.disks):
             d.cleanup()
 

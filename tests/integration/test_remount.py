@@ -9,14 +9,13 @@ real one, through the fake root's proc/self/mountinfo symlink.
 """
 
 import os
-import re
 import shutil
 import signal
 import subprocess
 import unittest
 
 import lmtest
-from lmtest import DaemonTestCase
+from lmtest import DaemonTestCase, mountinfo
 
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
 NS_MARK = "LM_TEST_REMOUNT_NAMESPACE"
@@ -38,24 +37,6 @@ def can_run():
     if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
         return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
     return True, ""
-
-
-def unescape_mountinfo(field):
-    """The kernel writes space, tab, newline and backslash as \\ooo."""
-    return re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field)
-
-
-def mountinfo():
-    """{mount point (bytes): (major:minor, vfs options, fstype, super options)}"""
-    table = {}
-    with open("/proc/self/mountinfo", "rb") as f:
-        for line in f:
-            fields = line.split()
-            sep = fields.index(b"-")
-            mp = unescape_mountinfo(fields[4])
-            table[mp] = (fields[2].decode(), fields[5].decode(), fields[sep + 1].decode(),
-                         unescape_mountinfo(fields[sep + 3]).decode("utf-8", "surrogateescape"))
-    return table
 
 
 def lm_escape(raw):
@@ -133,20 +114,10 @@ class RemountTest(DaemonTestCase):
     def cleanup_mounts(self):
         # Stop the daemon first (it restores on SIGTERM), then unmount in
         # reverse order and detach every loop device on our images.
-        if getattr(self, "daemon", None) is not None and self.daemon.poll() is None:
-            self.daemon.terminate()
-            try:
-                self.daemon.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
-        for mp in reversed(self.mounted):
-            if subprocess.run(["umount", mp], capture_output=True).returncode != 0:
-                subprocess.run(["umount", "-l", mp], capture_output=True)
+        if getattr(self, "daemon", None) is not None:
+            lmtest.stop_process(self.daemon)
+        lmtest.release_mounts(self.mounted, self.images)
         for image in self.images:
-            r = subprocess.run(["losetup", "--associated", image], capture_output=True, text=True)
-            for line in r.stdout.splitlines():
-                subprocess.run(["losetup", "--detach", line.split(":")[0]], capture_output=True)
             try:
                 os.unlink(image)
             except FileNotFoundError:
