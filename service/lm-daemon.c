@@ -13,7 +13,6 @@
 #include "lm-disks.h"
 #include "lm-engine.h"
 #include "lm-error.h"
-#include "lm-flush.h"
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
 #include "lm-paths.h"
@@ -41,8 +40,10 @@ struct _LmDaemon
   LmEngine engine;
   LmState *state;
   LmSpinup *spinup; /* SpinUp subscribers and attribution */
-  LmFlush *flush;   /* the user-space engine, while it is in effect */
   LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
+
+  const LmEngineOps *running; /* the engine whose run is engine_run */
+  gpointer engine_run;        /* what it runs while in effect (lm-engine.h) */
 
   /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
   LmPower *power;
@@ -52,6 +53,8 @@ struct _LmDaemon
 };
 
 G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
+
+static void stop_engine (LmDaemon *self);
 
 static void
 lm_daemon_finalize (GObject *object)
@@ -64,7 +67,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
   g_clear_pointer (&self->spinup, lm_spinup_free);
-  g_clear_pointer (&self->flush, lm_flush_free);
+  stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
@@ -220,28 +223,38 @@ flush_in_background (void)
   g_task_run_in_thread (task, flush_thread);
 }
 
-/* The user-space engine runs exactly while its tunables are applied: it
+static void
+stop_engine (LmDaemon *self)
+{
+  if (self->engine_run != NULL)
+    self->running->stop (g_steal_pointer (&self->engine_run));
+  self->running = NULL;
+}
+
+/* An engine runs exactly while its tunables are applied: the user-space one
  * costs nothing (not even a loaded BPF program) when laptop mode is off. */
 static void
-update_flush (LmDaemon *self)
+update_engine (LmDaemon *self)
 {
   g_autoptr (GError) error = NULL;
+  const LmEngineOps *ops = lm_engine_ops (self->engine);
 
-  if (!self->active || self->engine != LM_ENGINE_USERSPACE)
+  if (!self->active || ops != self->running)
+    stop_engine (self);
+  if (!self->active || ops->start == NULL)
+    return;
+  if (self->engine_run != NULL)
     {
-      g_clear_pointer (&self->flush, lm_flush_free);
+      ops->retune (self->engine_run, self->settings->laptop_mode_seconds);
       return;
     }
-  if (self->flush != NULL)
-    {
-      lm_flush_set_seconds (self->flush, self->settings->laptop_mode_seconds);
-      return;
-    }
-  self->flush = lm_flush_new (self->settings->laptop_mode_seconds, &error);
-  if (self->flush == NULL)
+  self->engine_run = ops->start (self->settings->laptop_mode_seconds, &error);
+  if (self->engine_run == NULL)
     g_warning ("%s; dirty data is now written only every MaxLostWork seconds, not when a "
                "disk is awake anyway",
                error->message);
+  else
+    self->running = ops;
 }
 
 static gboolean
@@ -261,7 +274,7 @@ set_mode (LmDaemon *self, const char *mode, GError **error)
     g_message ("Laptop mode %s (mode %s, reason %s, engine %s)", self->active ? "on" : "off",
                self->mode, reason, lm_engine_to_string (self->engine));
   self->reason = reason;
-  update_flush (self);
+  update_engine (self);
   if (was_active && !self->active)
     flush_in_background ();
   sync_properties (self);
@@ -387,7 +400,7 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
   g_free (self->mode);
   self->mode = g_steal_pointer (&mode);
   self->reason = reason;
-  update_flush (self);
+  update_engine (self);
   if (was_active && !self->active)
     flush_in_background ();
   if (self->power != NULL)
@@ -755,7 +768,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
   gboolean ok = TRUE;
 
   lm_spinup_shutdown (self->spinup);
-  g_clear_pointer (&self->flush, lm_flush_free);
+  stop_engine (self);
   if (lm_tunables_saved (self->state) || lm_remount_saved (self->state)
       || lm_disks_saved (self->state))
     {

@@ -7,7 +7,6 @@
 #include "lm-error.h"
 #include "lm-flush.h"
 #include "lm-kernel.h"
-#include "lm-tunables.h"
 
 const char *
 lm_engine_to_string (LmEngine engine)
@@ -42,40 +41,14 @@ kernel_honours_laptop_mode (void)
          && lm_kernel_version_compare (&v, 7, 0, 0) < 0;
 }
 
-/* @setting is "auto", "kernel" or "userspace" (validated by lm-settings). */
-LmEngine
-lm_engine_choose (const char *setting, const LmTunablesBackend *backend, GError **error)
+static LmEngine
+choose_auto (guint engines)
 {
-  if (backend == NULL)
+  if (engines & LM_ENGINE_BDFLUSH)
+    return LM_ENGINE_BDFLUSH;
+  if (!(engines & LM_ENGINE_USERSPACE))
     return LM_ENGINE_NONE;
-
-  if (backend == &lm_tunables_bdflush)
-    {
-      if (!g_str_equal (setting, "auto"))
-        {
-          g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                       "Engine “%s” is not available on a Linux 2.4 kernel (bdflush); use “auto”",
-                       setting);
-          return LM_ENGINE_NONE;
-        }
-      return LM_ENGINE_BDFLUSH;
-    }
-
-  if (g_str_equal (setting, "userspace"))
-    return LM_ENGINE_USERSPACE;
-
-  if (g_str_equal (setting, "kernel"))
-    {
-      if (!backend->has_laptop_mode ())
-        {
-          g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                       "Engine “kernel” needs vm.laptop_mode, which this kernel does not have");
-          return LM_ENGINE_NONE;
-        }
-      return LM_ENGINE_KERNEL;
-    }
-
-  if (!backend->has_laptop_mode () || !kernel_honours_laptop_mode ())
+  if (!(engines & LM_ENGINE_KERNEL) || !kernel_honours_laptop_mode ())
     return LM_ENGINE_USERSPACE;
 
   /* Both work here. The kernel's timer re-arms on its own flush, so a
@@ -86,4 +59,64 @@ lm_engine_choose (const char *setting, const LmTunablesBackend *backend, GError 
     return LM_ENGINE_USERSPACE;
   g_debug ("Engine auto: %s; using the kernel's vm.laptop_mode", flush_error->message);
   return LM_ENGINE_KERNEL;
+}
+
+/* @setting is "auto", "kernel" or "userspace" (validated by lm-settings);
+ * the backend says which engines its kernel supports. */
+LmEngine
+lm_engine_choose (const char *setting, const LmTunablesBackend *backend, GError **error)
+{
+  if (backend == NULL)
+    return LM_ENGINE_NONE;
+
+  guint engines = backend->engines ();
+  if (g_str_equal (setting, "auto"))
+    return choose_auto (engines);
+
+  LmEngine wanted = g_str_equal (setting, "kernel") ? LM_ENGINE_KERNEL : LM_ENGINE_USERSPACE;
+  if (engines & wanted)
+    return wanted;
+  if (engines & LM_ENGINE_BDFLUSH)
+    g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                 "Engine “%s” is not available on a Linux 2.4 kernel (bdflush); use “auto”",
+                 setting);
+  else
+    g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                 "Engine “%s” needs vm.laptop_mode, which this kernel does not have", setting);
+  return LM_ENGINE_NONE;
+}
+
+/* The user-space engine is the only one with something to run. */
+static gpointer
+userspace_start (guint laptop_mode_seconds, GError **error)
+{
+  return lm_flush_new (laptop_mode_seconds, error);
+}
+
+static void
+userspace_retune (gpointer run, guint laptop_mode_seconds)
+{
+  lm_flush_set_seconds (run, laptop_mode_seconds);
+}
+
+static void
+userspace_stop (gpointer run)
+{
+  lm_flush_free (run);
+}
+
+const LmEngineOps *
+lm_engine_ops (LmEngine engine)
+{
+  static const LmEngineOps table[] = {
+    { LM_ENGINE_NONE, NULL, NULL, NULL },
+    { LM_ENGINE_KERNEL, NULL, NULL, NULL },
+    { LM_ENGINE_BDFLUSH, NULL, NULL, NULL },
+    { LM_ENGINE_USERSPACE, userspace_start, userspace_retune, userspace_stop },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (table); i++)
+    if (table[i].engine == engine)
+      return &table[i];
+  return &table[0];
 }

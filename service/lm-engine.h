@@ -4,20 +4,24 @@
 
 #include <glib.h>
 
+#include "lm-tunables.h"
+
 G_BEGIN_DECLS
 
-/* lm-tunables.h plans by engine, so it includes this header, not the reverse. */
-typedef struct _LmTunablesBackend LmTunablesBackend;
-
-typedef enum
+/* What an engine runs while laptop mode is on, beyond its tunables: nothing
+ * for the kernel and bdflush engines (start is NULL), the daemon's flush for
+ * the user-space one. */
+typedef struct
 {
-  LM_ENGINE_NONE,
-  LM_ENGINE_KERNEL,
-  LM_ENGINE_USERSPACE,
-  LM_ENGINE_BDFLUSH,
-} LmEngine;
+  LmEngine engine;
+  /* NULL with @error set when it cannot run; the tunables still apply. */
+  gpointer (*start) (guint laptop_mode_seconds, GError **error);
+  void (*retune) (gpointer run, guint laptop_mode_seconds);
+  void (*stop) (gpointer run);
+} LmEngineOps;
 
 const char *lm_engine_to_string (LmEngine engine);
+const LmEngineOps *lm_engine_ops (LmEngine engine);
 LmEngine lm_engine_choose (const char *setting, const LmTunablesBackend *backend, GError **error);
 
 G_END_DECLS

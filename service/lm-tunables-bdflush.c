@@ -16,10 +16,10 @@ bdflush_probe (void)
   return g_file_test (path, G_FILE_TEST_EXISTS);
 }
 
-static gboolean
-bdflush_has_laptop_mode (void)
+static guint
+bdflush_engines (void)
 {
-  return FALSE;
+  return LM_ENGINE_BDFLUSH;
 }
 
 static GPtrArray *
@@ -66,7 +66,7 @@ bdflush_plan (const LmSettings *settings, LmEngine engine, GError **error)
 const LmTunablesBackend lm_tunables_bdflush = {
   .name = "bdflush",
   .probe = bdflush_probe,
-  .has_laptop_mode = bdflush_has_laptop_mode,
+  .engines = bdflush_engines,
   .plan = bdflush_plan,
   .side_effects = NULL,
 };

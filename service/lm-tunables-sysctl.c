@@ -19,10 +19,12 @@ sysctl_probe (void)
          && tunable_exists ("dirty_expire_centisecs");
 }
 
-static gboolean
-sysctl_has_laptop_mode (void)
+/* 7.0+ keeps the laptop_mode file but ignores it: lm-engine.c tells those
+ * apart by release; here only the file counts. */
+static guint
+sysctl_engines (void)
 {
-  return tunable_exists ("laptop_mode");
+  return LM_ENGINE_USERSPACE | (tunable_exists ("laptop_mode") ? LM_ENGINE_KERNEL : 0);
 }
 
 static void
@@ -73,7 +75,7 @@ static const char *const sysctl_side_effects[] = { "dirty_bytes", "dirty_backgro
 const LmTunablesBackend lm_tunables_sysctl = {
   .name = "sysctl",
   .probe = sysctl_probe,
-  .has_laptop_mode = sysctl_has_laptop_mode,
+  .engines = sysctl_engines,
   .plan = sysctl_plan,
   .side_effects = sysctl_side_effects,
 };

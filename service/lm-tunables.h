@@ -5,11 +5,20 @@
 
 #include <glib.h>
 
-#include "lm-engine.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
 G_BEGIN_DECLS
+
+/* The ways laptop mode can be done. Each tunables backend says which of them
+ * its kernel supports; lm-engine.c picks one and runs what it needs. */
+typedef enum
+{
+  LM_ENGINE_NONE = 0,
+  LM_ENGINE_KERNEL = 1 << 0,    /* the kernel's own vm.laptop_mode timer */
+  LM_ENGINE_USERSPACE = 1 << 1, /* the daemon's flush (lm-flush.c) */
+  LM_ENGINE_BDFLUSH = 1 << 2,   /* Linux 2.4: only the flush interval */
+} LmEngine;
 
 typedef struct
 {
@@ -26,8 +35,9 @@ typedef struct _LmTunablesBackend
   const char *name;
   /* TRUE when this kernel has the files this backend writes. */
   gboolean (*probe) (void);
-  /* TRUE when the kernel has a vm.laptop_mode file (honoured or not). */
-  gboolean (*has_laptop_mode) (void);
+  /* The engines this kernel's files allow, as LmEngine bits: the kernel
+   * engine needs a vm.laptop_mode file (honoured or not). */
+  guint (*engines) (void);
   /* The values to write, in order, for @settings and @engine (the kernel
    * engine adds vm.laptop_mode; each engine has its own thresholds). */
   GPtrArray *(*plan) (const LmSettings *settings, LmEngine engine, GError **error);

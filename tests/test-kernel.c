@@ -148,6 +148,23 @@ test_engine_none (Fixture *f, gconstpointer data)
   g_assert_cmpstr (lm_engine_to_string (LM_ENGINE_NONE), ==, "none");
 }
 
+/* Each backend declares its engines; only the user-space one runs anything. */
+static void
+test_engine_declared (Fixture *f, gconstpointer data)
+{
+  sysctl_files (f, FALSE);
+  g_assert_cmpuint (lm_tunables_sysctl.engines (), ==, LM_ENGINE_USERSPACE);
+  sysctl_files (f, TRUE);
+  g_assert_cmpuint (lm_tunables_sysctl.engines (), ==, LM_ENGINE_USERSPACE | LM_ENGINE_KERNEL);
+  g_assert_cmpuint (lm_tunables_bdflush.engines (), ==, LM_ENGINE_BDFLUSH);
+
+  g_assert_null (lm_engine_ops (LM_ENGINE_KERNEL)->start);
+  g_assert_null (lm_engine_ops (LM_ENGINE_BDFLUSH)->start);
+  g_assert_null (lm_engine_ops (LM_ENGINE_NONE)->start);
+  g_assert_nonnull (lm_engine_ops (LM_ENGINE_USERSPACE)->start);
+  g_assert_cmpint (lm_engine_ops (LM_ENGINE_USERSPACE)->engine, ==, LM_ENGINE_USERSPACE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -160,5 +177,6 @@ main (int argc, char **argv)
               teardown);
   g_test_add ("/engine/bdflush", Fixture, NULL, setup, test_engine_bdflush, teardown);
   g_test_add ("/engine/none", Fixture, NULL, setup, test_engine_none, teardown);
+  g_test_add ("/engine/declared", Fixture, NULL, setup, test_engine_declared, teardown);
   return g_test_run ();
 }
