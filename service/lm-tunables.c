@@ -6,10 +6,11 @@
 
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-journal.h"
 #include "lm-paths.h"
 
-#define GROUP_ORIGINAL "Tunables"
-#define GROUP_APPLIED "TunablesApplied"
+/* The journal part; its originals are group "Tunables" in the state file. */
+#define PART "Tunables"
 
 LmTunable *
 lm_tunable_new (const char *name, const char *value)
@@ -95,11 +96,11 @@ gboolean
 lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings, LmEngine engine,
                    LmState *state, GError **error)
 {
-  g_autofree char *snapshot = lm_state_snapshot (state);
+  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
   g_autoptr (GPtrArray) plan = NULL;
   g_autoptr (GPtrArray) previous
       = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
-  g_autoptr (GPtrArray) written = g_ptr_array_new ();
+  guint written = 0;
 
   plan = backend->plan (settings, engine, error);
   if (plan == NULL)
@@ -109,42 +110,31 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
   for (guint i = 0; i < plan->len; i++)
     {
       LmTunable *t = g_ptr_array_index (plan, i);
-      char *current = read_tunable (t->name, error);
+      g_autofree char *current = read_tunable (t->name, error);
 
       if (current == NULL)
-        {
-          lm_state_revert (state, snapshot);
-          return FALSE;
-        }
+        return FALSE; /* the uncommitted journal entries go with tx */
       g_ptr_array_add (previous, lm_tunable_new (t->name, current));
-      g_autofree char *known = lm_state_get (state, GROUP_ORIGINAL, t->name);
-      if (known == NULL)
-        lm_state_set (state, GROUP_ORIGINAL, t->name, current);
-      lm_state_set (state, GROUP_APPLIED, t->name, t->value);
-      g_free (current);
+      lm_journal_remember (state, PART, t->name, current);
+      lm_journal_mark (state, PART, t->name, t->value);
     }
   for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
     {
       const char *name = backend->side_effects[i];
       g_autofree char *current = read_tunable (name, NULL);
-      g_autofree char *known = lm_state_get (state, GROUP_ORIGINAL, name);
 
       if (current == NULL)
         continue; /* an older kernel without the byte twins */
       g_ptr_array_add (previous, lm_tunable_new (name, current));
-      if (known == NULL)
-        lm_state_set (state, GROUP_ORIGINAL, name, current);
+      lm_journal_remember (state, PART, name, current);
     }
 
   /* 2. Make the originals durable before touching anything. */
-  if (!lm_state_save (state, error))
-    {
-      lm_state_revert (state, snapshot);
-      return FALSE;
-    }
+  if (!lm_journal_commit (tx, error))
+    return FALSE;
 
   /* 3. Write; on failure undo what was written, in reverse order. */
-  for (guint i = 0; i < plan->len; i++)
+  for (guint i = 0; i < plan->len; i++, written++)
     {
       LmTunable *t = g_ptr_array_index (plan, i);
       g_autoptr (GError) local_error = NULL;
@@ -154,16 +144,13 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
           /* The plan's writes so far, then the side effects they caused. */
           g_autoptr (GPtrArray) undo = g_ptr_array_new ();
           for (guint j = 0; j < previous->len; j++)
-            if (j < written->len || j >= plan->len)
+            if (j < written || j >= plan->len)
               g_ptr_array_add (undo, g_ptr_array_index (previous, j));
           roll_back (undo);
-          lm_state_revert (state, snapshot);
-          if (!lm_state_save (state, NULL))
-            g_warning ("Could not rewrite %s after a failed change", lm_state_get_path (state));
+          lm_journal_undo (tx);
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
-      g_ptr_array_add (written, t);
     }
 
   /* 4. Record what the kernel made of the side effects, for the
@@ -172,7 +159,7 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
     {
       g_autofree char *now = read_tunable (backend->side_effects[i], NULL);
       if (now != NULL)
-        lm_state_set (state, GROUP_APPLIED, backend->side_effects[i], now);
+        lm_journal_mark (state, PART, backend->side_effects[i], now);
     }
   g_autoptr (GError) save_error = NULL;
   if (!lm_state_save (state, &save_error))
@@ -183,21 +170,19 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
 gboolean
 lm_tunables_saved (LmState *state)
 {
-  g_auto (GStrv) keys = lm_state_get_keys (state, GROUP_ORIGINAL);
-  return keys[0] != NULL;
+  return lm_journal_has_pending (state, PART);
 }
 
 gboolean
 lm_tunables_restore (LmState *state, GError **error)
 {
-  g_auto (GStrv) names = lm_state_get_keys (state, GROUP_ORIGINAL);
+  g_auto (GStrv) names = lm_journal_pending (state, PART);
   g_autoptr (GString) failures = g_string_new (NULL);
 
   for (guint i = 0; names[i] != NULL; i++)
     {
       const char *name = names[i];
-      g_autofree char *original = lm_state_get (state, GROUP_ORIGINAL, name);
-      g_autofree char *applied = lm_state_get (state, GROUP_APPLIED, name);
+      g_autofree char *original = lm_journal_original (state, PART, name);
       g_autoptr (GError) local_error = NULL;
       g_autofree char *current = read_tunable (name, &local_error);
 
@@ -211,7 +196,7 @@ lm_tunables_restore (LmState *state, GError **error)
         {
           /* Its byte twin carries the real value and restores it. */
         }
-      else if (applied != NULL && !g_str_equal (current, applied))
+      else if (lm_journal_check (state, PART, name, current) == LM_JOURNAL_CHANGED)
         {
           g_message ("vm.%s was changed to %s by someone else while laptop mode was on; "
                      "leaving it (original was %s)",
@@ -223,8 +208,7 @@ lm_tunables_restore (LmState *state, GError **error)
                                   local_error->message);
           continue;
         }
-      lm_state_remove (state, GROUP_ORIGINAL, name);
-      lm_state_remove (state, GROUP_APPLIED, name);
+      lm_journal_forget (state, PART, name);
     }
 
   g_autoptr (GError) save_error = NULL;

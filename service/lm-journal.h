@@ -1,0 +1,49 @@
+/* lm-journal.h: the restore journal every participant writes through.
+ * For each change: the original (remembered once), the value applied, and
+ * whether someone else changed it since; durable before the change is made. */
+#pragma once
+
+#include <glib.h>
+
+#include "lm-state.h"
+
+G_BEGIN_DECLS
+
+/* Entries are kept per participant ("Tunables", "Disks", ...); keys are any
+ * bytes (a mount point, a disk id with '='), encoded for the key file. */
+void lm_journal_remember (LmState *state, const char *part, const char *key, const char *original);
+void lm_journal_mark (LmState *state, const char *part, const char *key, const char *applied);
+char *lm_journal_original (LmState *state, const char *part, const char *key);
+char *lm_journal_applied (LmState *state, const char *part, const char *key);
+void lm_journal_forget (LmState *state, const char *part, const char *key);
+/* The keys with a remembered original, decoded. */
+char **lm_journal_pending (LmState *state, const char *part);
+gboolean lm_journal_has_pending (LmState *state, const char *part);
+
+typedef enum
+{
+  LM_JOURNAL_AS_ORIGINAL, /* already the original: nothing to write */
+  LM_JOURNAL_OURS,        /* what we applied (or unknown): write the original */
+  LM_JOURNAL_CHANGED,     /* someone else changed it since: leave it */
+} LmJournalVerdict;
+
+LmJournalVerdict lm_journal_check (LmState *state, const char *part, const char *key,
+                                   const char *current);
+
+/* A change in steps: begin, record, commit (durable: only then touch the
+ * system), and undo when the system refused it. A transaction freed before
+ * its commit leaves the in-memory state as at begin. */
+typedef struct _LmJournalTx LmJournalTx;
+
+LmJournalTx *lm_journal_begin (LmState *state);
+gboolean lm_journal_commit (LmJournalTx *tx, GError **error);
+void lm_journal_undo (LmJournalTx *tx);
+void lm_journal_tx_free (LmJournalTx *tx);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmJournalTx, lm_journal_tx_free)
+
+/* Exposed for tests: the reversible key encoding. */
+char *lm_journal_encode_key (const char *key);
+char *lm_journal_decode_key (const char *encoded);
+
+G_END_DECLS
