@@ -14,6 +14,7 @@
 #include "lm-attrib.h"
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-journal.h"
 #include "lm-kmsg.h"
 #include "lm-lines.h"
 #include "lm-paths.h"
@@ -29,8 +30,8 @@ struct _LmAttrib
   LmAttribModel *model;
   int fd;
   guint source;
-  LmLines lines; /* a partial line, when the source is not /dev/kmsg */
-  char *original;
+  LmLines lines;    /* a partial line, when the source is not /dev/kmsg */
+  gboolean changed; /* we set vm.block_dump: put it back at stop */
 };
 
 static gboolean
@@ -107,21 +108,33 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* Put back what the journal holds, unless someone set it since; shared
+ * by a normal stop and the recovery after a crash. */
 static void
-restore_sysctl (LmAttrib *a)
+restore_sysctl (LmState *state)
 {
+  g_autofree char *original = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
   g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
   g_autoptr (GError) error = NULL;
 
-  if (a->original == NULL)
+  if (original == NULL)
     return;
-  if (!lm_io_write_value (sysctl, a->original, &error))
+  g_autofree char *current = lm_io_read_value (sysctl, &error);
+  if (current == NULL)
     {
       g_warning ("Cannot restore vm.block_dump: %s", error->message);
       return;
     }
-  lm_state_remove (a->config.state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-  if (!lm_state_save (a->config.state, &error))
+  if (lm_journal_check (state, LM_ATTRIB_STATE_GROUP, STATE_KEY, current) == LM_JOURNAL_CHANGED)
+    g_message ("vm.block_dump was changed to %s by someone else; leaving it (original was %s)",
+               current, original);
+  else if (!g_str_equal (current, original) && !lm_io_write_value (sysctl, original, &error))
+    {
+      g_warning ("Cannot restore vm.block_dump: %s", error->message);
+      return;
+    }
+  lm_journal_forget (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
+  if (!lm_state_save (state, &error))
     g_warning ("%s", error->message);
 }
 
@@ -134,10 +147,10 @@ block_dump_stop (LmAttrib *a)
     g_source_remove (a->source);
   if (a->fd >= 0)
     close (a->fd);
-  restore_sysctl (a);
+  if (a->changed)
+    restore_sysctl (a->config.state);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   lm_lines_clear (&a->lines);
-  g_free (a->original);
   g_free (a);
 }
 
@@ -182,20 +195,21 @@ block_dump_start (const LmAttribConfig *config, GError **error)
   if (!g_str_equal (current, "1"))
     {
       /* Saved durably before the change, like every other tunable. */
-      g_autofree char *known = lm_state_get (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-      lm_state_set (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY, known ? known : current);
-      if (!lm_state_save (config->state, error))
+      g_autoptr (LmJournalTx) tx = lm_journal_begin (config->state);
+      lm_journal_remember (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY, current);
+      lm_journal_mark (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY, "1");
+      if (!lm_journal_commit (tx, error))
         {
-          lm_state_remove (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
           block_dump_stop (a);
           return NULL;
         }
-      a->original = g_strdup (known ? known : current);
       if (!lm_io_write_value (sysctl, "1", error))
         {
+          lm_journal_undo (tx);
           block_dump_stop (a);
           return NULL;
         }
+      a->changed = TRUE;
     }
   a->model = lm_attrib_model_new (config->idle_ms, g_get_monotonic_time ());
   a->source = g_unix_fd_add (a->fd, G_IO_IN, on_readable, a);
@@ -205,21 +219,12 @@ block_dump_start (const LmAttribConfig *config, GError **error)
 static void
 block_dump_recover (LmState *state)
 {
-  g_autofree char *original = lm_state_get (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-  g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
-  g_autoptr (GError) error = NULL;
+  g_autofree char *original = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
 
   if (original == NULL)
     return;
-  g_message ("Restoring vm.block_dump=%s left by the previous run", original);
-  if (!lm_io_write_value (sysctl, original, &error))
-    {
-      g_warning ("Cannot restore vm.block_dump: %s", error->message);
-      return;
-    }
-  lm_state_remove (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-  if (!lm_state_save (state, &error))
-    g_warning ("%s", error->message);
+  g_message ("Restoring vm.block_dump left by the previous run");
+  restore_sysctl (state);
 }
 
 const LmAttribBackend lm_attrib_block_dump = {
