@@ -70,7 +70,7 @@ handle_line (char *text, gsize length, gpointer user_data)
     {
       case LM_KMSG_BIO:
         {
-          g_autofree char *disk = lm_attrib_disk_for_name (r.dev);
+          g_autofree char *disk = lm_blockdev_disk_for_name (r.dev);
           gint64 when = r.usec >= 0 ? r.usec : g_get_monotonic_time ();
           if (lm_attrib_model_io (a->model, disk != NULL ? disk : r.dev, when, r.pid, r.comm,
                                   r.write, r.sector, &spinup))
@@ -79,7 +79,7 @@ handle_line (char *text, gsize length, gpointer user_data)
         }
       case LM_KMSG_DIRTIED:
         {
-          g_autofree char *disk = lm_attrib_disk_for_name (r.dev);
+          g_autofree char *disk = lm_blockdev_disk_for_name (r.dev);
           /* proc, tmpfs and other filesystems without a disk never wake one. */
           if (disk != NULL)
             lm_attrib_model_dirtied (a->model, disk, r.pid, r.comm, r.has_number ? r.number : 0,

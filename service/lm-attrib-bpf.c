@@ -50,7 +50,7 @@ on_event (void *ctx, void *data, size_t size)
 
   if (size < sizeof *e)
     return 0;
-  g_autofree char *disk = lm_attrib_disk_for_devnum (e->major, e->minor);
+  g_autofree char *disk = lm_blockdev_disk_for_devnum (e->major, e->minor);
   g_autofree char *comm = g_strndup (e->comm, sizeof e->comm);
   g_autofree char *dirtier = g_strndup (e->dirtier_comm, sizeof e->dirtier_comm);
 

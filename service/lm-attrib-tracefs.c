@@ -128,7 +128,7 @@ disk_of (LmAttrib *a, const char *devnum)
       || !g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT32, &major, NULL)
       || !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT32, &minor, NULL))
     return NULL;
-  char *name = lm_attrib_disk_for_devnum ((guint) major, (guint) minor);
+  char *name = lm_blockdev_disk_for_devnum ((guint) major, (guint) minor);
   g_hash_table_insert (a->disks, g_strdup (devnum), name);
   return name;
 }

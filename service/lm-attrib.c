@@ -68,46 +68,6 @@ lm_attrib_recover (LmState *state)
 
 /* --- helpers ------------------------------------------------------------ */
 
-/* sysfs names the whole disk of a partition as the parent directory of the
- * partition's own; a whole disk has no "partition" file. */
-static char *
-disk_of_sysfs_link (const char *link)
-{
-  g_autofree char *partition = g_build_filename (link, "partition", NULL);
-  g_autofree char *target = g_file_read_link (link, NULL);
-
-  if (target == NULL)
-    return g_file_test (link, G_FILE_TEST_IS_DIR) ? g_path_get_basename (link) : NULL;
-  if (!g_file_test (partition, G_FILE_TEST_EXISTS))
-    return g_path_get_basename (target);
-  g_autofree char *parent = g_path_get_dirname (target);
-  return g_path_get_basename (parent);
-}
-
-/* The whole disk holding @dev ("sda1" → "sda"); NULL when @dev is no block
- * device, as "proc" or "tmpfs" in a block_dump inode line. */
-char *
-lm_attrib_disk_for_name (const char *dev)
-{
-  if (dev == NULL || *dev == '\0' || strchr (dev, '/') != NULL || g_str_equal (dev, ".")
-      || g_str_equal (dev, ".."))
-    return NULL;
-  g_autofree char *sys = g_build_filename ("/sys/class/block", dev, NULL);
-  g_autofree char *link = lm_path (sys);
-  return disk_of_sysfs_link (link);
-}
-
-char *
-lm_attrib_disk_for_devnum (guint major, guint minor)
-{
-  g_autofree char *sys = g_strdup_printf ("/sys/dev/block/%u:%u", major, minor);
-  g_autofree char *link = lm_path (sys);
-  char *disk = disk_of_sysfs_link (link);
-
-  /* A disk gone since (a loop device detached): still say which one. */
-  return disk != NULL ? disk : g_strdup_printf ("%u:%u", major, minor);
-}
-
 /* Flushers, journal threads and other kernel threads by name, for when the
  * process is gone or /proc is not ours to read. */
 static gboolean

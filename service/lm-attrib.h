@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "lm-blockdev.h"
 #include "lm-state.h"
 
 G_BEGIN_DECLS
@@ -82,9 +83,7 @@ void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pi
                               guint64 inode, const char *name);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribModel, lm_attrib_model_free)
 
-/* Helpers; every path goes through lm_path(). */
-char *lm_attrib_disk_for_name (const char *dev);
-char *lm_attrib_disk_for_devnum (guint major, guint minor);
+/* Helpers; every path goes through lm_path(). Disks of devices: lm-blockdev.h. */
 gboolean lm_attrib_is_kernel_thread (guint32 pid, const char *comm);
 gint64 lm_attrib_uid_of (guint32 pid);
 gint64 lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);

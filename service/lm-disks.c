@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lm-ata.h"
+#include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-error.h"
 #include "lm-io.h"
@@ -64,124 +65,6 @@ static void arm_idle (LmDisk *d);
 static void arm_recheck (LmDisk *d, guint seconds);
 static void publish (LmDisks *self);
 
-/* --- sysfs --------------------------------------------------------------- */
-
-static char *
-sys_read (const char *name, const char *file)
-{
-  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/%s", name, file);
-  g_autofree char *path = lm_path (sys);
-  return lm_io_read_value (path, NULL);
-}
-
-static gboolean
-sys_flag (const char *name, const char *file)
-{
-  g_autofree char *v = sys_read (name, file);
-  return v != NULL && g_str_equal (v, "1");
-}
-
-/* Completed reads, writes and discards plus those in flight: any change
- * means the disk did something since the last look. */
-static gboolean
-read_io (const char *name, guint64 *io)
-{
-  g_autofree char *stat = sys_read (name, "stat");
-  if (stat == NULL)
-    return FALSE;
-  g_auto (GStrv) f = g_strsplit (stat, " ", -1);
-  guint n = g_strv_length (f);
-  static const guint fields[] = { 0, 4, 8, 11 };
-
-  *io = 0;
-  for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
-    if (fields[i] < n)
-      *io += g_ascii_strtoull (f[fields[i]], NULL, 10);
-  return n >= 9;
-}
-
-/* "sda1" → "sda": sysfs names the disk of a partition as the parent of the
- * partition's directory. */
-char *
-lm_disks_whole_disk (const char *name)
-{
-  if (name == NULL || *name == '\0' || strchr (name, '/') != NULL || name[0] == '.')
-    return NULL;
-  g_autofree char *sys = g_build_filename ("/sys/class/block", name, NULL);
-  g_autofree char *link = lm_path (sys);
-  g_autofree char *partition = g_build_filename (link, "partition", NULL);
-
-  if (!g_file_test (partition, G_FILE_TEST_EXISTS))
-    return g_strdup (name);
-  g_autofree char *target = g_file_read_link (link, NULL);
-  if (target == NULL)
-    return g_strdup (name);
-  g_autofree char *parent = g_path_get_dirname (target);
-  return g_path_get_basename (parent);
-}
-
-/* Not disks: RAM disks, unbound loop devices, and stacked devices (dm, md)
- * whose I/O lands on disks listed anyway. */
-static gboolean
-is_listed (const char *name)
-{
-  if (g_str_has_prefix (name, "ram") || g_str_has_prefix (name, "zram"))
-    return FALSE;
-  if (g_str_has_prefix (name, "loop"))
-    {
-      g_autofree char *backing = sys_read (name, "loop/backing_file");
-      g_autofree char *size = sys_read (name, "size");
-      if (backing == NULL && (size == NULL || g_str_equal (size, "0")))
-        return FALSE;
-    }
-  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/slaves", name);
-  g_autofree char *slaves_path = lm_path (sys);
-  g_autoptr (GDir) slaves = g_dir_open (slaves_path, 0, NULL);
-  return slaves == NULL || g_dir_read_name (slaves) == NULL;
-}
-
-/* The most telling /dev/disk/by-id name of @name: the bus and model kinds
- * first (they survive moving the disk to another port), wwn- last. */
-static char *
-stable_id (const char *name)
-{
-  static const char *const order[] = { "ata-", "nvme-", "scsi-", "usb-", "virtio-", "mmc-" };
-  g_autofree char *by_id = lm_path ("/dev/disk/by-id");
-  g_autoptr (GDir) dir = g_dir_open (by_id, 0, NULL);
-  g_autofree char *best = NULL;
-  gsize best_rank = G_MAXSIZE;
-  const char *entry;
-
-  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *link = g_build_filename (by_id, entry, NULL);
-      g_autofree char *target = g_file_read_link (link, NULL);
-      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
-      gsize rank = G_N_ELEMENTS (order);
-
-      if (base == NULL || !g_str_equal (base, name) || strstr (entry, "-part") != NULL)
-        continue;
-      for (gsize i = 0; i < G_N_ELEMENTS (order); i++)
-        if (g_str_has_prefix (entry, order[i]))
-          rank = i;
-      /* Names sort deterministically within a rank. */
-      if (rank < best_rank || (rank == best_rank && strcmp (entry, best) < 0))
-        {
-          g_free (best);
-          best = g_strdup (entry);
-          best_rank = rank;
-        }
-    }
-  return best != NULL ? g_steal_pointer (&best) : g_strdup (name);
-}
-
-static char *
-devnode (const char *name)
-{
-  g_autofree char *dev = g_build_filename ("/dev", name, NULL);
-  return lm_path (dev);
-}
-
 /* --- accounting ------------------------------------------------------------ */
 
 static void
@@ -230,7 +113,7 @@ set_error (LmDisk *d, const char *message)
 static gboolean
 check_power (LmDisk *d, LmAtaPower *power, GError **error)
 {
-  g_autofree char *path = devnode (d->name);
+  g_autofree char *path = lm_blockdev_devnode (d->name);
   g_autoptr (LmSgio) dev = NULL;
 
   g_return_val_if_fail (!d->excluded, FALSE);
@@ -311,7 +194,7 @@ on_idle_timeout (gpointer user_data)
   guint64 io;
 
   d->idle_id = 0;
-  if (!read_io (d->name, &io))
+  if (!lm_blockdev_read_io (d->name, &io))
     return G_SOURCE_REMOVE; /* gone; the uevent rescan drops it */
   if (io != d->io)
     {
@@ -352,7 +235,7 @@ on_recheck (gpointer user_data)
   guint64 io;
 
   d->recheck_id = 0;
-  if (!read_io (d->name, &io))
+  if (!lm_blockdev_read_io (d->name, &io))
     return G_SOURCE_REMOVE;
   if (io != d->io)
     {
@@ -388,12 +271,12 @@ arm_recheck (LmDisk *d, guint seconds)
 void
 lm_disks_note_activity (LmDisks *self, const char *disk_name)
 {
-  g_autofree char *name = lm_disks_whole_disk (disk_name);
+  g_autofree char *name = lm_blockdev_disk_for_name (disk_name);
   LmDisk *d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
 
   if (d == NULL)
     return;
-  read_io (d->name, &d->io);
+  lm_blockdev_read_io (d->name, &d->io);
   if (d->asleep || d->idle_id == 0)
     woke (d);
 }
@@ -478,19 +361,19 @@ static LmDisk *
 disk_new (LmDisks *self, const char *name)
 {
   LmDisk *d = g_new0 (LmDisk, 1);
-  g_autofree char *model = sys_read (name, "device/model");
+  g_autofree char *model = lm_blockdev_read (name, "device/model");
 
   d->owner = self;
   d->name = g_strdup (name);
-  d->id = stable_id (name);
+  d->id = lm_blockdev_stable_id (name);
   d->model = g_utf8_make_valid (model != NULL ? model : "", -1);
-  d->rotational = sys_flag (name, "queue/rotational");
-  d->removable = sys_flag (name, "removable");
+  d->rotational = lm_blockdev_flag (name, "queue/rotational");
+  d->removable = lm_blockdev_flag (name, "removable");
   d->excluded = lm_disk_policy_excluded (lm_disk_policies_lookup (self->policies, d->id, name));
   d->applied_standby = d->applied_apm = d->applied_readahead = -1;
   d->start_mono = d->since_mono = g_get_monotonic_time ();
   d->since_real = g_get_real_time ();
-  read_io (name, &d->io);
+  lm_blockdev_read_io (name, &d->io);
   probe_ata (d);
   if (d->asleep)
     arm_recheck (d, 0);
@@ -516,7 +399,7 @@ lm_disks_rescan (LmDisks *self)
 
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      if (!is_listed (name))
+      if (!lm_blockdev_is_listed (name))
         continue;
       LmDisk *d = g_hash_table_lookup (self->disks, name);
       if (d == NULL)
@@ -595,7 +478,7 @@ state_set_once (LmState *state, const char *id, const char *what, const char *va
 static gboolean
 send_command (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], GError **error)
 {
-  g_autofree char *path = devnode (d->name);
+  g_autofree char *path = lm_blockdev_devnode (d->name);
   g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
   LmAtaRegs regs;
 
@@ -637,7 +520,7 @@ apply_disk (LmDisks *self, LmDisk *d)
 
   if (do_apm)
     {
-      g_autofree char *path = devnode (d->name);
+      g_autofree char *path = lm_blockdev_devnode (d->name);
       g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
       if (dev == NULL || !lm_sgio_read_apm (dev, &original_apm, &error))
         {
@@ -648,7 +531,7 @@ apply_disk (LmDisks *self, LmDisk *d)
     }
   if (do_readahead)
     {
-      readahead = sys_read (d->name, "queue/read_ahead_kb");
+      readahead = lm_blockdev_read (d->name, "queue/read_ahead_kb");
       if (readahead == NULL)
         {
           g_string_append (failures, "no queue/read_ahead_kb; ");
@@ -834,7 +717,7 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
     }
   if (readahead != NULL)
     {
-      g_autofree char *now = sys_read (d->name, "queue/read_ahead_kb");
+      g_autofree char *now = lm_blockdev_read (d->name, "queue/read_ahead_kb");
       if (readahead_applied != NULL && g_strcmp0 (now, readahead_applied) != 0)
         g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
                    "(original was %s)",

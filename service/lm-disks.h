@@ -28,8 +28,6 @@ gboolean lm_disks_saved (LmState *state);
  * spinning now. Called by spin-up attribution. */
 void lm_disks_note_activity (LmDisks *disks, const char *disk_name);
 
-char *lm_disks_whole_disk (const char *name);
-
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)
 
 G_END_DECLS

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lm-attrib.h"
+#include "lm-blockdev.h"
 #include "lm-bpf.h"
 #include "lm-error.h"
 #include "lm-paths.h"
@@ -39,7 +40,6 @@
 #define PROGRAM "the user-space laptop-mode engine"
 /* dm on dm on a partition is the deepest real stack; a loop in sysfs must
  * not hang the flush thread. */
-#define MAX_STACK_DEPTH 8
 
 typedef struct
 {
@@ -78,33 +78,6 @@ boot_ns (void)
 }
 
 /* --- Which filesystems live on a disk ----------------------------------- */
-
-/* TRUE when whole disk @name is @disk or is stacked on it (dm, md: their
- * slaves, recursively). A loop device counts as a disk of its own: its
- * writes land in the page cache of its backing file, not on the disk below,
- * and syncing every image on a disk whenever that disk woke would write
- * images that nothing asked for. */
-static gboolean
-disk_is_on (const char *name, const char *disk, guint depth)
-{
-  if (g_str_equal (name, disk))
-    return TRUE;
-  if (depth >= MAX_STACK_DEPTH)
-    return FALSE;
-
-  g_autofree char *sys = g_build_filename ("/sys/block", name, "slaves", NULL);
-  g_autofree char *path = lm_path (sys);
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *slave;
-
-  while (dir != NULL && (slave = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *below = lm_attrib_disk_for_name (slave);
-      if (below != NULL && disk_is_on (below, disk, depth + 1))
-        return TRUE;
-    }
-  return FALSE;
-}
 
 /* The block device of a superblock: mountinfo's major:minor, or for
  * filesystems with an anonymous device number (btrfs) the source's. */
@@ -174,8 +147,8 @@ filesystems_on (const char *disk, GError **error)
       *k = (gint64) sb_dev;
       if (g_hash_table_contains (seen, k))
         continue;
-      g_autofree char *name = lm_attrib_disk_for_devnum (major (blk), minor (blk));
-      if (!disk_is_on (name, disk, 0))
+      g_autofree char *name = lm_blockdev_disk_for_devnum (major (blk), minor (blk));
+      if (!lm_blockdev_is_on (name, disk))
         continue;
       g_hash_table_add (seen, k);
       Target *t = g_new0 (Target, 1);
@@ -216,7 +189,7 @@ flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   __u32 one = 1;
   g_autoptr (GError) error = NULL;
   g_autoptr (GString) failures = g_string_new (NULL);
-  g_autofree char *disk = lm_attrib_disk_for_devnum (job->key >> 20, job->key & 0xfffff);
+  g_autofree char *disk = lm_blockdev_disk_for_devnum (job->key >> 20, job->key & 0xfffff);
   guint synced = 0;
 
   /* Registered before the first I/O of the flush (even the mount table
@@ -272,7 +245,7 @@ flush_done (GObject *source, GAsyncResult *result, gpointer user_data)
   FlushJob *job = g_task_get_task_data (G_TASK (result));
   LmFlush *self = job->owner;
   g_autoptr (GError) error = NULL;
-  g_autofree char *disk = lm_attrib_disk_for_devnum (job->key >> 20, job->key & 0xfffff);
+  g_autofree char *disk = lm_blockdev_disk_for_devnum (job->key >> 20, job->key & 0xfffff);
   gint64 started = GPOINTER_TO_SIZE (user_data);
   gssize synced = g_task_propagate_int (G_TASK (result), &error);
 
@@ -375,7 +348,7 @@ on_armed (void *ctx, void *data, size_t size)
     }
   if (d->timer == 0)
     {
-      g_autofree char *disk = lm_attrib_disk_for_devnum (e->major, e->minor);
+      g_autofree char *disk = lm_blockdev_disk_for_devnum (e->major, e->minor);
       g_autofree char *comm = g_strndup (e->comm, sizeof e->comm);
       g_debug ("Disk %s armed by a %s of %s (%u): flushing it %u s after its last I/O", disk,
                e->write ? "write" : "read", comm, e->pid, self->seconds);
