@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "lm-disks.h"
+#include "lm-disks-private.h"
 
 #include <string.h>
 
@@ -17,53 +18,13 @@
 #include "lm-sgio.h"
 #include "lm-uevent.h"
 
-/* Saved originals: key "<id>.<what>" in this group of the state file. */
-#define STATE_GROUP "Disks"
 #define RECHECK_MIN_S 60
 #define RECHECK_FACTOR 6
 #define RESCAN_DELAY_MS 500
 #define RESCAN_SETTLE_MS 3000
 
-typedef struct
-{
-  LmDisks *owner;
-  char *name; /* kernel name: "sda", "vda", "loop3" */
-  char *id;   /* /dev/disk/by-id name, or the kernel name */
-  char *model;
-  gboolean rotational, removable;
-  gboolean ata;      /* answers CHECK POWER MODE */
-  gboolean excluded; /* never sent a command */
-  LmAtaPower power;  /* last answer (ATA only) */
-  gboolean asleep;   /* counted as standby: ATA standby/sleeping, or quiet */
-  guint64 io;        /* I/O counters from stat, summed */
-  gint64 since_mono, since_real, start_mono;
-  guint64 active_us, standby_us;
-  guint transitions, spinups;
-  guint idle_id, recheck_id;
-  char *error;            /* the last command's failure, for the property */
-  gint applied_standby;   /* what we sent while on, -1 none */
-  gint applied_apm;       /* -1 none */
-  gint applied_readahead; /* -1 none */
-} LmDisk;
-
-struct _LmDisks
-{
-  LmExportedLaptopMode *skeleton; /* not owned */
-  LmState *state;                 /* not owned */
-  GHashTable *disks;              /* name → LmDisk */
-  GHashTable *policies;           /* id → LmDiskPolicy, as applied or to apply */
-  guint idle_s;
-  guint recheck_s; /* 0: automatic */
-  gboolean active; /* laptop mode on: per-disk settings applied */
-  gboolean started;
-  LmUevent *uevent;
-  guint rescan_id;
-  guint settle_id;
-};
-
 static void arm_idle (LmDisk *d);
 static void arm_recheck (LmDisk *d, guint seconds);
-static void publish (LmDisks *self);
 
 /* --- accounting ------------------------------------------------------------ */
 
@@ -93,11 +54,11 @@ set_asleep (LmDisk *d, gboolean asleep)
   if (!asleep)
     d->spinups++;
   g_debug ("Disk %s: %s", d->name, asleep ? "standby" : "active");
-  publish (d->owner);
+  lm_disks_publish (d->owner);
 }
 
-static void
-set_error (LmDisk *d, const char *message)
+void
+lm_disk_set_error (LmDisk *d, const char *message)
 {
   if (g_strcmp0 (d->error, message) == 0)
     return;
@@ -105,7 +66,7 @@ set_error (LmDisk *d, const char *message)
     g_warning ("Disk %s: %s", d->name, message);
   g_free (d->error);
   d->error = g_strdup (message);
-  publish (d->owner);
+  lm_disks_publish (d->owner);
 }
 
 /* --- commands -------------------------------------------------------------- */
@@ -135,7 +96,7 @@ probe_ata (LmDisk *d)
   if (!check_power (d, &power, &error))
     {
       if (!g_error_matches (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED))
-        set_error (d, error->message);
+        lm_disk_set_error (d, error->message);
       else
         g_debug ("Disk %s is not ATA: %s", d->name, error->message);
       return;
@@ -162,11 +123,11 @@ quiet (LmDisk *d)
     }
   if (!check_power (d, &power, &error))
     {
-      set_error (d, error->message);
+      lm_disk_set_error (d, error->message);
       arm_recheck (d, 0);
       return;
     }
-  set_error (d, NULL);
+  lm_disk_set_error (d, NULL);
   d->power = power;
   if (power == LM_ATA_POWER_STANDBY || power == LM_ATA_POWER_SLEEPING)
     {
@@ -174,7 +135,7 @@ quiet (LmDisk *d)
       arm_recheck (d, 0);
       return;
     }
-  publish (self);
+  lm_disks_publish (self);
   /* Spinning but quiet: its own timer spins it down. Look again when that
    * timer runs out if we set it, else at the slow re-check. */
   guint seconds = 0;
@@ -221,7 +182,7 @@ woke (LmDisk *d)
   if (d->ata)
     d->power = LM_ATA_POWER_ACTIVE;
   set_asleep (d, FALSE);
-  publish (d->owner);
+  lm_disks_publish (d->owner);
   arm_idle (d);
 }
 
@@ -328,8 +289,8 @@ disk_to_variant (LmDisk *d)
 /* Counters are as of the last state change; a reader adds the time since
  * Since to the current state. So the property changes on state changes,
  * not on every tick. */
-static void
-publish (LmDisks *self)
+void
+lm_disks_publish (LmDisks *self)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
   g_autoptr (GList) names
@@ -354,8 +315,6 @@ disk_free (LmDisk *d)
   g_free (d->error);
   g_free (d);
 }
-
-static void apply_disk (LmDisks *self, LmDisk *d);
 
 static LmDisk *
 disk_new (LmDisks *self, const char *name)
@@ -407,7 +366,7 @@ lm_disks_rescan (LmDisks *self)
           d = disk_new (self, name);
           g_hash_table_insert (self->disks, d->name, d);
           if (self->active)
-            apply_disk (self, d);
+            lm_disk_apply (self, d);
         }
       g_hash_table_add (seen, d->name);
     }
@@ -418,7 +377,7 @@ lm_disks_rescan (LmDisks *self)
         g_message ("Disk %s is gone", (const char *) key);
         g_hash_table_iter_remove (&iter);
       }
-  publish (self);
+  lm_disks_publish (self);
 }
 
 static gboolean
@@ -455,323 +414,6 @@ on_uevent (const char *subsystem, const char *action, gpointer user_data)
     self->rescan_id = g_timeout_add (RESCAN_DELAY_MS, rescan_now, self);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   self->settle_id = g_timeout_add (RESCAN_SETTLE_MS, rescan_settled, self);
-}
-
-/* --- per-disk settings while laptop mode is on -------------------------------- */
-
-static char *
-state_key (const char *id, const char *what)
-{
-  return g_strdup_printf ("%s.%s", id, what);
-}
-
-static void
-state_set_once (LmState *state, const char *id, const char *what, const char *value)
-{
-  g_autofree char *key = state_key (id, what);
-  g_autofree char *known = lm_state_get (state, STATE_GROUP, key);
-
-  if (known == NULL)
-    lm_state_set (state, STATE_GROUP, key, value);
-}
-
-static gboolean
-send_command (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], GError **error)
-{
-  g_autofree char *path = lm_blockdev_devnode (d->name);
-  g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
-  LmAtaRegs regs;
-
-  return dev != NULL && lm_sgio_command (dev, cdb, NULL, 0, &regs, error);
-}
-
-static gboolean
-write_readahead (const char *name, guint kib, GError **error)
-{
-  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/queue/read_ahead_kb", name);
-  g_autofree char *path = lm_path (sys);
-  g_autofree char *value = g_strdup_printf ("%u", kib);
-  return lm_io_write_value (path, value, error);
-}
-
-/* Originals first, durably, then the changes, as for the tunables. A drive
- * that refuses a command does not keep laptop mode off: the failure shows
- * in the Disks property and the log. */
-static void
-apply_disk (LmDisks *self, LmDisk *d)
-{
-  const LmDiskPolicy *p = lm_disk_policies_lookup (self->policies, d->id, d->name);
-  g_autoptr (GString) failures = g_string_new (NULL);
-  g_autoptr (GError) error = NULL;
-  guint8 timer = 0;
-  guint original_apm = 0;
-  gboolean do_standby, do_apm, do_readahead;
-  g_autofree char *readahead = NULL;
-  g_autofree char *snapshot = NULL;
-
-  if (p == NULL || d->excluded)
-    return;
-  do_standby = d->ata && p->standby_seconds >= 0
-               && lm_ata_standby_encode ((guint) p->standby_seconds, &timer, NULL);
-  do_apm = d->ata && p->apm > 0;
-  do_readahead = p->readahead_kib >= 0;
-  if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
-    g_string_append_printf (failures, "not an ATA disk: no standby timer or APM; ");
-
-  if (do_apm)
-    {
-      g_autofree char *path = lm_blockdev_devnode (d->name);
-      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
-      if (dev == NULL || !lm_sgio_read_apm (dev, &original_apm, &error))
-        {
-          g_string_append_printf (failures, "APM left alone: %s; ", error->message);
-          g_clear_error (&error);
-          do_apm = FALSE;
-        }
-    }
-  if (do_readahead)
-    {
-      readahead = lm_blockdev_read (d->name, "queue/read_ahead_kb");
-      if (readahead == NULL)
-        {
-          g_string_append (failures, "no queue/read_ahead_kb; ");
-          do_readahead = FALSE;
-        }
-    }
-  if (!do_standby && !do_apm && !do_readahead)
-    goto out;
-
-  /* 1. What to put back, before any change. The drive's current standby
-   * timer cannot be read: what goes back is ACStandbySeconds, default 0
-   * (off, the power-on default of most drives). */
-  snapshot = lm_state_snapshot (self->state);
-  state_set_once (self->state, d->id, "Device", d->name);
-  if (do_standby)
-    {
-      guint8 ac = 0;
-      if (p->ac_standby_seconds >= 0)
-        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
-      g_autofree char *v = g_strdup_printf ("%u", ac);
-      state_set_once (self->state, d->id, "Standby", v);
-    }
-  if (do_apm)
-    {
-      g_autofree char *v = g_strdup_printf ("%u", original_apm);
-      state_set_once (self->state, d->id, "APM", v);
-    }
-  if (do_readahead)
-    {
-      g_autofree char *key = state_key (d->id, "ReadaheadApplied");
-      g_autofree char *v = g_strdup_printf ("%d", p->readahead_kib);
-      state_set_once (self->state, d->id, "ReadaheadKiB", readahead);
-      lm_state_set (self->state, STATE_GROUP, key, v);
-    }
-  if (!lm_state_save (self->state, &error))
-    {
-      lm_state_revert (self->state, snapshot);
-      g_string_append_printf (failures, "nothing changed: %s; ", error->message);
-      goto out;
-    }
-
-  /* 2. The changes. */
-  guint8 cdb[LM_ATA_CDB_LEN];
-  if (do_standby)
-    {
-      lm_ata_cdb_idle (cdb, timer);
-      if (send_command (d, cdb, &error))
-        d->applied_standby = timer;
-      else
-        g_string_append_printf (failures, "standby timer: %s; ", error->message);
-      g_clear_error (&error);
-    }
-  if (do_apm)
-    {
-      lm_ata_cdb_apm (cdb, (guint) p->apm);
-      if (send_command (d, cdb, &error))
-        d->applied_apm = p->apm;
-      else
-        g_string_append_printf (failures, "APM: %s; ", error->message);
-      g_clear_error (&error);
-    }
-  if (do_readahead)
-    {
-      if (write_readahead (d->name, (guint) p->readahead_kib, &error))
-        d->applied_readahead = p->readahead_kib;
-      else
-        g_string_append_printf (failures, "readahead: %s; ", error->message);
-      g_clear_error (&error);
-    }
-  g_message ("Disk %s: laptop-mode settings applied", d->name);
-
-out:
-  if (failures->len > 2)
-    g_string_truncate (failures, failures->len - 2);
-  set_error (d, failures->len > 0 ? failures->str : NULL);
-}
-
-void
-lm_disks_apply (LmDisks *self, const LmSettings *settings)
-{
-  GHashTableIter iter;
-  gpointer d;
-
-  if (self->active && !lm_disk_policies_equal (self->policies, settings->disks))
-    {
-      g_autoptr (GError) error = NULL;
-      if (!lm_disks_restore (self, &error))
-        g_warning ("%s", error->message);
-    }
-  g_hash_table_unref (self->policies);
-  self->policies = lm_disk_policies_copy (settings->disks);
-  g_hash_table_iter_init (&iter, self->disks);
-  while (g_hash_table_iter_next (&iter, NULL, &d))
-    {
-      LmDisk *disk = d;
-      disk->excluded = lm_disk_policy_excluded (
-          lm_disk_policies_lookup (self->policies, disk->id, disk->name));
-      if (!self->active
-          || (disk->applied_standby < 0 && disk->applied_apm < 0 && disk->applied_readahead < 0))
-        apply_disk (self, disk);
-    }
-  self->active = TRUE;
-  publish (self);
-}
-
-static LmDisk *
-find_by_id (LmDisks *self, const char *id, const char *name)
-{
-  GHashTableIter iter;
-  gpointer d;
-
-  g_hash_table_iter_init (&iter, self->disks);
-  while (g_hash_table_iter_next (&iter, NULL, &d))
-    if (g_str_equal (((LmDisk *) d)->id, id))
-      return d;
-  d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
-  return d != NULL && g_str_equal (((LmDisk *) d)->id, name) ? d : NULL;
-}
-
-static void
-forget (LmState *state, const char *id)
-{
-  static const char *const whats[]
-      = { "Device", "Standby", "APM", "ReadaheadKiB", "ReadaheadApplied" };
-  for (gsize i = 0; i < G_N_ELEMENTS (whats); i++)
-    {
-      g_autofree char *key = state_key (id, whats[i]);
-      lm_state_remove (state, STATE_GROUP, key);
-    }
-}
-
-static char *
-saved (LmState *state, const char *id, const char *what)
-{
-  g_autofree char *key = state_key (id, what);
-  return lm_state_get (state, STATE_GROUP, key);
-}
-
-/* Put back what the state file says, for every disk in it, present or
- * not: also used after a crash, before anything was applied by this run.
- * An excluded disk is not touched, even to restore. */
-static gboolean
-restore_disk (LmDisks *self, const char *id, GString *failures)
-{
-  g_autofree char *name = saved (self->state, id, "Device");
-  g_autofree char *standby = saved (self->state, id, "Standby");
-  g_autofree char *apm = saved (self->state, id, "APM");
-  g_autofree char *readahead = saved (self->state, id, "ReadaheadKiB");
-  g_autofree char *readahead_applied = saved (self->state, id, "ReadaheadApplied");
-  LmDisk *d = find_by_id (self, id, name);
-  g_autoptr (GError) error = NULL;
-  guint8 cdb[LM_ATA_CDB_LEN];
-  gboolean ok = TRUE;
-
-  if (d == NULL)
-    {
-      g_message ("Disk %s is gone; nothing to restore on it", id);
-      return TRUE;
-    }
-  if (d->excluded)
-    return TRUE;
-  if (apm != NULL)
-    {
-      lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
-      if (!send_command (d, cdb, &error))
-        {
-          g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
-                                  error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
-    }
-  if (standby != NULL)
-    {
-      lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
-      if (!send_command (d, cdb, &error))
-        {
-          g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
-                                  d->name, error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
-    }
-  if (readahead != NULL)
-    {
-      g_autofree char *now = lm_blockdev_read (d->name, "queue/read_ahead_kb");
-      if (readahead_applied != NULL && g_strcmp0 (now, readahead_applied) != 0)
-        g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
-                   "(original was %s)",
-                   d->name, now, readahead);
-      else if (!write_readahead (d->name, (guint) g_ascii_strtoull (readahead, NULL, 10), &error))
-        {
-          g_string_append_printf (failures, "%s%s: readahead: %s", failures->len ? "; " : "",
-                                  d->name, error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
-    }
-  d->applied_standby = d->applied_apm = d->applied_readahead = -1;
-  return ok;
-}
-
-gboolean
-lm_disks_restore (LmDisks *self, GError **error)
-{
-  g_auto (GStrv) keys = lm_state_get_keys (self->state, STATE_GROUP);
-  g_autoptr (GString) failures = g_string_new (NULL);
-  g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
-
-  for (guint i = 0; keys[i] != NULL; i++)
-    if (g_str_has_suffix (keys[i], ".Device"))
-      g_ptr_array_add (ids, g_strndup (keys[i], strlen (keys[i]) - strlen (".Device")));
-  for (guint i = 0; i < ids->len; i++)
-    {
-      /* A failed restore is not retried forever: the drive forgets APM
-       * and its timer at the next power cycle anyway. */
-      restore_disk (self, ids->pdata[i], failures);
-      forget (self->state, ids->pdata[i]);
-    }
-  self->active = FALSE;
-  if (ids->len > 0)
-    g_message ("Restored the disks' standby timer, APM and readahead");
-  g_autoptr (GError) save_error = NULL;
-  if (!lm_state_save (self->state, &save_error))
-    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
-  publish (self);
-  if (failures->len > 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every disk: %s",
-                   failures->str);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-lm_disks_saved (LmState *state)
-{
-  g_auto (GStrv) keys = lm_state_get_keys (state, STATE_GROUP);
-  return keys[0] != NULL;
 }
 
 /* --- life cycle ---------------------------------------------------------------- */
@@ -823,7 +465,7 @@ lm_disks_configure (LmDisks *self, const LmSettings *settings)
                 probe_ata (disk);
             }
         }
-      publish (self);
+      lm_disks_publish (self);
     }
 }
 

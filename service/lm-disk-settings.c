@@ -1,0 +1,333 @@
+/* lm-disk-settings.c: the per-disk standby timer, APM level and readahead
+ * while laptop mode is on, and their exact restore through the journal.
+ * An excluded disk is never sent a command, even to restore. */
+#include "config.h"
+
+#include <string.h>
+
+#include "lm-ata.h"
+#include "lm-blockdev.h"
+#include "lm-disk-policy.h"
+#include "lm-disks-private.h"
+#include "lm-error.h"
+#include "lm-io.h"
+#include "lm-journal.h"
+#include "lm-paths.h"
+#include "lm-sgio.h"
+
+/* The journal part; its originals are group "Disks" in the state file. */
+#define PART "Disks"
+
+/* Journal keys are "<id>.<what>"; <id>.Device names the disk the others
+ * were saved for. */
+static char *
+state_key (const char *id, const char *what)
+{
+  return g_strdup_printf ("%s.%s", id, what);
+}
+
+static void
+remember (LmState *state, const char *id, const char *what, const char *value)
+{
+  g_autofree char *key = state_key (id, what);
+  lm_journal_remember (state, PART, key, value);
+}
+
+static gboolean
+send_command (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], GError **error)
+{
+  g_autofree char *path = lm_blockdev_devnode (d->name);
+  g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
+  LmAtaRegs regs;
+
+  return dev != NULL && lm_sgio_command (dev, cdb, NULL, 0, &regs, error);
+}
+
+static gboolean
+write_readahead (const char *name, guint kib, GError **error)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/block/%s/queue/read_ahead_kb", name);
+  g_autofree char *path = lm_path (sys);
+  g_autofree char *value = g_strdup_printf ("%u", kib);
+  return lm_io_write_value (path, value, error);
+}
+
+/* Originals first, durably, then the changes, as for the tunables. A drive
+ * that refuses a command does not keep laptop mode off: the failure shows
+ * in the Disks property and the log. */
+void
+lm_disk_apply (LmDisks *self, LmDisk *d)
+{
+  const LmDiskPolicy *p = lm_disk_policies_lookup (self->policies, d->id, d->name);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GError) error = NULL;
+  guint8 timer = 0;
+  guint original_apm = 0;
+  gboolean do_standby, do_apm, do_readahead;
+  g_autofree char *readahead = NULL;
+  g_autoptr (LmJournalTx) tx = NULL;
+
+  if (p == NULL || d->excluded)
+    return;
+  do_standby = d->ata && p->standby_seconds >= 0
+               && lm_ata_standby_encode ((guint) p->standby_seconds, &timer, NULL);
+  do_apm = d->ata && p->apm > 0;
+  do_readahead = p->readahead_kib >= 0;
+  if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
+    g_string_append_printf (failures, "not an ATA disk: no standby timer or APM; ");
+
+  if (do_apm)
+    {
+      g_autofree char *path = lm_blockdev_devnode (d->name);
+      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+      if (dev == NULL || !lm_sgio_read_apm (dev, &original_apm, &error))
+        {
+          g_string_append_printf (failures, "APM left alone: %s; ", error->message);
+          g_clear_error (&error);
+          do_apm = FALSE;
+        }
+    }
+  if (do_readahead)
+    {
+      readahead = lm_blockdev_read (d->name, "queue/read_ahead_kb");
+      if (readahead == NULL)
+        {
+          g_string_append (failures, "no queue/read_ahead_kb; ");
+          do_readahead = FALSE;
+        }
+    }
+  if (!do_standby && !do_apm && !do_readahead)
+    goto out;
+
+  /* 1. What to put back, before any change. The drive's current standby
+   * timer cannot be read: what goes back is ACStandbySeconds, default 0
+   * (off, the power-on default of most drives). */
+  tx = lm_journal_begin (self->state);
+  remember (self->state, d->id, "Device", d->name);
+  if (do_standby)
+    {
+      guint8 ac = 0;
+      if (p->ac_standby_seconds >= 0)
+        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
+      g_autofree char *v = g_strdup_printf ("%u", ac);
+      remember (self->state, d->id, "Standby", v);
+    }
+  if (do_apm)
+    {
+      g_autofree char *v = g_strdup_printf ("%u", original_apm);
+      remember (self->state, d->id, "APM", v);
+    }
+  if (do_readahead)
+    {
+      g_autofree char *key = state_key (d->id, "ReadaheadKiB");
+      g_autofree char *v = g_strdup_printf ("%d", p->readahead_kib);
+      lm_journal_remember (self->state, PART, key, readahead);
+      lm_journal_mark (self->state, PART, key, v);
+    }
+  if (!lm_journal_commit (tx, &error))
+    {
+      g_string_append_printf (failures, "nothing changed: %s; ", error->message);
+      goto out;
+    }
+
+  /* 2. The changes. */
+  guint8 cdb[LM_ATA_CDB_LEN];
+  if (do_standby)
+    {
+      lm_ata_cdb_idle (cdb, timer);
+      if (send_command (d, cdb, &error))
+        d->applied_standby = timer;
+      else
+        g_string_append_printf (failures, "standby timer: %s; ", error->message);
+      g_clear_error (&error);
+    }
+  if (do_apm)
+    {
+      lm_ata_cdb_apm (cdb, (guint) p->apm);
+      if (send_command (d, cdb, &error))
+        d->applied_apm = p->apm;
+      else
+        g_string_append_printf (failures, "APM: %s; ", error->message);
+      g_clear_error (&error);
+    }
+  if (do_readahead)
+    {
+      if (write_readahead (d->name, (guint) p->readahead_kib, &error))
+        d->applied_readahead = p->readahead_kib;
+      else
+        g_string_append_printf (failures, "readahead: %s; ", error->message);
+      g_clear_error (&error);
+    }
+  g_message ("Disk %s: laptop-mode settings applied", d->name);
+
+out:
+  if (failures->len > 2)
+    g_string_truncate (failures, failures->len - 2);
+  lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
+}
+
+void
+lm_disks_apply (LmDisks *self, const LmSettings *settings)
+{
+  GHashTableIter iter;
+  gpointer d;
+
+  if (self->active && !lm_disk_policies_equal (self->policies, settings->disks))
+    {
+      g_autoptr (GError) error = NULL;
+      if (!lm_disks_restore (self, &error))
+        g_warning ("%s", error->message);
+    }
+  g_hash_table_unref (self->policies);
+  self->policies = lm_disk_policies_copy (settings->disks);
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &d))
+    {
+      LmDisk *disk = d;
+      disk->excluded = lm_disk_policy_excluded (
+          lm_disk_policies_lookup (self->policies, disk->id, disk->name));
+      if (!self->active
+          || (disk->applied_standby < 0 && disk->applied_apm < 0 && disk->applied_readahead < 0))
+        lm_disk_apply (self, disk);
+    }
+  self->active = TRUE;
+  lm_disks_publish (self);
+}
+
+static LmDisk *
+find_by_id (LmDisks *self, const char *id, const char *name)
+{
+  GHashTableIter iter;
+  gpointer d;
+
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &d))
+    if (g_str_equal (((LmDisk *) d)->id, id))
+      return d;
+  d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
+  return d != NULL && g_str_equal (((LmDisk *) d)->id, name) ? d : NULL;
+}
+
+static void
+forget (LmState *state, const char *id)
+{
+  /* ReadaheadApplied: what versions before the journal wrote. */
+  static const char *const whats[]
+      = { "Device", "Standby", "APM", "ReadaheadKiB", "ReadaheadApplied" };
+  for (gsize i = 0; i < G_N_ELEMENTS (whats); i++)
+    {
+      g_autofree char *key = state_key (id, whats[i]);
+      lm_journal_forget (state, PART, key);
+    }
+}
+
+static char *
+saved (LmState *state, const char *id, const char *what)
+{
+  g_autofree char *key = state_key (id, what);
+  return lm_journal_original (state, PART, key);
+}
+
+/* Put back what the state file says, for every disk in it, present or
+ * not: also used after a crash, before anything was applied by this run.
+ * An excluded disk is not touched, even to restore. */
+static gboolean
+restore_disk (LmDisks *self, const char *id, GString *failures)
+{
+  g_autofree char *name = saved (self->state, id, "Device");
+  g_autofree char *standby = saved (self->state, id, "Standby");
+  g_autofree char *apm = saved (self->state, id, "APM");
+  g_autofree char *readahead = saved (self->state, id, "ReadaheadKiB");
+  g_autofree char *readahead_key = state_key (id, "ReadaheadKiB");
+  LmDisk *d = find_by_id (self, id, name);
+  g_autoptr (GError) error = NULL;
+  guint8 cdb[LM_ATA_CDB_LEN];
+  gboolean ok = TRUE;
+
+  if (d == NULL)
+    {
+      g_message ("Disk %s is gone; nothing to restore on it", id);
+      return TRUE;
+    }
+  if (d->excluded)
+    return TRUE;
+  if (apm != NULL)
+    {
+      lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
+      if (!send_command (d, cdb, &error))
+        {
+          g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
+                                  error->message);
+          g_clear_error (&error);
+          ok = FALSE;
+        }
+    }
+  if (standby != NULL)
+    {
+      lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
+      if (!send_command (d, cdb, &error))
+        {
+          g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
+                                  d->name, error->message);
+          g_clear_error (&error);
+          ok = FALSE;
+        }
+    }
+  if (readahead != NULL)
+    {
+      g_autofree char *now = lm_blockdev_read (d->name, "queue/read_ahead_kb");
+      if (now != NULL
+          && lm_journal_check (self->state, PART, readahead_key, now) == LM_JOURNAL_CHANGED)
+        g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
+                   "(original was %s)",
+                   d->name, now, readahead);
+      else if (!write_readahead (d->name, (guint) g_ascii_strtoull (readahead, NULL, 10), &error))
+        {
+          g_string_append_printf (failures, "%s%s: readahead: %s", failures->len ? "; " : "",
+                                  d->name, error->message);
+          g_clear_error (&error);
+          ok = FALSE;
+        }
+    }
+  d->applied_standby = d->applied_apm = d->applied_readahead = -1;
+  return ok;
+}
+
+gboolean
+lm_disks_restore (LmDisks *self, GError **error)
+{
+  g_auto (GStrv) keys = lm_journal_pending (self->state, PART);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    if (g_str_has_suffix (keys[i], ".Device"))
+      g_ptr_array_add (ids, g_strndup (keys[i], strlen (keys[i]) - strlen (".Device")));
+  for (guint i = 0; i < ids->len; i++)
+    {
+      /* A failed restore is not retried forever: the drive forgets APM
+       * and its timer at the next power cycle anyway. */
+      restore_disk (self, ids->pdata[i], failures);
+      forget (self->state, ids->pdata[i]);
+    }
+  self->active = FALSE;
+  if (ids->len > 0)
+    g_message ("Restored the disks' standby timer, APM and readahead");
+  g_autoptr (GError) save_error = NULL;
+  if (!lm_state_save (self->state, &save_error))
+    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+  lm_disks_publish (self);
+  if (failures->len > 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every disk: %s",
+                   failures->str);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+lm_disks_saved (LmState *state)
+{
+  return lm_journal_has_pending (state, PART);
+}

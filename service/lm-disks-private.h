@@ -1,0 +1,54 @@
+/* lm-disks-private.h: what lm-disks.c (discovery, power accounting) and
+ * lm-disk-settings.c (timer, APM, readahead while on) share; not for
+ * anyone else. */
+#pragma once
+
+#include "lm-disks.h"
+#include "lm-ata.h"
+#include "lm-uevent.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  LmDisks *owner;
+  char *name; /* kernel name: "sda", "vda", "loop3" */
+  char *id;   /* /dev/disk/by-id name, or the kernel name */
+  char *model;
+  gboolean rotational, removable;
+  gboolean ata;      /* answers CHECK POWER MODE */
+  gboolean excluded; /* never sent a command */
+  LmAtaPower power;  /* last answer (ATA only) */
+  gboolean asleep;   /* counted as standby: ATA standby/sleeping, or quiet */
+  guint64 io;        /* I/O counters from stat, summed */
+  gint64 since_mono, since_real, start_mono;
+  guint64 active_us, standby_us;
+  guint transitions, spinups;
+  guint idle_id, recheck_id;
+  char *error;            /* the last command's failure, for the property */
+  gint applied_standby;   /* what we sent while on, -1 none */
+  gint applied_apm;       /* -1 none */
+  gint applied_readahead; /* -1 none */
+} LmDisk;
+
+struct _LmDisks
+{
+  LmExportedLaptopMode *skeleton; /* not owned */
+  LmState *state;                 /* not owned */
+  GHashTable *disks;              /* name → LmDisk */
+  GHashTable *policies;           /* id → LmDiskPolicy, as applied or to apply */
+  guint idle_s;
+  guint recheck_s; /* 0: automatic */
+  gboolean active; /* laptop mode on: per-disk settings applied */
+  gboolean started;
+  LmUevent *uevent;
+  guint rescan_id;
+  guint settle_id;
+};
+
+void lm_disks_publish (LmDisks *self);
+void lm_disk_set_error (LmDisk *d, const char *message);
+/* Apply @d's policy, originals saved first (lm-disk-settings.c). */
+void lm_disk_apply (LmDisks *self, LmDisk *d);
+
+G_END_DECLS
