@@ -15,6 +15,7 @@
 #include "lm-error.h"
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-power.h"
 #include "lm-remount.h"
@@ -41,6 +42,8 @@ struct _LmDaemon
   LmState *state;
   LmSpinup *spinup; /* SpinUp subscribers and attribution */
   LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
+
+  LmSystem sys; /* the participants' view of the above */
 
   const LmEngineOps *running; /* the engine whose run is engine_run */
   gpointer engine_run;        /* what it runs while in effect (lm-engine.h) */
@@ -121,27 +124,8 @@ sync_properties (LmDaemon *self)
 static gboolean
 restore_all (LmDaemon *self, GError **error)
 {
-  g_autoptr (GError) remount_error = NULL;
-  g_autoptr (GError) disks_error = NULL;
-  /* Both, whatever the first one says: each undoes only its own changes. */
-  gboolean remounts_ok = lm_remount_restore (self->state, &remount_error);
-
-  /* A drive that refuses is logged, not fatal: it forgets APM and its
-   * timer at its next power cycle anyway. */
-  if (!lm_disks_restore (self->disks, &disks_error))
-    g_warning ("%s", disks_error->message);
-
-  if (!lm_tunables_restore (self->state, error))
-    {
-      if (!remounts_ok)
-        g_warning ("%s", remount_error->message);
-      return FALSE;
-    }
-  if (!remounts_ok)
-    {
-      g_propagate_error (error, g_steal_pointer (&remount_error));
-      return FALSE;
-    }
+  if (!lm_participants_restore (&self->sys, error))
+    return FALSE;
   self->active = FALSE;
   return TRUE;
 }
@@ -168,23 +152,9 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
   if (self->active && engine != self->engine && !restore_all (self, error))
     return FALSE;
 
-  /* Remounts first: they are the likelier to fail (a filesystem refuses
-   * the option, EBUSY) and roll themselves back, leaving the tunables as
-   * they were. A tunables failure then undoes this call's remounts. */
-  if (!lm_remount_apply (settings, self->state, error))
+  if (!lm_participants_apply (&self->sys, settings, engine, self->active ? self->settings : NULL,
+                              self->engine, error))
     return FALSE;
-  if (!lm_tunables_apply (self->backend, settings, engine, self->state, error))
-    {
-      g_autoptr (GError) undo_error = NULL;
-      gboolean undone = self->active ? lm_remount_apply (self->settings, self->state, &undo_error)
-                                     : lm_remount_restore (self->state, &undo_error);
-      if (!undone)
-        g_warning ("Could not undo the remounts: %s", undo_error->message);
-      return FALSE;
-    }
-  /* Best effort per disk: a drive without APM must not keep laptop mode
-   * off; failures show in the Disks property. */
-  lm_disks_apply (self->disks, settings);
   self->active = TRUE;
   return TRUE;
 }
@@ -652,26 +622,7 @@ recover (LmDaemon *self)
       return;
     }
   lm_spinup_recover (self->state);
-  if (lm_disks_saved (self->state))
-    {
-      g_message ("Restoring the disks' settings the previous run left");
-      if (!lm_disks_restore (self->disks, &error))
-        {
-          g_warning ("%s", error->message);
-          g_clear_error (&error);
-        }
-    }
-  if (!lm_tunables_saved (self->state) && !lm_remount_saved (self->state))
-    return;
-  g_message ("The previous run did not restore the system; restoring the saved values from %s",
-             lm_state_get_path (self->state));
-  if (lm_remount_saved (self->state) && !lm_remount_restore (self->state, &error))
-    {
-      g_warning ("%s", error->message);
-      g_clear_error (&error);
-    }
-  if (lm_tunables_saved (self->state) && !lm_tunables_restore (self->state, &error))
-    g_warning ("%s", error->message);
+  lm_participants_recover (&self->sys);
   sync_properties (self);
 }
 
@@ -704,6 +655,7 @@ lm_daemon_new (GError **error)
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
   self->spinup = lm_spinup_new (self->skeleton, self->state);
   self->disks = lm_disks_new (self->skeleton, self->state);
+  self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, (LmSpinupWakeFunc) lm_disks_note_activity, self->disks);
   sync_properties (self);
 
@@ -769,8 +721,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
 
   lm_spinup_shutdown (self->spinup);
   stop_engine (self);
-  if (lm_tunables_saved (self->state) || lm_remount_saved (self->state)
-      || lm_disks_saved (self->state))
+  if (lm_participants_saved (&self->sys))
     {
       ok = restore_all (self, error);
       if (ok)
