@@ -227,14 +227,46 @@ update_engine (LmDaemon *self)
     self->running = ops;
 }
 
+/* The one way the daemon changes the system: to @mode, with @next as the
+ * new settings (Configure) or the current ones (NULL). On failure the
+ * system, the settings and the config file are as before. */
 static gboolean
-set_mode (LmDaemon *self, const char *mode, GError **error)
+transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
 {
+  const LmSettings *settings = next != NULL ? next : self->settings;
   gboolean on, was_active = self->active;
+  LmEngine engine_before = self->engine, engine = self->engine;
   const char *reason = decide (self, mode, &on);
 
-  if (!apply (self, on ? "on" : "off", self->settings, self->engine, error))
+  if (next != NULL)
+    {
+      engine = lm_engine_choose (next->engine, self->backend, error);
+      if (engine == LM_ENGINE_NONE && self->backend != NULL)
+        return FALSE;
+    }
+  if (!apply (self, on ? "on" : "off", settings, engine, error))
     return FALSE;
+  self->engine = engine;
+
+  if (next != NULL)
+    {
+      if (!lm_settings_save (next, lm_config_file (), error))
+        {
+          /* Put the system back as it was with the old settings. */
+          g_autoptr (GError) undo_error = NULL;
+          self->engine = engine_before;
+          if (!apply (self, was_active ? "on" : "off", self->settings, engine_before, &undo_error))
+            g_warning ("Could not undo a configuration change: %s", undo_error->message);
+          return FALSE;
+        }
+      lm_settings_free (self->settings);
+      self->settings = next;
+      lm_spinup_configure (self->spinup, self->settings);
+      lm_disks_configure (self->disks, self->settings);
+      if (self->power != NULL)
+        lm_power_set_low_percent (self->power, self->settings->low_battery_percent);
+      g_message ("Configuration changed and saved to %s", lm_config_file ());
+    }
   if (self->mode != mode)
     {
       g_free (self->mode);
@@ -249,6 +281,12 @@ set_mode (LmDaemon *self, const char *mode, GError **error)
     flush_in_background ();
   sync_properties (self);
   return TRUE;
+}
+
+static gboolean
+set_mode (LmDaemon *self, const char *mode, GError **error)
+{
+  return transition (self, mode, NULL, error);
 }
 
 /* An input changed (power, holds): bring the system in line. */
@@ -329,54 +367,17 @@ static gboolean
 configure (LmDaemon *self, GVariant *asv, GError **error)
 {
   g_autoptr (LmSettings) next = lm_settings_copy (self->settings);
-  g_autofree char *mode = g_strdup (self->mode);
 
   /* Checked again after authorization: another call may have changed the
    * settings that the cross-key rules compare against. */
   if (!lm_settings_update (next, asv, error))
     return FALSE;
-  LmEngine engine = lm_engine_choose (next->engine, self->backend, error);
-  if (engine == LM_ENGINE_NONE && self->backend != NULL)
+  /* A new Mode takes effect now; otherwise the mode in force stays. */
+  g_autofree char *mode
+      = g_strdup (g_variant_lookup (asv, "Mode", "&s", NULL) ? next->mode : self->mode);
+  if (!transition (self, mode, next, error))
     return FALSE;
-  if (g_variant_lookup (asv, "Mode", "&s", NULL))
-    {
-      g_free (mode);
-      mode = g_strdup (next->mode);
-    }
-
-  gboolean was_active = self->active;
-  LmEngine engine_before = self->engine;
-  gboolean on;
-  const char *reason = decide (self, mode, &on);
-
-  if (!apply (self, on ? "on" : "off", next, engine, error))
-    return FALSE;
-  self->engine = engine;
-
-  if (!lm_settings_save (next, lm_config_file (), error))
-    {
-      /* Put the system back as it was with the old settings. */
-      g_autoptr (GError) undo_error = NULL;
-      self->engine = engine_before;
-      if (!apply (self, was_active ? "on" : "off", self->settings, engine_before, &undo_error))
-        g_warning ("Could not undo a configuration change: %s", undo_error->message);
-      return FALSE;
-    }
-
-  lm_settings_free (self->settings);
-  self->settings = g_steal_pointer (&next);
-  lm_spinup_configure (self->spinup, self->settings);
-  lm_disks_configure (self->disks, self->settings);
-  g_free (self->mode);
-  self->mode = g_steal_pointer (&mode);
-  self->reason = reason;
-  update_engine (self);
-  if (was_active && !self->active)
-    flush_in_background ();
-  if (self->power != NULL)
-    lm_power_set_low_percent (self->power, self->settings->low_battery_percent);
-  g_message ("Configuration changed and saved to %s", lm_config_file ());
-  sync_properties (self);
+  g_steal_pointer (&next); /* the daemon's settings now */
   return TRUE;
 }
 
