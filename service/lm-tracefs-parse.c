@@ -94,7 +94,8 @@ parse_dirtied (const char *fields, LmTracefsRecord *r)
 LmTracefsKind
 lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
 {
-  g_autofree char *copy = g_strndup (line, length);
+  /* g_strndup (NULL, 0) is NULL: an empty line is still a string. */
+  g_autofree char *copy = line != NULL ? g_strndup (line, length) : g_strdup ("");
   char *m;
   gboolean ok = FALSE;
 
