@@ -60,6 +60,10 @@ encode_key (const char *key)
       g_string_append_printf (out, "%%%02X", *p);
   if (out->len == 0)
     g_string_append (out, "%00"); /* the empty key: GKeyFile takes none */
+  /* GKeyFile reads "Encoding" in the first group as the file's charset and
+   * refuses to load a file where it is not UTF-8. */
+  if (g_str_equal (out->str, "Encoding"))
+    g_string_replace (out, "E", "%45", 1);
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 

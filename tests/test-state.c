@@ -172,6 +172,26 @@ test_legacy_keys (LmFakeRoot *f, gconstpointer data)
   g_assert_true (lm_state_is_empty (s));
 }
 
+/* Found by fuzz-state: a key "Encoding" in the first group made GKeyFile
+ * refuse the whole file on the next load. */
+static void
+test_encoding_key (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (LmState) back = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  lm_state_set (s, "First", "Encoding", "latin1");
+  g_assert_true (lm_state_save (s, &error));
+  g_assert_true (lm_state_load (back, &error));
+  g_assert_no_error (error);
+  g_autofree char *v = lm_state_get (back, "First", "Encoding");
+  g_assert_cmpstr (v, ==, "latin1");
+  g_auto (GStrv) keys = lm_state_get_keys (back, "First");
+  g_assert_cmpstr (keys[0], ==, "Encoding");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -183,6 +203,7 @@ main (int argc, char **argv)
   ADD ("/state/corrupt", test_corrupt_state);
   ADD ("/state/odd-keys", test_odd_keys);
   ADD ("/state/legacy-keys", test_legacy_keys);
+  ADD ("/state/encoding-key", test_encoding_key);
   ADD ("/io/atomic-write-mode", test_atomic_write_mode);
   ADD ("/io/read-value", test_read_value);
   return g_test_run ();
