@@ -7,6 +7,13 @@
 
 static int count;
 
+/* g_ptr_array_sort hands over pointers to the elements. */
+static int
+compare_paths (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
 static gboolean
 run_file (const char *path)
 {
@@ -44,7 +51,7 @@ main (int argc, char **argv)
       while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
         g_ptr_array_add (files, g_build_filename (argv[i], name, NULL));
     }
-  g_ptr_array_sort (files, (GCompareFunc) g_strcmp0);
+  g_ptr_array_sort (files, compare_paths);
   if (files->len == 0)
     {
       printf ("1..0 # no corpus files given\nBail out! empty corpus\n");
