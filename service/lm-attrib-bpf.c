@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lm-attrib.h"
+#include "lm-bpf-record.h"
 #include "lm-bpf.h"
 #include "lm-error.h"
 #include "lm-paths.h"
@@ -45,24 +46,22 @@ static int
 on_event (void *ctx, void *data, size_t size)
 {
   LmAttrib *a = ctx;
-  const struct lm_bpf_spinup *e = data;
+  LmBpfSpinupRecord e;
   LmSpinUp s = { 0 };
 
-  if (size < sizeof *e)
+  if (!lm_bpf_record_spinup (data, size, &e))
     return 0;
-  g_autofree char *disk = lm_blockdev_disk_for_devnum (e->major, e->minor);
-  g_autofree char *comm = g_strndup (e->comm, sizeof e->comm);
-  g_autofree char *dirtier = g_strndup (e->dirtier_comm, sizeof e->dirtier_comm);
+  g_autofree char *disk = lm_blockdev_disk_for_devnum (e.major, e.minor);
 
   g_strlcpy (s.disk, disk, sizeof s.disk);
-  s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e->boot_ns / 1000));
-  s.pid = e->pid;
-  g_strlcpy (s.comm, comm, sizeof s.comm);
-  s.uid = e->uid;
-  s.write = e->write != 0;
-  s.sector = e->sector;
-  lm_attrib_finish (&s, e->dirtier_pid, dirtier, e->dirtier_uid, e->dirtier_ino, NULL,
-                    e->have_dirtier != 0, e->kthread != 0);
+  s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.boot_ns / 1000));
+  s.pid = e.pid;
+  g_strlcpy (s.comm, e.comm, sizeof s.comm);
+  s.uid = e.uid;
+  s.write = e.write;
+  s.sector = e.sector;
+  lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_uid, e.dirtier_ino, NULL,
+                    e.have_dirtier, e.kthread);
   a->config.func (&s, a->config.user_data);
   return 0;
 }

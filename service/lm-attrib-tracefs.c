@@ -6,6 +6,7 @@
 
 #include "lm-attrib-config.h"
 #include "lm-lines.h"
+#include "lm-tracefs-parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -116,54 +117,16 @@ struct _LmAttrib
 };
 
 static const char *
-disk_of (LmAttrib *a, const char *devnum)
+disk_of (LmAttrib *a, guint32 major, guint32 minor)
 {
+  g_autofree char *devnum = g_strdup_printf ("%u:%u", major, minor);
   const char *disk = g_hash_table_lookup (a->disks, devnum);
-  guint64 major, minor;
-  g_auto (GStrv) parts = g_strsplit_set (devnum, ",:", 3);
 
   if (disk != NULL)
     return disk;
-  if (g_strv_length (parts) != 2
-      || !g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT32, &major, NULL)
-      || !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT32, &minor, NULL))
-    return NULL;
-  char *name = lm_blockdev_disk_for_devnum ((guint) major, (guint) minor);
-  g_hash_table_insert (a->disks, g_strdup (devnum), name);
+  char *name = lm_blockdev_disk_for_devnum (major, minor);
+  g_hash_table_insert (a->disks, g_steal_pointer (&devnum), name);
   return name;
-}
-
-/* "<comm>-<pid> [<cpu>] <flags> <secs>.<usecs>: <event>: <fields>", the
- * task name possibly holding spaces and dashes: parse from the event
- * name backwards. */
-static gboolean
-split_header (char *line, char *marker_at, char **comm, guint32 *pid, gint64 *usec)
-{
-  *marker_at = '\0';
-  char *ts = strrchr (line, ' ');
-  if (ts == NULL)
-    return FALSE;
-  *ts++ = '\0';
-  g_auto (GStrv) secs = g_strsplit (ts, ".", 2);
-  guint64 s, us;
-  if (g_strv_length (secs) != 2
-      || !g_ascii_string_to_unsigned (secs[0], 10, 0, G_MAXINT32, &s, NULL)
-      || !g_ascii_string_to_unsigned (secs[1], 10, 0, 999999, &us, NULL))
-    return FALSE;
-  *usec = (gint64) (s * G_USEC_PER_SEC + us);
-  char *cpu = strrchr (line, '[');
-  if (cpu == NULL || cpu == line)
-    return FALSE;
-  *cpu = '\0';
-  g_strchomp (line);
-  char *dash = strrchr (line, '-');
-  guint64 p;
-  if (dash == NULL || !g_ascii_string_to_unsigned (dash + 1, 10, 0, G_MAXUINT32, &p, NULL))
-    return FALSE;
-  *dash = '\0';
-  *comm = g_strchug (line);
-  *pid = (guint32) p;
-  return TRUE;
 }
 
 /* ftrace prints "<...>" for a task whose name fell out of its small cache
@@ -187,48 +150,32 @@ static void
 handle_line (char *line, gsize length, gpointer user_data)
 {
   LmAttrib *a = user_data;
-  char *m, *comm;
+  LmTracefsRecord r;
   char comm_buf[16];
-  guint32 pid;
-  gint64 usec;
+  LmSpinUp spinup;
 
-  if ((m = strstr (line, ": block_bio_queue: ")) != NULL)
+  switch (lm_tracefs_parse_line (line, length, &r))
     {
-      /* "7,0 R 2048 + 8 [cat]" */
-      char *fields = m + strlen (": block_bio_queue: ");
-      g_auto (GStrv) f = g_strsplit (fields, " ", 6);
-      guint64 sector, count;
-      LmSpinUp spinup;
-
-      if (!split_header (line, m, &comm, &pid, &usec) || g_strv_length (f) < 5
-          || !g_ascii_string_to_unsigned (f[2], 10, 0, G_MAXUINT64, &sector, NULL)
-          || !g_ascii_string_to_unsigned (f[4], 10, 0, G_MAXUINT32, &count, NULL) || count == 0)
-        return; /* also a pure flush: no data, no spin-up by itself */
-      const char *disk = disk_of (a, f[0]);
-      gboolean write = strpbrk (f[1], "WD") != NULL;
-      if (disk != NULL
-          && lm_attrib_model_io (a->model, disk, usec, pid,
-                                 resolve_comm (comm, pid, comm_buf, sizeof comm_buf), write, sector,
-                                 &spinup))
-        a->config.func (&spinup, a->config.user_data);
-    }
-  else if ((m = strstr (line, ": writeback_mark_inode_dirty: ")) != NULL)
-    {
-      /* "bdi 7:0: ino=12 state=… flags=…" */
-      char *fields = m + strlen (": writeback_mark_inode_dirty: ");
-      g_auto (GStrv) f = g_strsplit (fields, " ", 4);
-      guint64 ino;
-
-      if (!split_header (line, m, &comm, &pid, &usec) || g_strv_length (f) < 3
-          || !g_str_equal (f[0], "bdi") || !g_str_has_suffix (f[1], ":")
-          || !g_str_has_prefix (f[2], "ino=")
-          || !g_ascii_string_to_unsigned (f[2] + 4, 10, 0, G_MAXUINT64, &ino, NULL))
-        return;
-      f[1][strlen (f[1]) - 1] = '\0';
-      const char *disk = disk_of (a, f[1]);
-      if (disk != NULL && strchr (disk, ':') == NULL)
-        lm_attrib_model_dirtied (a->model, disk, pid,
-                                 resolve_comm (comm, pid, comm_buf, sizeof comm_buf), ino, NULL);
+      case LM_TRACEFS_BIO:
+        {
+          const char *disk = disk_of (a, r.major, r.minor);
+          if (lm_attrib_model_io (a->model, disk, r.usec, r.pid,
+                                  resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf), r.write,
+                                  r.sector, &spinup))
+            a->config.func (&spinup, a->config.user_data);
+          break;
+        }
+      case LM_TRACEFS_DIRTIED:
+        {
+          const char *disk = disk_of (a, r.major, r.minor);
+          if (strchr (disk, ':') == NULL)
+            lm_attrib_model_dirtied (a->model, disk, r.pid,
+                                     resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf), r.ino,
+                                     NULL);
+          break;
+        }
+      case LM_TRACEFS_NONE:
+        break;
     }
 }
 

@@ -21,6 +21,7 @@
 #include "lm-attrib.h"
 #include "lm-blockdev.h"
 #include "lm-bpf.h"
+#include "lm-bpf-record.h"
 #include "lm-error.h"
 #include "lm-paths.h"
 
@@ -333,11 +334,11 @@ static int
 on_armed (void *ctx, void *data, size_t size)
 {
   LmFlush *self = ctx;
-  const struct lm_flush_armed *e = data;
+  LmBpfArmedRecord rec, *e = &rec;
 
-  if (size < sizeof *e)
+  if (!lm_bpf_record_armed (data, size, &rec))
     return 0;
-  guint32 key = (e->major << 20) | (e->minor & 0xfffff);
+  guint32 key = lm_bpf_record_disk_key (e->major, e->minor);
   LmFlushDisk *d = g_hash_table_lookup (self->disks, GUINT_TO_POINTER (key));
   if (d == NULL)
     {
@@ -349,9 +350,8 @@ on_armed (void *ctx, void *data, size_t size)
   if (d->timer == 0)
     {
       g_autofree char *disk = lm_blockdev_disk_for_devnum (e->major, e->minor);
-      g_autofree char *comm = g_strndup (e->comm, sizeof e->comm);
       g_debug ("Disk %s armed by a %s of %s (%u): flushing it %u s after its last I/O", disk,
-               e->write ? "write" : "read", comm, e->pid, self->seconds);
+               e->write ? "write" : "read", e->comm, e->pid, self->seconds);
       d->timer = g_timeout_add (self->seconds * 1000, disk_timer, d);
     }
   return 0;

@@ -1,21 +1,14 @@
 /* lm-journal.c: the restore journal over the state file.
- * Group "<part>" holds the originals, "<part>Applied" what was written; keys
- * and values are %XX-encoded where the key file could not hold them as is. */
+ * Group "<part>" holds the originals, "<part>Applied" what was written;
+ * values are %XX-encoded where the key file could not hold them as is. */
 #include "lm-journal.h"
 
 #include "lm-error.h"
 
 #define APPLIED_SUFFIX "Applied"
 
-/* Key files take neither '=' nor brackets nor newlines in keys, and only
- * UTF-8 anywhere; plain names (every sysctl) stay readable. */
-static gboolean
-key_char_plain (guchar c)
-{
-  return g_ascii_isalnum (c) || c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '+'
-         || c == '@' || c == ',';
-}
-
+/* Keys are lm-state's to encode (any bytes); values here: a key file
+ * holds only UTF-8 and erodes control bytes such as a trailing CR. */
 static gboolean
 value_char_plain (guchar c)
 {
@@ -60,18 +53,6 @@ decode (const char *text)
   return g_string_free (out, FALSE);
 }
 
-char *
-lm_journal_encode_key (const char *key)
-{
-  return encode (key, key_char_plain);
-}
-
-char *
-lm_journal_decode_key (const char *encoded)
-{
-  return decode (encoded);
-}
-
 static char *
 applied_group (const char *part)
 {
@@ -81,8 +62,7 @@ applied_group (const char *part)
 static char *
 get (LmState *state, const char *group, const char *key)
 {
-  g_autofree char *k = lm_journal_encode_key (key);
-  g_autofree char *v = lm_state_get (state, group, k);
+  g_autofree char *v = lm_state_get (state, group, key);
 
   return v != NULL ? decode (v) : NULL;
 }
@@ -90,10 +70,9 @@ get (LmState *state, const char *group, const char *key)
 static void
 set (LmState *state, const char *group, const char *key, const char *value)
 {
-  g_autofree char *k = lm_journal_encode_key (key);
   g_autofree char *v = encode (value, value_char_plain);
 
-  lm_state_set (state, group, k, v);
+  lm_state_set (state, group, key, v);
 }
 
 void
@@ -130,24 +109,15 @@ void
 lm_journal_forget (LmState *state, const char *part, const char *key)
 {
   g_autofree char *group = applied_group (part);
-  g_autofree char *k = lm_journal_encode_key (key);
 
-  lm_state_remove (state, part, k);
-  lm_state_remove (state, group, k);
+  lm_state_remove (state, part, key);
+  lm_state_remove (state, group, key);
 }
 
 char **
 lm_journal_pending (LmState *state, const char *part)
 {
-  g_auto (GStrv) keys = lm_state_get_keys (state, part);
-  g_autoptr (GStrvBuilder) out = g_strv_builder_new ();
-
-  for (guint i = 0; keys[i] != NULL; i++)
-    {
-      g_autofree char *k = decode (keys[i]);
-      g_strv_builder_add (out, k);
-    }
-  return g_strv_builder_end (out);
+  return lm_state_get_keys (state, part);
 }
 
 gboolean

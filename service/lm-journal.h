@@ -10,7 +10,7 @@
 G_BEGIN_DECLS
 
 /* Entries are kept per participant ("Tunables", "Disks", ...); keys are any
- * bytes (a mount point, a disk id with '='), encoded for the key file. */
+ * bytes (a mount point, a disk id with '='): lm-state encodes them. */
 void lm_journal_remember (LmState *state, const char *part, const char *key, const char *original);
 void lm_journal_mark (LmState *state, const char *part, const char *key, const char *applied);
 char *lm_journal_original (LmState *state, const char *part, const char *key);
@@ -41,9 +41,5 @@ void lm_journal_undo (LmJournalTx *tx);
 void lm_journal_tx_free (LmJournalTx *tx);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmJournalTx, lm_journal_tx_free)
-
-/* Exposed for tests: the reversible key encoding. */
-char *lm_journal_encode_key (const char *key);
-char *lm_journal_decode_key (const char *encoded);
 
 G_END_DECLS

@@ -233,12 +233,13 @@ LmKmsgKind
 lm_kmsg_parse_line (const char *line, gsize length, LmKmsgRecord *record)
 {
   LmKmsgRecord r = { 0 };
-  Span s = { line, line + length };
   gboolean is_kernel = TRUE;
 
-  r.usec = -1;
+  /* Checked before any arithmetic: NULL + 0 is already undefined. */
   if (line == NULL || record == NULL)
     return LM_KMSG_NONE;
+  Span s = { line, line + length };
+  r.usec = -1;
   while (s.end > s.p && (s.end[-1] == '\n' || s.end[-1] == '\r'))
     s.end--;
   /* Continuation lines of a kmsg record (" SUBSYSTEM=…") and empty lines. */

@@ -38,13 +38,24 @@ lm_remount_options_split (const char *options)
 {
   g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
   const char *start = options != NULL ? options : "";
-  gboolean quoted = FALSE;
+  const char *open_quote = NULL; /* of the quoted part we are in */
+  gboolean quotes = TRUE;
 
   for (const char *p = start;; p++)
     {
-      if (*p == '"')
-        quoted = !quoted;
-      else if ((*p == ',' && !quoted) || *p == '\0')
+      /* A quote never closed is a literal (libmount refuses the string):
+       * go back to it and split at every comma from there on, so nothing
+       * appended after it (commit=) can vanish into it. */
+      if (*p == '\0' && open_quote != NULL)
+        {
+          p = open_quote;
+          open_quote = NULL;
+          quotes = FALSE;
+          continue;
+        }
+      if (*p == '"' && quotes)
+        open_quote = open_quote == NULL ? p : NULL;
+      else if ((*p == ',' && open_quote == NULL) || *p == '\0')
         {
           if (p > start)
             g_ptr_array_add (items, g_strndup (start, (gsize) (p - start)));

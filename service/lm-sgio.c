@@ -47,7 +47,7 @@ real_open (const char *path, GError **error)
 
 static int
 real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
-            guint8 *sense, gsize *sense_len)
+            gsize *data_got, guint8 *sense, gsize *sense_len)
 {
   sg_io_hdr_t io = { 0 };
 
@@ -63,6 +63,12 @@ real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsi
   if (ioctl (GPOINTER_TO_INT (handle) - 1, SG_IO, &io) < 0)
     return -errno;
   *sense_len = io.sb_len_wr;
+  /* resid is what the HBA did not transfer; a value out of range is
+   * nonsense, and then nothing is trusted. */
+  if (io.resid < 0 || (gsize) io.resid > data_len)
+    *data_got = 0;
+  else
+    *data_got = data_len - (gsize) io.resid;
   /* The transport failed, or a CHECK CONDITION without sense: nothing
    * readable came from the drive. */
   if (io.sb_len_wr == 0
@@ -103,6 +109,9 @@ const LmSgioOps lm_sgio_real = {
  *   Interface=sgio        sgio, or drive_cmd (SG_IO says ENOTTY)
  *   AbortCheckPowerMode=false   true: abort 0xE5 as an ATA-1 drive, answer 0x98
  *   Refuse=false          true: abort every command
+ *   IdentifyLength=512    bytes of IDENTIFY data the "bridge" transfers; the
+ *                         rest of the buffer is left as it was (filled with
+ *                         0xFF first, as stale memory would be)
  *
  * The file is read again for each command, so a test changes the drive's
  * answers by rewriting it. Each command received is appended to
@@ -161,10 +170,11 @@ fake_log (FakeDevice *dev, const char *interface, guint8 command, guint8 feature
  * -EIO when the drive does not answer at all (SLEEP). */
 static int
 fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 feature, guint8 count,
-              guint8 *data, gsize data_len, LmAtaRegs *regs)
+              guint8 *data, gsize data_len, gsize *data_got, LmAtaRegs *regs)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   memset (regs, 0, sizeof *regs);
+  *data_got = data_len;
 
   fake_log (dev, interface, command, feature, count);
   if (!g_key_file_load_from_file (kf, dev->path, G_KEY_FILE_KEEP_COMMENTS, NULL))
@@ -201,18 +211,28 @@ fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 fea
       case LM_ATA_IDENTIFY_DEVICE:
         if (data != NULL && data_len >= LM_ATA_IDENTIFY_LEN)
           {
-            memset (data, 0, data_len);
+            guint8 answer[LM_ATA_IDENTIFY_LEN] = { 0 };
+            gsize length = LM_ATA_IDENTIFY_LEN;
+
+            if (g_key_file_has_key (kf, FAKE_GROUP, "IdentifyLength", NULL))
+              length
+                  = (gsize) CLAMP (g_key_file_get_integer (kf, FAKE_GROUP, "IdentifyLength", NULL),
+                                   0, LM_ATA_IDENTIFY_LEN);
             if (g_key_file_has_key (kf, FAKE_GROUP, "APM", NULL))
               {
                 int apm = g_key_file_get_integer (kf, FAKE_GROUP, "APM", NULL);
-                data[83 * 2] = 0x08;
-                data[83 * 2 + 1] = 0x40;
+                answer[83 * 2] = 0x08;
+                answer[83 * 2 + 1] = 0x40;
                 if (apm > 0 && apm < LM_ATA_APM_OFF)
                   {
-                    data[86 * 2] = 0x08;
-                    data[91 * 2] = (guint8) apm;
+                    answer[86 * 2] = 0x08;
+                    answer[91 * 2] = (guint8) apm;
                   }
               }
+            /* Stale memory past a short transfer, as a real buffer has. */
+            memset (data, 0xFF, data_len);
+            memcpy (data, answer, length);
+            *data_got = length;
           }
         break;
       default:
@@ -236,14 +256,14 @@ fake_uses_sgio (FakeDevice *dev)
  * descriptor, so the real parser reads the fake's answers. */
 static int
 fake_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
-            guint8 *sense, gsize *sense_len)
+            gsize *data_got, guint8 *sense, gsize *sense_len)
 {
   FakeDevice *dev = handle;
   LmAtaRegs regs;
 
   if (!fake_uses_sgio (dev))
     return -ENOTTY;
-  int rc = fake_execute (dev, "sgio", cdb[14], cdb[4], cdb[6], data, data_len, &regs);
+  int rc = fake_execute (dev, "sgio", cdb[14], cdb[4], cdb[6], data, data_len, data_got, &regs);
   if (rc < 0)
     return rc;
   guint8 answer[22] = { 0x72, (regs.status & 0x01) ? 0x0B : 0x01,
@@ -267,8 +287,10 @@ fake_drive_cmd (gpointer handle, guint8 *args, gsize args_len)
 {
   FakeDevice *dev = handle;
   LmAtaRegs regs;
-  int rc = fake_execute (dev, "drive_cmd", args[0], args[2], args[1],
-                         args_len > 4 ? args + 4 : NULL, args_len > 4 ? args_len - 4 : 0, &regs);
+  gsize got;
+  int rc
+      = fake_execute (dev, "drive_cmd", args[0], args[2], args[1], args_len > 4 ? args + 4 : NULL,
+                      args_len > 4 ? args_len - 4 : 0, &got, &regs);
 
   if (rc < 0)
     {
@@ -338,6 +360,20 @@ no_ioctl (int rc)
   return rc == -ENOTTY || rc == -EINVAL || rc == -ENOSYS || rc == -EOPNOTSUPP;
 }
 
+/* A bridge may hand back less than was asked for and still say "good":
+ * what it did not transfer must never be read as the drive's answer. */
+static gboolean
+check_transferred (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], gsize got, gsize want,
+                   GError **error)
+{
+  if (got >= want)
+    return TRUE;
+  g_set_error (error, LM_ERROR, LM_ERROR_KERNEL,
+               "ATA command 0x%02X to %s transferred %zu of %zu bytes: the answer is incomplete",
+               cdb[14], dev->path, got, want);
+  return FALSE;
+}
+
 /* SG_IO first; HDIO_DRIVE_CMD when SG_IO is not there or brought no ATA
  * registers back (old IDE driver, some bridges). A drive that answered
  * with an error is not asked twice. */
@@ -347,21 +383,23 @@ lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gs
 {
   guint8 sense[SENSE_LEN] = { 0 };
   gsize sense_len = sizeof sense;
+  gsize got = 0;
   g_autoptr (GError) sg_error = NULL;
 
   memset (regs, 0, sizeof *regs);
-  int rc = dev->ops->sg_io (dev->handle, cdb, data, data_len, sense, &sense_len);
+  int rc = dev->ops->sg_io (dev->handle, cdb, data, data_len, &got, sense, &sense_len);
 
   /* A data-in command carries no CK_COND: a clean completion has no sense. */
   if (rc == 0 && sense_len == 0 && data_len > 0)
     {
       regs->status = 0x50;
-      return TRUE;
+      return check_transferred (dev, cdb, got, data_len, error);
     }
   if (rc == 0)
     {
       if (lm_ata_parse_sense (sense, sense_len, regs, &sg_error))
-        return lm_ata_check_regs (regs, cdb[14], error);
+        return lm_ata_check_regs (regs, cdb[14], error)
+               && check_transferred (dev, cdb, got, data_len, error);
     }
   else if (!no_ioctl (rc))
     {
@@ -443,6 +481,8 @@ lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error)
   guint8 data[LM_ATA_IDENTIFY_LEN];
   LmAtaRegs regs;
 
+  /* Zeroed: whatever path answers, no byte of it is stale stack. */
+  memset (data, 0, sizeof data);
   lm_ata_cdb_identify (cdb);
   if (!lm_sgio_command (dev, cdb, data, sizeof data, &regs, error))
     return FALSE;

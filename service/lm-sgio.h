@@ -9,13 +9,15 @@
 
 G_BEGIN_DECLS
 
-/* The ioctl layer. Each call returns 0 or a negative errno. */
+/* The ioctl layer. Each call returns 0 or a negative errno. sg_io sets
+ * @data_got to the bytes the device actually transferred (dxfer_len -
+ * resid): a short transfer leaves the rest of @data as it was. */
 typedef struct
 {
   const char *name;
   gpointer (*open) (const char *path, GError **error);
   int (*sg_io) (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
-                guint8 *sense, gsize *sense_len);
+                gsize *data_got, guint8 *sense, gsize *sense_len);
   int (*drive_cmd) (gpointer handle, guint8 *args, gsize args_len);
   void (*close) (gpointer handle);
 } LmSgioOps;

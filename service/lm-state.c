@@ -4,6 +4,7 @@
 #include "lm-state.h"
 
 #include <errno.h>
+#include <string.h>
 #include <glib/gstdio.h>
 
 #include "lm-error.h"
@@ -33,6 +34,57 @@ lm_state_free (LmState *state)
   g_key_file_unref (state->key_file);
   g_free (state->path);
   g_free (state);
+}
+
+/* Keys are names from outside (disk ids, sysctl names, device numbers);
+ * GKeyFile takes no '=', brackets, control bytes or surrounding spaces in
+ * a key, and a leading '#' would read back as a comment. Every byte but
+ * plain printable ASCII becomes %XX, '%' included, so the mapping is
+ * reversible, and keys without '%' (all the files written before) read
+ * back unchanged. */
+static gboolean
+key_byte_plain (guchar c)
+{
+  return c > 0x20 && c < 0x7f && c != '=' && c != '[' && c != ']' && c != '%' && c != '#';
+}
+
+static char *
+encode_key (const char *key)
+{
+  g_autoptr (GString) out = g_string_sized_new (strlen (key));
+
+  for (const guchar *p = (const guchar *) key; *p; p++)
+    if (key_byte_plain (*p))
+      g_string_append_c (out, (char) *p);
+    else
+      g_string_append_printf (out, "%%%02X", *p);
+  if (out->len == 0)
+    g_string_append (out, "%00"); /* the empty key: GKeyFile takes none */
+  /* GKeyFile reads "Encoding" in the first group as the file's charset and
+   * refuses to load a file where it is not UTF-8. */
+  if (g_str_equal (out->str, "Encoding"))
+    g_string_replace (out, "E", "%45", 1);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static char *
+decode_key (const char *text)
+{
+  g_autoptr (GString) out = g_string_sized_new (strlen (text));
+
+  if (g_str_equal (text, "%00"))
+    return g_strdup ("");
+  for (const char *p = text; *p; p++)
+    if (p[0] == '%' && g_ascii_isxdigit (p[1]) && g_ascii_isxdigit (p[2])
+        && (p[1] != '0' || p[2] != '0'))
+      {
+        g_string_append_c (out,
+                           (char) (g_ascii_xdigit_value (p[1]) * 16 + g_ascii_xdigit_value (p[2])));
+        p += 2;
+      }
+    else
+      g_string_append_c (out, *p);
+  return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
 const char *
@@ -97,19 +149,31 @@ lm_state_save (LmState *state, GError **error)
 char *
 lm_state_get (LmState *state, const char *group, const char *key)
 {
-  return g_key_file_get_string (state->key_file, group, key, NULL);
+  g_autofree char *encoded = encode_key (key);
+  char *value = g_key_file_get_string (state->key_file, group, encoded, NULL);
+
+  /* A key written verbatim by an older version (a space inside, say). */
+  if (value == NULL && !g_str_equal (encoded, key))
+    value = g_key_file_get_string (state->key_file, group, key, NULL);
+  return value;
 }
 
 void
 lm_state_set (LmState *state, const char *group, const char *key, const char *value)
 {
-  g_key_file_set_string (state->key_file, group, key, value);
+  g_autofree char *encoded = encode_key (key);
+
+  g_key_file_set_string (state->key_file, group, encoded, value);
 }
 
 void
 lm_state_remove (LmState *state, const char *group, const char *key)
 {
-  g_key_file_remove_key (state->key_file, group, key, NULL);
+  g_autofree char *encoded = encode_key (key);
+
+  g_key_file_remove_key (state->key_file, group, encoded, NULL);
+  if (!g_str_equal (encoded, key))
+    g_key_file_remove_key (state->key_file, group, key, NULL);
   g_auto (GStrv) keys = g_key_file_get_keys (state->key_file, group, NULL, NULL);
   if (keys != NULL && keys[0] == NULL)
     g_key_file_remove_group (state->key_file, group, NULL);
@@ -118,9 +182,13 @@ lm_state_remove (LmState *state, const char *group, const char *key)
 char **
 lm_state_get_keys (LmState *state, const char *group)
 {
-  char **keys = g_key_file_get_keys (state->key_file, group, NULL, NULL);
+  g_auto (GStrv) keys = g_key_file_get_keys (state->key_file, group, NULL, NULL);
+  guint n = keys != NULL ? g_strv_length (keys) : 0;
+  char **decoded = g_new0 (char *, n + 1);
 
-  return keys != NULL ? keys : g_new0 (char *, 1);
+  for (guint i = 0; i < n; i++)
+    decoded[i] = decode_key (keys[i]);
+  return decoded;
 }
 
 /* For rolling back a failed change: the in-memory state as it was. */

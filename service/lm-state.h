@@ -18,6 +18,9 @@ gboolean lm_state_save (LmState *state, GError **error);
 gboolean lm_state_is_empty (LmState *state);
 
 char *lm_state_get (LmState *state, const char *group, const char *key);
+/* Keys may be any string (encoded reversibly in the file). Values are
+ * UTF-8 text: GKeyFile loses a leading form feed, so callers storing
+ * arbitrary bytes escape them first (as lm-remount.c does). */
 void lm_state_set (LmState *state, const char *group, const char *key, const char *value);
 void lm_state_remove (LmState *state, const char *group, const char *key);
 char **lm_state_get_keys (LmState *state, const char *group);

@@ -27,14 +27,14 @@ struct _LmUevent
 gboolean
 lm_uevent_parse (const char *buf, gsize len, char **subsystem, char **action)
 {
-  const char *end = buf + len;
-  const char *p = buf;
   const char *found_subsystem = NULL, *found_action = NULL;
 
   *subsystem = NULL;
   *action = NULL;
-  if (len == 0 || memchr (buf, '@', strnlen (buf, len)) == NULL)
+  if (buf == NULL || len == 0 || memchr (buf, '@', strnlen (buf, len)) == NULL)
     return FALSE;
+  const char *end = buf + len;
+  const char *p = buf;
   while (p < end)
     {
       gsize n = strnlen (p, (gsize) (end - p));

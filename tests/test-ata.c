@@ -2,8 +2,11 @@
  * encoding, against byte sequences written out in full. */
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "lm-ata.h"
 #include "lm-error.h"
+#include "lm-sgio.h"
 
 static void
 assert_bytes (const guint8 *got, const guint8 *want, gsize len)
@@ -327,6 +330,64 @@ test_identify_apm (void)
   g_assert_false (lm_ata_identify_apm (data, &level));
 }
 
+/* The whole path through lm-sgio.c with its scripted fake drive: a
+ * bridge that transfers less IDENTIFY data than asked (and says "good")
+ * must not have the rest of the buffer read as an APM level. */
+static char *
+fake_drive (const char *dir, const char *extra)
+{
+  g_autofree char *path = g_build_filename (dir, "sda", NULL);
+  g_autofree char *text = g_strdup_printf ("# laptop-moded fake ATA device\n[FakeAta]\n"
+                                           "Power=active\nAPM=128\n%s",
+                                           extra);
+
+  g_assert_true (g_file_set_contents (path, text, -1, NULL));
+  return g_steal_pointer (&path);
+}
+
+static void
+test_identify_transfer (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("lm-test-ata-XXXXXX", NULL);
+  static const char *const interfaces[] = { "Interface=sgio\n", "Interface=drive_cmd\n" };
+
+  /* Complete answers, through either ioctl. */
+  for (gsize i = 0; i < G_N_ELEMENTS (interfaces); i++)
+    {
+      g_autofree char *path = fake_drive (dir, interfaces[i]);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+      guint level = 0;
+
+      g_assert_no_error (error);
+      g_assert_true (lm_sgio_read_apm (dev, &level, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (level, ==, 128);
+    }
+
+  /* Short: word 83 (bytes 166-167) or word 91 never arrived. */
+  static const guint lengths[] = { 0, 100, 167, 183, 511 };
+  for (gsize i = 0; i < G_N_ELEMENTS (lengths); i++)
+    {
+      g_autofree char *extra = g_strdup_printf ("IdentifyLength=%u\n", lengths[i]);
+      g_autofree char *path = fake_drive (dir, extra);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+      guint level = 0;
+
+      g_assert_false (lm_sgio_read_apm (dev, &level, &error));
+      g_assert_error (error, LM_ERROR, LM_ERROR_KERNEL);
+      g_autofree char *want = g_strdup_printf ("transferred %u of 512 bytes", lengths[i]);
+      g_assert_nonnull (strstr (error->message, want));
+    }
+
+  g_autofree char *path = g_build_filename (dir, "sda", NULL);
+  g_autofree char *log = g_build_filename (dir, "sda.log", NULL);
+  g_unlink (path);
+  g_unlink (log);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -342,5 +403,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ata/sense/failures", test_sense_failures);
   g_test_add_func ("/ata/drive-cmd", test_drive_cmd_result);
   g_test_add_func ("/ata/identify/apm", test_identify_apm);
+  g_test_add_func ("/ata/identify/transfer", test_identify_transfer);
   return g_test_run ();
 }

@@ -112,20 +112,6 @@ test_any_bytes (LmFakeRoot *f, gconstpointer data)
     }
 }
 
-static void
-test_encoding (void)
-{
-  g_autofree char *plain = lm_journal_encode_key ("dirty_background_ratio");
-  g_assert_cmpstr (plain, ==, "dirty_background_ratio");
-  g_autofree char *odd = lm_journal_encode_key ("a=b[c]%");
-  g_assert_cmpstr (odd, ==, "a%3Db%5Bc%5D%25");
-  g_autofree char *back = lm_journal_decode_key (odd);
-  g_assert_cmpstr (back, ==, "a=b[c]%");
-  /* A hand-edited key with a stray '%' or %00 decodes to itself. */
-  g_autofree char *stray = lm_journal_decode_key ("50%%0g%00");
-  g_assert_cmpstr (stray, ==, "50%%0g%00");
-}
-
 /* Crash between any two steps of an apply: before the commit the file holds
  * nothing of it (nothing was changed yet); after the commit it holds the
  * original (restore puts it back); after an undo, nothing again. */
@@ -203,7 +189,6 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 #define lm_test_add(path, fn)                                                                      \
   g_test_add (path, LmFakeRoot, NULL, lm_fake_root_setup, fn, lm_fake_root_teardown)
-  g_test_add_func ("/journal/encoding", test_encoding);
   lm_test_add ("/journal/remember-once", test_remember_once);
   lm_test_add ("/journal/check", test_check);
   lm_test_add ("/journal/any-bytes", test_any_bytes);

@@ -25,6 +25,14 @@ test_split (void)
   check_split (
       "rw,context=\"system_u:object_r:a_t:s0:c1,c2\",noatime",
       (const char *const[]){ "rw", "context=\"system_u:object_r:a_t:s0:c1,c2\"", "noatime", NULL });
+  /* A quote never closed is a literal; found by fuzz-remount: commit=
+   * appended after it was swallowed into the "quoted" rest. */
+  check_split ("wrck,x\",a=\"\",commit=600",
+               (const char *const[]){ "wrck", "x\",a=\"\"", "commit=600", NULL });
+  check_split ("a,\"b,c", (const char *const[]){ "a", "\"b", "c", NULL });
+  g_autofree char *set = lm_remount_options_set ("rw,x\",a", "commit", "600");
+  g_autofree char *got = lm_remount_options_get (set, "commit");
+  g_assert_cmpstr (got, ==, "600");
 }
 
 static void

@@ -94,6 +94,104 @@ test_read_value (LmFakeRoot *f, gconstpointer data)
   g_assert_nonnull (strstr (error->message, "/nonexistent/x"));
 }
 
+/* Keys come from outside (disk ids): a key GKeyFile cannot take as it is
+ * is still saved, found, listed and removed as given. */
+static void
+test_odd_keys (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+  static const char *const ids[] = {
+    "usb-Gen=ric_Flash_Disk-0:0",
+    "[bracketed]",
+    " leading and trailing ",
+    "#not-a-comment",
+    "100%25-literal",
+    "line\nbreak\x01",
+    "caf\xc3\xa9",
+    "",
+  };
+  const char *odd[G_N_ELEMENTS (ids)];
+
+  /* Real bytes, not the C escapes above (kept readable there). */
+  g_autoptr (GPtrArray) owned = g_ptr_array_new_with_free_func (g_free);
+  for (gsize i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      char *c = g_strcompress (ids[i]);
+      g_ptr_array_add (owned, c);
+      odd[i] = c;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (odd); i++)
+    {
+      g_autofree char *device = g_strconcat (odd[i], ".Device", NULL);
+      g_autofree char *apm = g_strconcat (odd[i], ".APM", NULL);
+      lm_state_set (s, "Disks", device, "sda");
+      lm_state_set (s, "Disks", apm, "128");
+    }
+  g_assert_true (lm_state_save (s, &error));
+  g_assert_no_error (error);
+
+  /* What lm_disks_restore does: find the disks by their ".Device" keys. */
+  g_autoptr (LmState) back = lm_state_new (path);
+  g_assert_true (lm_state_load (back, &error));
+  g_auto (GStrv) keys = lm_state_get_keys (back, "Disks");
+  g_assert_cmpuint (g_strv_length (keys), ==, 2 * G_N_ELEMENTS (odd));
+  for (gsize i = 0; i < G_N_ELEMENTS (odd); i++)
+    {
+      g_autofree char *device = g_strconcat (odd[i], ".Device", NULL);
+      g_autofree char *apm = g_strconcat (odd[i], ".APM", NULL);
+      g_assert_true (g_strv_contains ((const char *const *) keys, device));
+      g_autofree char *v = lm_state_get (back, "Disks", apm);
+      g_assert_cmpstr (v, ==, "128");
+      lm_state_remove (back, "Disks", device);
+      lm_state_remove (back, "Disks", apm);
+    }
+  g_assert_true (lm_state_is_empty (back));
+}
+
+/* A state file written before keys were encoded still reads back. */
+static void
+test_legacy_keys (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (
+      path, "[Disks]\nata-Old Disk.APM=200\nata-WDC_WD5000LPVX_WX11A12345.APM=254\n", -1, NULL));
+  g_assert_true (lm_state_load (s, &error));
+  g_autofree char *a = lm_state_get (s, "Disks", "ata-Old Disk.APM");
+  g_autofree char *b = lm_state_get (s, "Disks", "ata-WDC_WD5000LPVX_WX11A12345.APM");
+  g_assert_cmpstr (a, ==, "200");
+  g_assert_cmpstr (b, ==, "254");
+  g_auto (GStrv) keys = lm_state_get_keys (s, "Disks");
+  g_assert_true (g_strv_contains ((const char *const *) keys, "ata-Old Disk.APM"));
+  lm_state_remove (s, "Disks", "ata-Old Disk.APM");
+  lm_state_remove (s, "Disks", "ata-WDC_WD5000LPVX_WX11A12345.APM");
+  g_assert_true (lm_state_is_empty (s));
+}
+
+/* Found by fuzz-state: a key "Encoding" in the first group made GKeyFile
+ * refuse the whole file on the next load. */
+static void
+test_encoding_key (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (LmState) back = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  lm_state_set (s, "First", "Encoding", "latin1");
+  g_assert_true (lm_state_save (s, &error));
+  g_assert_true (lm_state_load (back, &error));
+  g_assert_no_error (error);
+  g_autofree char *v = lm_state_get (back, "First", "Encoding");
+  g_assert_cmpstr (v, ==, "latin1");
+  g_auto (GStrv) keys = lm_state_get_keys (back, "First");
+  g_assert_cmpstr (keys[0], ==, "Encoding");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -103,6 +201,9 @@ main (int argc, char **argv)
   ADD ("/state/round-trip", test_round_trip);
   ADD ("/state/snapshot-revert", test_snapshot_revert);
   ADD ("/state/corrupt", test_corrupt_state);
+  ADD ("/state/odd-keys", test_odd_keys);
+  ADD ("/state/legacy-keys", test_legacy_keys);
+  ADD ("/state/encoding-key", test_encoding_key);
   ADD ("/io/atomic-write-mode", test_atomic_write_mode);
   ADD ("/io/read-value", test_read_value);
   return g_test_run ();

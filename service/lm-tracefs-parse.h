@@ -1,0 +1,33 @@
+/* lm-tracefs-parse.h: parser of the lines of a tracefs trace_pipe.
+ * Owns turning one block_bio_queue or writeback_mark_inode_dirty line into
+ * a record; it never reads a file, keeps no state and never trusts a field. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  LM_TRACEFS_NONE,    /* not an event we follow, or malformed: skip it */
+  LM_TRACEFS_BIO,     /* block_bio_queue with data */
+  LM_TRACEFS_DIRTIED, /* writeback_mark_inode_dirty */
+} LmTracefsKind;
+
+typedef struct
+{
+  LmTracefsKind kind;
+  gint64 usec;   /* the trace clock's time stamp */
+  char comm[16]; /* task name as ftrace printed it ("<...>" when unknown) */
+  guint32 pid;
+  guint32 major; /* the device: the partition or disk (BIO), the bdi (DIRTIED) */
+  guint32 minor;
+  gboolean write;  /* BIO */
+  guint64 sector;  /* BIO */
+  guint32 sectors; /* BIO: never 0 (a pure flush is NONE) */
+  guint64 ino;     /* DIRTIED */
+} LmTracefsRecord;
+
+LmTracefsKind lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record);
+
+G_END_DECLS

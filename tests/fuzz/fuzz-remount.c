@@ -1,0 +1,31 @@
+/* fuzz-remount.c: mount points and option strings as /proc/self/mountinfo
+ * gives them (lm-remount.c's pure functions): escaping is reversible and
+ * its output is printable UTF-8; option rewriting keeps what it set. */
+#include "lm-fuzz.h"
+#include "lm-remount.h"
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  g_autofree char *bytes = lm_fuzz_strndup (data, size);
+
+  g_autofree char *escaped = lm_remount_escape (bytes);
+  LM_FUZZ_CHECK (g_utf8_validate (escaped, -1, NULL));
+  for (const char *p = escaped; *p; p++)
+    LM_FUZZ_CHECK ((guchar) *p >= 0x20 && *p != 0x7f);
+  g_autofree char *back = lm_remount_unescape (escaped);
+  LM_FUZZ_CHECK (g_str_equal (back, bytes));
+
+  g_auto (GStrv) items = lm_remount_options_split (bytes);
+  LM_FUZZ_CHECK (items != NULL);
+  g_autofree char *commit = lm_remount_options_get (bytes, "commit");
+  g_autofree char *restore = lm_remount_options_for_restore (bytes);
+  LM_FUZZ_CHECK (restore != NULL);
+  g_autofree char *set = lm_remount_options_set (bytes, "commit", "600");
+  g_autofree char *got = lm_remount_options_get (set, "commit");
+  LM_FUZZ_CHECK (g_strcmp0 (got, "600") == 0);
+  g_autofree char *removed = lm_remount_options_set (set, "commit", NULL);
+  g_autofree char *none = lm_remount_options_get (removed, "commit");
+  LM_FUZZ_CHECK (none == NULL);
+  return 0;
+}

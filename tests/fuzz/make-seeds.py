@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""make-seeds.py: regenerates the seed corpora in tests/fuzz/corpus/ from
+tests/data/, data/ and the formats the kernel and drives produce.
+Run from the source root; files are named by content hash, so re-running
+only adds what is new."""
+import hashlib
+import os
+import re
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus")
+
+
+def put(target, data):
+    if isinstance(data, str):
+        data = data.encode()
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()[:16]
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def block_dump_lines():
+    out = []
+    d = os.path.join(ROOT, "tests", "data", "block_dump")
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".txt"):
+            continue
+        with open(os.path.join(d, name), "rb") as f:
+            lines = f.read().split(b"\n")
+        # The block_dump lines and a few others of each recording.
+        bd = [l for l in lines if re.search(rb"\(\d+\): (READ|WRITE|dirtied)|suppressed", l)]
+        out += bd[:12] + lines[:3]
+    return out
+
+
+def kmsg():
+    for l in block_dump_lines():
+        put("kmsg", l)
+    for l in [
+        "6,1234,5678901,-;jbd2/sda1-8(312): WRITE block 12345 on sda1 (8 sectors)",
+        "[ 12.345678] bash(2345): dirtied inode 20934 (.bash_history) on sda1",
+        "[ 12.345678] kworker/u8:2(99): dirtied page 77 on sda",
+        "[ 12.345678] cat(1): dirtied buffer on nvme0n1p2",
+        "4,99,100,-;block_dump_printk: 17 callbacks suppressed",
+        "[ 1.0] a b c(1): READ block 0 on dm-0",
+    ]:
+        put("kmsg", l)
+
+
+def uevent():
+    for ev in [
+        b"change@/devices/LNXSYSTM:00/LNXSYBUS:00/PNP0C0A:00/power_supply/BAT0\0ACTION=change\0"
+        b"DEVPATH=/devices/LNXSYSTM:00/LNXSYBUS:00/PNP0C0A:00/power_supply/BAT0\0SUBSYSTEM=power_supply\0"
+        b"POWER_SUPPLY_NAME=BAT0\0POWER_SUPPLY_STATUS=Discharging\0SEQNUM=4242\0",
+        b"add@/devices/virtual/block/loop3\0ACTION=add\0DEVPATH=/devices/virtual/block/loop3\0"
+        b"SUBSYSTEM=block\0MAJOR=7\0MINOR=3\0DEVNAME=loop3\0DEVTYPE=disk\0SEQNUM=17\0",
+        b"remove@/devices/pci0000:00/usb1/1-1\0ACTION=remove\0SUBSYSTEM=usb\0",
+        b"libudev\0\xfe\xed\xca\xfe(\0\0\0",
+        b"change@/x\0SUBSYSTEM=power_supply\0ACTION=change",
+    ]:
+        put("uevent", ev)
+
+
+def lines():
+    # Byte 0: the cap, byte 1: how many cut sizes follow, then the stream.
+    recs = b"\n".join(block_dump_lines()[:8]) + b"\n"
+    put("lines", bytes([63, 3, 5, 1, 200]) + recs)
+    put("lines", bytes([10, 0]) + b"short\nthis line is longer than ten\n\nx\npartial")
+    put("lines", bytes([0, 2, 0, 0]) + b"\n\n\n")
+
+
+def tracefs():
+    for l in [
+        "            bash-2345    [001] d..1.  1234.567890: block_bio_queue: 8,0 R 2048 + 8 [bash]",
+        "     kworker/u8:3-123     [000] .....   98.000001: block_bio_queue: 259,0 WS 123456 + 16 [kworker/u8:3]",
+        "  Web Content-4242    [003] ..... 100.000100: block_bio_queue: 7,0 W 0 + 0 [Web Content]",
+        "           <...>-777     [002] ..... 5.5: block_bio_queue: 8,16 RA 99 + 256 [<...>]",
+        "            vim-3000    [000] ..... 77.123456: writeback_mark_inode_dirty: bdi 8:0: ino=12 state= flags=I_DIRTY_SYNC",
+        "   my-prog-name-1-42    [001] ..... 1.000000: writeback_mark_inode_dirty: bdi 7:3: ino=99 state=I_DIRTY_PAGES flags=I_DIRTY_PAGES",
+        "# tracer: nop",
+    ]:
+        put("tracefs", l)
+
+
+def settings():
+    with open(os.path.join(ROOT, "data", "laptop-moded.conf"), "rb") as f:
+        put("settings", f.read())
+    put("settings", "[LaptopMode]\nMode=on\nMaxLostWork=600\nNoRemount=/;/home;/mnt/with space\n"
+        "RemountTypes=ext4;btrfs\n\n[Disk ata-WDC_WD5000LPVX_WX11A12345]\nStandbySeconds=1200\nAPM=128\n"
+        "Exclude=false\n\n[Disk sdb]\nReadaheadKiB=4096\n")
+    put("settings", "# comment\n[LaptopMode]\nAttribution=tracefs\nSpinUpIdle=30\nSpinUpHistory=true\n"
+        "DiskRecheck=0\nEngine=userspace\nLowBatteryPercent=5\nDirtyRatio=60\n")
+    put("settings", "")
+
+
+def state():
+    put("state", "[Tunables]\ndirty_ratio=20\ndirty_background_ratio=10\nlaptop_mode=0\n\n"
+        "[Remount]\n/home=rw,relatime\n/mnt/a\\x20b=rw,commit=5\n")
+    put("state", "[Disks]\nata-WDC_WD5000LPVX_WX11A12345.Device=sda\nata-WDC_WD5000LPVX_WX11A12345.APM=254\n"
+        "[Attribution]\ntracefs-mount=/sys/kernel/tracing\n")
+    put("state", b"usb-Generic_Flash=Disk_0:0.Device\0sdb")
+    put("state", b"[weird]\n key with spaces =  value \n")
+
+
+def remount():
+    for s in [
+        b"rw,relatime,commit=600", b"rw,noatime,errors=remount-ro,data=ordered",
+        b"rw,relatime,space_cache=v2,subvolid=5,subvol=/", b'rw,"commit=5,x",a=""',
+        b"/mnt/with space/and\\backslash", b"/media/\xff\xfe\x01caf\xc3\xa9", b"commit", b",,=,",
+        b"/run/media/user/\x1b[31mred",
+    ]:
+        put("remount", s)
+
+
+def ata():
+    put("ata", bytes([0x72, 0x01, 0x00, 0x1D, 0, 0, 0, 0x0E, 0x09, 0x0C, 0, 0x00, 0, 0xFF, 0, 0, 0, 0, 0, 0, 0x40, 0x50]))
+    put("ata", bytes([0x72, 0x0B, 0x00, 0x00, 0, 0, 0, 0x0E, 0x09, 0x0C, 0, 0x04, 0, 0x00, 0, 0, 0, 0, 0, 0, 0x40, 0x51]))
+    put("ata", bytes([0x70, 0x00, 0x01, 0x00, 0x50, 0x40, 0x00, 0x0A, 0, 0, 0, 0, 0x00, 0x1D, 0, 0, 0, 0]))
+    put("ata", bytes([0x70, 0x00, 0x05, 0x00, 0, 0, 0, 0x0A, 0, 0, 0, 0, 0x20, 0x00, 0, 0, 0, 0]))
+    put("ata", bytes([0x72, 0x05, 0x24, 0, 0, 0, 0, 0]))
+    put("ata", bytes([0x72, 0x01, 0x00, 0x1D, 0, 0, 0, 0xFF, 0x09, 0xFF]))
+    ident = bytearray(512)
+    ident[83 * 2] = 0x08; ident[83 * 2 + 1] = 0x40
+    ident[86 * 2] = 0x08; ident[91 * 2] = 128
+    put("ata", bytes(ident))
+    ident[86 * 2] = 0
+    put("ata", bytes(ident))
+
+
+def bpf():
+    # struct lm_bpf_spinup: 3 u64, 10 u32, two char[16]
+    spin = struct.pack("<QQQ10I16s16s", 12_345_678_900, 2048, 12, 8, 0, 4242, 1000, 1, 1, 1, 4343, 1000, 0,
+                       b"jbd2/sda1-8", b"vim")
+    put("bpf", spin)
+    put("bpf", struct.pack("<QQQ10I16s16s", 1, 0, 0, 7, 3, 1, 0, 0, 0, 0, 0, 0, 0, b"A" * 16, b"B" * 16))
+    # struct lm_flush_armed: u64, 4 u32, char[16]
+    put("bpf", struct.pack("<Q4I16s", 99_000_000, 259, 0, 77, 1, b"firefox"))
+    put("bpf", b"")
+
+
+for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf):
+    f()

@@ -1,0 +1,136 @@
+/* test-tracefs.c: the trace_pipe line parser (lm-tracefs-parse.c), with
+ * lines as ftrace prints them, odd task names and broken lines. */
+#include "lm-tracefs-parse.h"
+
+static LmTracefsKind
+parse (const char *line, LmTracefsRecord *r)
+{
+  return lm_tracefs_parse_line (line, strlen (line), r);
+}
+
+static void
+test_bio (void)
+{
+  LmTracefsRecord r;
+
+  g_assert_cmpint (parse ("            bash-2345    [001] d..1.  1234.567890: block_bio_queue: 8,0 "
+                          "R 2048 + 8 [bash]",
+                          &r),
+                   ==, LM_TRACEFS_BIO);
+  g_assert_cmpstr (r.comm, ==, "bash");
+  g_assert_cmpuint (r.pid, ==, 2345);
+  g_assert_cmpint (r.usec, ==, G_GINT64_CONSTANT (1234567890));
+  g_assert_cmpuint (r.major, ==, 8);
+  g_assert_cmpuint (r.minor, ==, 0);
+  g_assert_false (r.write);
+  g_assert_cmpuint (r.sector, ==, 2048);
+  g_assert_cmpuint (r.sectors, ==, 8);
+
+  g_assert_cmpint (parse ("     kworker/u8:3-123     [000] .....   98.000001: block_bio_queue: "
+                          "259,0 WS 123456 + 16 [kworker/u8:3]",
+                          &r),
+                   ==, LM_TRACEFS_BIO);
+  g_assert_cmpstr (r.comm, ==, "kworker/u8:3");
+  g_assert_true (r.write);
+  g_assert_cmpuint (r.major, ==, 259);
+}
+
+/* Task names hold spaces and dashes; "<...>" when ftrace forgot it. */
+static void
+test_names (void)
+{
+  LmTracefsRecord r;
+
+  g_assert_cmpint (parse ("  Web Content-4242    [003] ..... 100.000100: block_bio_queue: 7,0 D 0 "
+                          "+ 8 [Web Content]",
+                          &r),
+                   ==, LM_TRACEFS_BIO);
+  g_assert_cmpstr (r.comm, ==, "Web Content");
+  g_assert_cmpuint (r.pid, ==, 4242);
+  g_assert_true (r.write); /* a discard writes */
+
+  g_assert_cmpint (
+      parse ("   my-prog-name-1-42    [001] ..... 1.000000: writeback_mark_inode_dirty: "
+             "bdi 7:3: ino=99 state=I_DIRTY_PAGES flags=I_DIRTY_PAGES",
+             &r),
+      ==, LM_TRACEFS_DIRTIED);
+  g_assert_cmpstr (r.comm, ==, "my-prog-name-1");
+  g_assert_cmpuint (r.pid, ==, 42);
+  g_assert_cmpuint (r.major, ==, 7);
+  g_assert_cmpuint (r.minor, ==, 3);
+  g_assert_cmpuint (r.ino, ==, 99);
+
+  g_assert_cmpint (
+      parse ("           <...>-777     [002] ..... 5.5: block_bio_queue: 8,16 RA 99 + 256 [<...>]",
+             &r),
+      ==, LM_TRACEFS_BIO);
+  g_assert_cmpstr (r.comm, ==, "<...>");
+  g_assert_cmpuint (r.minor, ==, 16);
+
+  /* Longer than the kernel's 15 bytes: cut, never overflowing. */
+  g_assert_cmpint (
+      parse ("a-very-long-task-name-that-goes-on-1 [0] . 1.0: block_bio_queue: 8,0 R 1 "
+             "+ 1 [x]",
+             &r),
+      ==, LM_TRACEFS_BIO);
+  g_assert_cmpstr (r.comm, ==, "a-very-long-tas");
+}
+
+static void
+test_rejected (void)
+{
+  static const char *const lines[] = {
+    "",
+    "# tracer: nop",
+    "bash-1 [0] . 1.0: block_bio_queue: 8,0 R 2048 + 0 [bash]", /* a flush: no data */
+    "bash-1 [0] . 1.0: block_bio_queue: 8,0 R 2048",
+    "bash-1 [0] . 1.0: block_bio_queue: 8 R 2048 + 8 [bash]",
+    "bash-1 [0] . 1.0: block_bio_queue: 8,0,1 R 2048 + 8 [bash]",
+    "bash-1 [0] . 1.0: block_bio_queue: 8,x R 2048 + 8 [bash]",
+    "bash-1 [0] . 1.0: block_bio_queue: 8,0 R -5 + 8 [bash]",
+    "bash-1 [0] . 1.0: block_bio_queue: 8,0 R 5 + 99999999999 [bash]",
+    "bash [0] . 1.0: block_bio_queue: 8,0 R 2048 + 8 [bash]",         /* no pid */
+    "bash-1 . 1.0: block_bio_queue: 8,0 R 2048 + 8 [bash]",           /* no cpu */
+    "[0] . 1.0: block_bio_queue: 8,0 R 2048 + 8 [bash]",              /* nothing before the cpu */
+    "bash-1 [0] . 1.1234567: block_bio_queue: 8,0 R 2048 + 8 [bash]", /* µs out of range */
+    "bash-1 [0] . 99999999999.0: block_bio_queue: 8,0 R 2 + 8 [x]",
+    "bash-1 [0] . 1: block_bio_queue: 8,0 R 2048 + 8 [bash]",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi 8:0 ino=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: dev 8:0: ino=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi 8:0: inode=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi :: ino=12",
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (lines); i++)
+    {
+      LmTracefsRecord r;
+      g_test_message ("%s", lines[i]);
+      g_assert_cmpint (parse (lines[i], &r), ==, LM_TRACEFS_NONE);
+      g_assert_cmpint (r.kind, ==, LM_TRACEFS_NONE);
+    }
+}
+
+/* The length is the line: bytes after it are not looked at, a NUL in it
+ * ends it. */
+static void
+test_length (void)
+{
+  const char line[] = "bash-1 [0] . 1.0: block_bio_queue: 8,0 R 2048 + 8 [bash]";
+  LmTracefsRecord r;
+
+  g_assert_cmpint (lm_tracefs_parse_line (line, strlen (line) - 12, &r), ==, LM_TRACEFS_NONE);
+  g_assert_cmpint (lm_tracefs_parse_line (line, sizeof line, &r), ==, LM_TRACEFS_BIO);
+  const char cut[] = "bash-1 [0] . 1.0: block_bio_queue: 8,0 R 2048 +\0 8 [x]";
+  g_assert_cmpint (lm_tracefs_parse_line (cut, sizeof cut - 1, &r), ==, LM_TRACEFS_NONE);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/tracefs/bio", test_bio);
+  g_test_add_func ("/tracefs/names", test_names);
+  g_test_add_func ("/tracefs/rejected", test_rejected);
+  g_test_add_func ("/tracefs/length", test_length);
+  return g_test_run ();
+}
