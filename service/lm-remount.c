@@ -1,7 +1,8 @@
 /* lm-remount.c: the save-remount-restore transaction over the mount table.
- * Owns remounting through libmount (never a mount command or a shell), one
- * superblock at a time; must never change a mount it has not saved first,
- * nor fight over one that someone else remounted meanwhile. */
+ * Owns remounting through a held, checked mount point (lm-mountfd.c; never a
+ * mount command or a shell), one superblock at a time; must never change a
+ * mount it has not saved first, nor fight over one that someone else
+ * remounted meanwhile, nor follow a mount point that was replaced. */
 #include "config.h"
 
 #include "lm-remount.h"
@@ -9,11 +10,13 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <libmount.h>
 
 #include "lm-error.h"
+#include "lm-mountfd.h"
 #include "lm-paths.h"
 
 /* One group per kind of record, keyed by the superblock's "major:minor":
@@ -170,6 +173,7 @@ lm_remount_unescape (const char *text)
 typedef struct
 {
   char *key; /* "major:minor" of the superblock */
+  int id;    /* the mount's id, mountinfo's first field */
   char *target;
   char *fstype;
   char *root;        /* of the mount within its filesystem */
@@ -199,6 +203,7 @@ lm_mount_new (struct libmnt_fs *fs)
   dev_t dev = mnt_fs_get_devno (fs);
 
   m->key = g_strdup_printf ("%u:%u", major (dev), minor (dev));
+  m->id = mnt_fs_get_id (fs);
   m->target = g_strdup (mnt_fs_get_target (fs));
   m->fstype = g_strdup (mnt_fs_get_fstype (fs));
   m->root = g_strdup (mnt_fs_get_root (fs) ? mnt_fs_get_root (fs) : "/");
@@ -348,29 +353,60 @@ pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
 /* One remount. Each costs a journal commit and a cache flush (8 to 25 ms
  * on a loop device, the same order on a disk), so the remounts of
  * different superblocks run side by side: 20 filesystems then take about
- * as long as one. The libmount context is prepared on the main thread and
- * only mnt_context_mount() runs in a worker. */
+ * as long as one. Everything but the remount itself (opening and checking
+ * the mount point, a libmount context where one is needed) is done on the
+ * main thread; only the remount runs in a worker. */
 typedef struct
 {
   const LmMount *mount; /* borrowed */
-  char *options;        /* as passed, "remount,..." */
+  char *options;        /* the equivalent mount(8) options, "remount,..." */
+  char **sb_options;    /* the superblock's part, for fsconfig() */
   gboolean applying;
-  LmMntContext *cxt;
+  int fd;     /* the mount point, held (lm-mountfd.c) */
+  char *skip; /* why the held mount point is not the one read */
+  LmMountfdMethod method;
+  LmMntContext *cxt; /* for mount(2) on /proc/self/fd/N */
   int err;
+  char *why; /* the failure in words, when more than strerror(err) */
 } LmRemountJob;
+
+typedef enum
+{
+  JOB_DONE,
+  JOB_SKIPPED, /* the mount point is not the filesystem that was read */
+  JOB_FAILED,
+} LmJobOutcome;
 
 static void
 lm_remount_job_free (LmRemountJob *job)
 {
   g_free (job->options);
+  g_strfreev (job->sb_options);
+  if (job->fd >= 0)
+    close (job->fd);
+  g_free (job->skip);
   g_clear_pointer (&job->cxt, mnt_free_context);
+  g_free (job->why);
   g_free (job);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmRemountJob, lm_remount_job_free)
 
+#ifdef LM_REMOUNT_TEST_HOOKS
+static LmRemountTestHook test_hook;
+static gpointer test_hook_data;
+
+void
+lm_remount_test_set_hook (LmRemountTestHook hook, gpointer user_data)
+{
+  test_hook = hook;
+  test_hook_data = user_data;
+}
+#endif
+
 /* Remount @m's superblock with @fs_options through its mount point. The
- * mount point's own flags (nosuid, noatime...) are passed as they are, since
- * a remount otherwise resets them; rw/ro come from there too. */
+ * mount point's own flags (nosuid, noatime...) are passed as they are where
+ * mount(2) is used, since its remount otherwise resets them; rw/ro come
+ * from there too. fspick() changes the superblock only and needs neither. */
 static LmRemountJob *
 job_new (const LmMount *m, const char *fs_options, gboolean applying)
 {
@@ -381,29 +417,115 @@ job_new (const LmMount *m, const char *fs_options, gboolean applying)
 
   job->mount = m;
   job->applying = applying;
+  job->fd = -1;
   job->options = g_strdup_printf ("remount,%s%s%s", m->vfs_options, *data ? "," : "", data);
+  job->sb_options = lm_remount_options_split (data);
   if (applying && fail != NULL && g_str_equal (fail, m->target))
     {
       g_autofree char *shown = lm_remount_escape (m->target);
       g_warning ("%s is set: failing the remount of %s on purpose", LM_REMOUNT_FAIL_ENV, shown);
       job->err = EBUSY;
-      return g_steal_pointer (&job);
     }
+  return g_steal_pointer (&job);
+}
+
+/* Open @job's mount point without following any symlink and check that
+ * the mount reached is the one in the mount table read before: same mount
+ * id, and the root of it. The descriptor pins that mount, so its id cannot
+ * be given to another mount while the job holds it. */
+static void
+job_hold (LmRemountJob *job)
+{
+  g_autoptr (GError) error = NULL;
+  int id = -1;
+  gboolean is_root = TRUE;
+
+  job->fd = lm_mountfd_open (job->mount->target, &error);
+  if (job->fd < 0)
+    {
+      job->skip
+          = g_strdup_printf ("it cannot be opened without following a symlink: %s", error->message);
+      return;
+    }
+  if (!lm_mountfd_identify (job->fd, &id, &is_root, &error))
+    job->skip = g_strdup (error->message);
+  else if (id != job->mount->id)
+    job->skip = g_strdup_printf ("it leads to mount %d now, not to mount %d that was read", id,
+                                 job->mount->id);
+  else if (!is_root)
+    job->skip = g_strdup ("it leads into that mount, not to its root");
+}
+
+/* A mount id is reused as soon as its mount is gone, so an id alone may
+ * name a newer mount (another disk on the same mount point). Read now,
+ * while every checked mount is held, the table says what each held mount
+ * is: the same superblock (device), type, subtree and mount point as read,
+ * or it is skipped. Device numbers come from the table, not from fstat():
+ * btrfs gives st_dev of its own (0:41 where mountinfo says 0:40). */
+static void
+jobs_check_held (GPtrArray *jobs)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) now = read_mounts (&error);
+  g_autoptr (GHashTable) by_id = g_hash_table_new (g_direct_hash, g_direct_equal);
+
+  for (guint i = 0; now != NULL && i < now->len; i++)
+    {
+      LmMount *m = g_ptr_array_index (now, i);
+      g_hash_table_insert (by_id, GINT_TO_POINTER (m->id), m);
+    }
+  for (guint i = 0; i < jobs->len; i++)
+    {
+      LmRemountJob *job = g_ptr_array_index (jobs, i);
+      const LmMount *was = job->mount;
+      LmMount *is;
+
+      if (job->err != 0 || job->skip != NULL)
+        continue;
+      if (now == NULL)
+        {
+          job->skip = g_strdup_printf ("the mount table cannot be read again: %s",
+                                       error != NULL ? error->message : "no mount table");
+          continue;
+        }
+      is = g_hash_table_lookup (by_id, GINT_TO_POINTER (was->id));
+      if (is == NULL)
+        job->skip = g_strdup ("it was unmounted");
+      else if (!g_str_equal (is->key, was->key) || !g_str_equal (is->fstype, was->fstype)
+               || !g_str_equal (is->root, was->root) || !g_str_equal (is->target, was->target))
+        {
+          g_autofree char *is_target = lm_remount_escape (is->target);
+          g_autofree char *is_root = lm_remount_escape (is->root);
+          g_autofree char *was_root = lm_remount_escape (was->root);
+          job->skip = g_strdup_printf ("mount %d is device %s (%s, %s) on %s now, not device %s "
+                                       "(%s, %s) as read",
+                                       was->id, is->key, is->fstype, is_root, is_target, was->key,
+                                       was->fstype, was_root);
+        }
+    }
+}
+
+/* mount(2) through the magic link of the held descriptor: the kernel
+ * resolves /proc/self/fd/N to exactly the held mount. Exactly these options
+ * on exactly this path: no fstab or mtab merging, no canonicalization (it
+ * would resolve the link into a path again), no /sbin/mount.<type>. */
+static void
+job_prepare_libmount (LmRemountJob *job)
+{
+  g_autofree char *target = lm_mountfd_proc_path (job->fd);
+
   job->cxt = mnt_new_context ();
   if (job->cxt == NULL)
     {
       job->err = ENOMEM;
-      return g_steal_pointer (&job);
+      return;
     }
-  /* Exactly these options on exactly this path: no fstab or mtab merging,
-   * no canonicalization, no /sbin/mount.<type> helper. */
   mnt_context_set_optsmode (job->cxt, MNT_OMODE_NOTAB);
   mnt_context_disable_canonicalize (job->cxt, TRUE);
   mnt_context_disable_helpers (job->cxt, TRUE);
   mnt_context_disable_mtab (job->cxt, TRUE);
-  mnt_context_set_target (job->cxt, m->target);
+  mnt_context_set_target (job->cxt, target);
   mnt_context_set_options (job->cxt, job->options);
-  return g_steal_pointer (&job);
 }
 
 static void
@@ -411,8 +533,18 @@ job_run (gpointer data, gpointer user_data)
 {
   LmRemountJob *job = data;
 
-  if (job->err != 0)
+  if (job->err != 0 || job->skip != NULL)
     return;
+  if (job->method == LM_MOUNTFD_FSPICK)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!lm_mountfd_reconfigure (job->fd, job->sb_options, &error))
+        {
+          job->err = errno != 0 ? errno : EINVAL;
+          job->why = g_strdup (error->message);
+        }
+      return;
+    }
   int rc = mnt_context_mount (job->cxt);
   if (rc == 0)
     return;
@@ -424,11 +556,37 @@ job_run (gpointer data, gpointer user_data)
     job->err = EINVAL;
 }
 
+/* Every job's mount point is opened and checked before any remount starts,
+ * so the check and the remount are about the same held mounts. */
 static void
-run_jobs (GPtrArray *jobs)
+run_jobs (GPtrArray *jobs, const char *phase)
 {
   g_autoptr (GError) error = NULL;
+  LmMountfdMethod method = lm_mountfd_method ();
+  gboolean any = FALSE;
   GThreadPool *pool;
+
+#ifdef LM_REMOUNT_TEST_HOOKS
+  if (test_hook != NULL && jobs->len > 0)
+    test_hook (phase, test_hook_data);
+#endif
+  for (guint i = 0; i < jobs->len; i++)
+    {
+      LmRemountJob *job = g_ptr_array_index (jobs, i);
+      if (job->err != 0)
+        continue;
+      job_hold (job);
+      any = any || job->skip == NULL;
+    }
+  if (any)
+    jobs_check_held (jobs);
+  for (guint i = 0; i < jobs->len; i++)
+    {
+      LmRemountJob *job = g_ptr_array_index (jobs, i);
+      job->method = method;
+      if (job->err == 0 && job->skip == NULL && method == LM_MOUNTFD_PROC_FD)
+        job_prepare_libmount (job);
+    }
 
   if (jobs->len <= 1)
     {
@@ -447,7 +605,9 @@ run_jobs (GPtrArray *jobs)
   g_thread_pool_free (pool, FALSE, TRUE); /* waits for every job */
 }
 
-static gboolean
+/* A skipped job is logged here, with the mount point escaped: it may hold
+ * any bytes, terminal escapes included. */
+static LmJobOutcome
 job_result (const LmRemountJob *job, GError **error)
 {
   g_autofree char *shown = lm_remount_escape (job->mount->target);
@@ -456,11 +616,20 @@ job_result (const LmRemountJob *job, GError **error)
     {
       g_autofree char *shown_options = lm_remount_escape (job->options);
       g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot remount %s (%s) with %s: %s", shown,
-                   job->mount->fstype, shown_options + strlen ("remount,"), g_strerror (job->err));
-      return FALSE;
+                   job->mount->fstype, shown_options + strlen ("remount,"),
+                   job->why != NULL ? job->why : g_strerror (job->err));
+      return JOB_FAILED;
     }
-  g_debug ("Remounted %s with %s", shown, job->options);
-  return TRUE;
+  if (job->skip != NULL)
+    {
+      g_message ("Not remounting %s (device %s, mount %d): %s; it is no longer the filesystem "
+                 "read from the mount table, and is not followed",
+                 shown, job->mount->key, job->mount->id, job->skip);
+      return JOB_SKIPPED;
+    }
+  g_debug ("Remounted %s with %s (through %s)", shown, job->options,
+           lm_mountfd_method_name (job->method));
+  return JOB_DONE;
 }
 
 static char *
@@ -536,6 +705,18 @@ restore_target (GPtrArray *mounts, LmState *state, const char *key)
   return m;
 }
 
+/* Whether superblock @key is mounted anywhere, in a table read now. */
+static gboolean
+superblock_mounted (const char *key)
+{
+  g_autoptr (GPtrArray) mounts = read_mounts (NULL);
+
+  for (guint i = 0; mounts != NULL && i < mounts->len; i++)
+    if (g_str_equal (((LmMount *) g_ptr_array_index (mounts, i))->key, key))
+      return TRUE;
+  return FALSE;
+}
+
 /* Put the saved superblocks @keys back, side by side. Failures are
  * appended to @failures and their records kept, so a later Stop or start-up
  * tries again; @restored gets key -> original for each one done. */
@@ -557,16 +738,35 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
       g_ptr_array_add (jobs, job_new (m, options, FALSE));
       g_ptr_array_add (job_keys, (gpointer) keys[i]);
     }
-  run_jobs (jobs);
+  run_jobs (jobs, "restore");
   for (guint i = 0; i < jobs->len; i++)
     {
       const char *key = g_ptr_array_index (job_keys, i);
+      LmRemountJob *job = g_ptr_array_index (jobs, i);
       g_autoptr (GError) local_error = NULL;
+      LmJobOutcome outcome = job_result (job, &local_error);
 
-      if (!job_result (g_ptr_array_index (jobs, i), &local_error))
+      if (outcome == JOB_SKIPPED && superblock_mounted (key))
+        {
+          /* Still mounted somewhere: keep the record, so that the next
+           * Stop or start-up restores it through a mount that checks. */
+          g_autofree char *shown = lm_remount_escape (job->mount->target);
+          g_string_append_printf (failures,
+                                  "%s%s (device %s) changed while being restored; it is "
+                                  "still mounted elsewhere and will be restored next time",
+                                  failures->len ? "; " : "", shown, key);
+          continue;
+        }
+      if (outcome == JOB_FAILED)
         {
           g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
                                   local_error->message);
+          continue;
+        }
+      if (outcome == JOB_SKIPPED)
+        {
+          g_message ("Device %s is no longer mounted; nothing to restore there", key);
+          state_forget (state, key);
           continue;
         }
       if (restored != NULL)
@@ -640,10 +840,11 @@ lm_remount_restore (LmState *state, GError **error)
 
 typedef struct
 {
-  LmMount *mount;   /* borrowed */
-  char *previous;   /* superblock options before this call */
-  char *next;       /* what we ask for */
-  gboolean skipped; /* vanished under us */
+  LmMount *mount;       /* borrowed */
+  char *previous;       /* superblock options before this call */
+  char *next;           /* what we ask for */
+  gboolean skipped;     /* vanished or replaced under us */
+  char *applied_before; /* our record from an earlier call, or NULL */
 } LmRemountStep;
 
 static void
@@ -651,6 +852,20 @@ lm_remount_step_clear (LmRemountStep *step)
 {
   g_free (step->previous);
   g_free (step->next);
+  g_free (step->applied_before);
+}
+
+/* A step not carried out: a superblock first seen now is forgotten; one
+ * changed by an earlier call still carries those options, wherever it is
+ * mounted now, so its record stays as it was for the restore to find. */
+static void
+step_skip (LmState *state, LmRemountStep *step)
+{
+  step->skipped = TRUE;
+  if (step->applied_before != NULL)
+    state_set (state, GROUP_APPLIED, step->mount->key, step->applied_before);
+  else
+    state_forget (state, step->mount->key);
 }
 
 static gboolean
@@ -680,16 +895,16 @@ roll_back (GArray *steps, GPtrArray *done)
     {
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
       LmRemountJob *job = g_ptr_array_index (done, i);
-      if (step->skipped || job->err != 0)
+      if (step->skipped || job->err != 0 || job->skip != NULL)
         continue;
       g_autofree char *options = lm_remount_options_for_restore (step->previous);
       g_ptr_array_add (jobs, job_new (step->mount, options, FALSE));
     }
-  run_jobs (jobs);
+  run_jobs (jobs, "roll-back");
   for (guint i = 0; i < jobs->len; i++)
     {
       g_autoptr (GError) error = NULL;
-      if (!job_result (g_ptr_array_index (jobs, i), &error))
+      if (job_result (g_ptr_array_index (jobs, i), &error) == JOB_FAILED)
         g_warning ("Rolling back a remount failed: %s", error->message);
     }
 }
@@ -763,7 +978,8 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           state_set (state, GROUP_ORIGINAL, m->key, m->fs_options);
         }
       state_set (state, GROUP_APPLIED, m->key, next);
-      LmRemountStep step = { m, g_strdup (m->fs_options), g_steal_pointer (&next), FALSE };
+      LmRemountStep step = { m, g_strdup (m->fs_options), g_steal_pointer (&next), FALSE,
+                             original != NULL ? g_steal_pointer (&applied) : NULL };
       g_array_append_val (steps, step);
     }
 
@@ -783,20 +999,22 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
       g_ptr_array_add (jobs, job_new (step->mount, step->next, TRUE));
     }
-  run_jobs (jobs);
+  run_jobs (jobs, "apply");
   for (guint i = 0; i < steps->len; i++)
     {
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
       LmRemountJob *job = g_ptr_array_index (jobs, i);
+      LmJobOutcome outcome = job_result (job, &local_error);
 
-      if (job_result (job, &local_error))
+      if (outcome == JOB_DONE)
         continue;
-      if (!still_mounted (step->mount))
+      if (outcome == JOB_SKIPPED)
+        step_skip (state, step); /* logged by job_result() */
+      else if (!still_mounted (step->mount))
         {
           g_autofree char *shown = lm_remount_escape (step->mount->target);
           g_message ("%s vanished while being remounted; skipping it", shown);
-          step->skipped = TRUE;
-          state_forget (state, step->mount->key);
+          step_skip (state, step);
         }
       else if (first_error == NULL)
         first_error = g_steal_pointer (&local_error);
