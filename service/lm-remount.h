@@ -39,9 +39,9 @@ char *lm_remount_unescape (const char *text);
 #ifdef LM_REMOUNT_TEST_HOOKS
 /* Only in tests/test-remount-race, which compiles lm-remount.c itself with
  * this defined: the daemon's library has no hook at all, so nothing from
- * outside (environment, bus, config) can reach one. Called with "apply",
- * "restore" or "roll-back" after the mount table was read and before any
- * mount point of that batch is opened: the window a race would use. */
+ * outside (environment, bus, config) can reach one. Called with "apply" or
+ * "restore" after the mount table was read and before the mount points of
+ * that batch are opened and held: the window a race would use. */
 typedef void (*LmRemountTestHook) (const char *phase, gpointer user_data);
 void lm_remount_test_set_hook (LmRemountTestHook hook, gpointer user_data);
 #endif
