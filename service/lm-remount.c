@@ -1,7 +1,8 @@
 /* lm-remount.c: the save-remount-restore transaction over the mount table.
- * Owns remounting through libmount (never a mount command or a shell), one
- * superblock at a time; must never change a mount it has not saved first,
- * nor fight over one that someone else remounted meanwhile. */
+ * Owns remounting through a held, checked mount point (lm-mountfd.c; never a
+ * mount command or a shell), one superblock at a time; must never change a
+ * mount it has not saved first, nor fight over one that someone else
+ * remounted meanwhile, nor follow a mount point that was replaced. */
 #include "config.h"
 
 #include "lm-remount.h"
@@ -9,11 +10,13 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <libmount.h>
 
 #include "lm-error.h"
+#include "lm-mountfd.h"
 #include "lm-paths.h"
 
 /* One group per kind of record, keyed by the superblock's "major:minor":
@@ -181,6 +184,7 @@ lm_remount_unescape (const char *text)
 typedef struct
 {
   char *key; /* "major:minor" of the superblock */
+  int id;    /* the mount's id, mountinfo's first field */
   char *target;
   char *fstype;
   char *root;        /* of the mount within its filesystem */
@@ -210,6 +214,7 @@ lm_mount_new (struct libmnt_fs *fs)
   dev_t dev = mnt_fs_get_devno (fs);
 
   m->key = g_strdup_printf ("%u:%u", major (dev), minor (dev));
+  m->id = mnt_fs_get_id (fs);
   m->target = g_strdup (mnt_fs_get_target (fs));
   m->fstype = g_strdup (mnt_fs_get_fstype (fs));
   m->root = g_strdup (mnt_fs_get_root (fs) ? mnt_fs_get_root (fs) : "/");
@@ -354,36 +359,194 @@ pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
   return g_steal_pointer (&picked);
 }
 
-/* --- Remounting -------------------------------------------------------- */
+/* --- Holding mount points ---------------------------------------------- */
 
-/* One remount. Each costs a journal commit and a cache flush (8 to 25 ms
- * on a loop device, the same order on a disk), so the remounts of
- * different superblocks run side by side: 20 filesystems then take about
- * as long as one. The libmount context is prepared on the main thread and
- * only mnt_context_mount() runs in a worker. */
+/* A mount point held open (lm-mountfd.c) and what the kernel's table says
+ * about the held mount, read while it was held: every decision (what to
+ * save as original, whether someone else remounted it) is taken on that,
+ * and the remount goes through the same descriptor. */
 typedef struct
 {
-  const LmMount *mount; /* borrowed */
-  char *options;        /* as passed, "remount,..." */
+  LmMount *mount; /* owned; NULL when skipped */
+  int fd;
+  char *skip; /* why it is not the mount that was read */
+} LmHeld;
+
+static void
+lm_held_free (LmHeld *held)
+{
+  lm_mount_free (held->mount);
+  if (held->fd >= 0)
+    close (held->fd);
+  g_free (held->skip);
+  g_free (held);
+}
+
+static LmMount *
+lm_mount_copy (const LmMount *m)
+{
+  LmMount *copy = g_new0 (LmMount, 1);
+
+  copy->key = g_strdup (m->key);
+  copy->id = m->id;
+  copy->target = g_strdup (m->target);
+  copy->fstype = g_strdup (m->fstype);
+  copy->root = g_strdup (m->root);
+  copy->vfs_options = g_strdup (m->vfs_options);
+  copy->fs_options = g_strdup (m->fs_options);
+  return copy;
+}
+
+#ifdef LM_REMOUNT_TEST_HOOKS
+static LmRemountTestHook test_hook;
+static gpointer test_hook_data;
+
+void
+lm_remount_test_set_hook (LmRemountTestHook hook, gpointer user_data)
+{
+  test_hook = hook;
+  test_hook_data = user_data;
+}
+#endif
+
+/* Open @was's mount point without following any symlink and check that
+ * the mount reached is the one read: same mount id, and its root. */
+static void
+hold_open (LmHeld *held, const LmMount *was)
+{
+  g_autoptr (GError) error = NULL;
+  int id = -1;
+  gboolean is_root = TRUE;
+
+  held->fd = lm_mountfd_open (was->target, &error);
+  if (held->fd < 0)
+    held->skip
+        = g_strdup_printf ("it cannot be opened without following a symlink: %s", error->message);
+  else if (!lm_mountfd_identify (held->fd, &id, &is_root, &error))
+    held->skip = g_strdup (error->message);
+  else if (id != was->id)
+    held->skip
+        = g_strdup_printf ("it leads to mount %d now, not to mount %d that was read", id, was->id);
+  else if (!is_root)
+    held->skip = g_strdup ("it leads into that mount, not to its root");
+}
+
+/* Hold the mount point of each of @wanted (entries of a table read before,
+ * borrowed), in order. A descriptor pins its mount, so the id cannot go to
+ * another mount while held; but an id is reused as soon as its mount is
+ * gone, so it may already name a newer mount (another disk on the same
+ * directory). The table read now, with every mount held, says what each
+ * held mount is: the same device, type, subtree and mount point as read,
+ * or it is skipped. Devices come from the table, not fstat(): btrfs gives
+ * an st_dev of its own (0:41 where mountinfo says 0:40). */
+static GPtrArray *
+hold_mounts (GPtrArray *wanted, const char *phase)
+{
+  g_autoptr (GPtrArray) held = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_held_free);
+  g_autoptr (GPtrArray) now = NULL;
+  g_autoptr (GHashTable) by_id = g_hash_table_new (g_direct_hash, g_direct_equal);
+  g_autoptr (GError) error = NULL;
+  gboolean any = FALSE;
+
+#ifdef LM_REMOUNT_TEST_HOOKS
+  if (test_hook != NULL && wanted->len > 0)
+    test_hook (phase, test_hook_data);
+#endif
+  for (guint i = 0; i < wanted->len; i++)
+    {
+      LmHeld *h = g_new0 (LmHeld, 1);
+      hold_open (h, g_ptr_array_index (wanted, i));
+      any = any || h->skip == NULL;
+      g_ptr_array_add (held, h);
+    }
+  if (!any)
+    return g_steal_pointer (&held);
+
+  now = read_mounts (&error);
+  for (guint i = 0; now != NULL && i < now->len; i++)
+    {
+      LmMount *m = g_ptr_array_index (now, i);
+      g_hash_table_insert (by_id, GINT_TO_POINTER (m->id), m);
+    }
+  for (guint i = 0; i < held->len; i++)
+    {
+      LmHeld *h = g_ptr_array_index (held, i);
+      const LmMount *was = g_ptr_array_index (wanted, i);
+      LmMount *is = g_hash_table_lookup (by_id, GINT_TO_POINTER (was->id));
+
+      if (h->skip != NULL)
+        continue;
+      if (now == NULL)
+        h->skip = g_strdup_printf ("the mount table cannot be read again: %s",
+                                   error != NULL ? error->message : "no mount table");
+      else if (is == NULL)
+        h->skip = g_strdup ("it was unmounted");
+      else if (!g_str_equal (is->key, was->key) || !g_str_equal (is->fstype, was->fstype)
+               || !g_str_equal (is->root, was->root) || !g_str_equal (is->target, was->target))
+        {
+          g_autofree char *is_target = lm_remount_escape (is->target);
+          g_autofree char *is_root = lm_remount_escape (is->root);
+          g_autofree char *was_root = lm_remount_escape (was->root);
+          h->skip = g_strdup_printf ("mount %d is device %s (%s, %s) on %s now, not device %s "
+                                     "(%s, %s) as read",
+                                     was->id, is->key, is->fstype, is_root, is_target, was->key,
+                                     was->fstype, was_root);
+        }
+      else
+        h->mount = lm_mount_copy (is);
+    }
+  return g_steal_pointer (&held);
+}
+
+/* Logged with the mount point escaped: it may hold any bytes, terminal
+ * escapes included. */
+static void
+log_skip (const LmMount *was, const LmHeld *held)
+{
+  g_autofree char *shown = lm_remount_escape (was->target);
+
+  g_message ("Not remounting %s (device %s, mount %d): %s; it is no longer the filesystem read "
+             "from the mount table, and is not followed",
+             shown, was->key, was->id, held->skip);
+}
+
+/* --- Remounting -------------------------------------------------------- */
+
+/* One remount, through a held mount point. Each costs a journal commit and
+ * a cache flush (8 to 25 ms on a loop device, the same order on a disk), so
+ * the remounts of different superblocks run side by side: 20 filesystems
+ * then take about as long as one. Everything else (holding and checking,
+ * a libmount context where one is needed) is done on the main thread. */
+typedef struct
+{
+  const LmMount *mount; /* borrowed, as read while held */
+  int fd;               /* borrowed from its LmHeld */
+  char *options;        /* the equivalent mount(8) options, "remount,..." */
+  char **sb_options;    /* the superblock's part, for fsconfig() */
   gboolean applying;
-  LmMntContext *cxt;
+  LmMountfdMethod method;
+  LmMntContext *cxt; /* for mount(2) on /proc/self/fd/N */
   int err;
+  char *why; /* the failure in words, when more than strerror(err) */
 } LmRemountJob;
 
 static void
 lm_remount_job_free (LmRemountJob *job)
 {
   g_free (job->options);
+  g_strfreev (job->sb_options);
   g_clear_pointer (&job->cxt, mnt_free_context);
+  g_free (job->why);
   g_free (job);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmRemountJob, lm_remount_job_free)
 
-/* Remount @m's superblock with @fs_options through its mount point. The
- * mount point's own flags (nosuid, noatime...) are passed as they are, since
- * a remount otherwise resets them; rw/ro come from there too. */
+/* Remount @m's superblock with @fs_options through @fd. The mount point's
+ * own flags (nosuid, noatime...) are passed as they are where mount(2) is
+ * used, since its remount otherwise resets them; rw/ro come from there too.
+ * fspick() changes the superblock only and needs neither. */
 static LmRemountJob *
-job_new (const LmMount *m, const char *fs_options, gboolean applying)
+job_new (const LmMount *m, int fd, const char *fs_options, gboolean applying)
 {
   g_autoptr (LmRemountJob) job = g_new0 (LmRemountJob, 1);
   g_autofree char *no_rw = lm_remount_options_set (fs_options, "rw", NULL);
@@ -391,30 +554,40 @@ job_new (const LmMount *m, const char *fs_options, gboolean applying)
   const char *fail = g_getenv (LM_REMOUNT_FAIL_ENV);
 
   job->mount = m;
+  job->fd = fd;
   job->applying = applying;
   job->options = g_strdup_printf ("remount,%s%s%s", m->vfs_options, *data ? "," : "", data);
+  job->sb_options = lm_remount_options_split (data);
   if (applying && fail != NULL && g_str_equal (fail, m->target))
     {
       g_autofree char *shown = lm_remount_escape (m->target);
       g_warning ("%s is set: failing the remount of %s on purpose", LM_REMOUNT_FAIL_ENV, shown);
       job->err = EBUSY;
-      return g_steal_pointer (&job);
     }
+  return g_steal_pointer (&job);
+}
+
+/* mount(2) through the magic link of the held descriptor: the kernel
+ * resolves /proc/self/fd/N to exactly the held mount. Exactly these options
+ * on exactly this path: no fstab or mtab merging, no canonicalization (it
+ * would turn the link into a path again), no /sbin/mount.<type> helper. */
+static void
+job_prepare_libmount (LmRemountJob *job)
+{
+  g_autofree char *target = lm_mountfd_proc_path (job->fd);
+
   job->cxt = mnt_new_context ();
   if (job->cxt == NULL)
     {
       job->err = ENOMEM;
-      return g_steal_pointer (&job);
+      return;
     }
-  /* Exactly these options on exactly this path: no fstab or mtab merging,
-   * no canonicalization, no /sbin/mount.<type> helper. */
   mnt_context_set_optsmode (job->cxt, MNT_OMODE_NOTAB);
   mnt_context_disable_canonicalize (job->cxt, TRUE);
   mnt_context_disable_helpers (job->cxt, TRUE);
   mnt_context_disable_mtab (job->cxt, TRUE);
-  mnt_context_set_target (job->cxt, m->target);
+  mnt_context_set_target (job->cxt, target);
   mnt_context_set_options (job->cxt, job->options);
-  return g_steal_pointer (&job);
 }
 
 static void
@@ -424,6 +597,16 @@ job_run (gpointer data, gpointer user_data)
 
   if (job->err != 0)
     return;
+  if (job->method == LM_MOUNTFD_FSPICK)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!lm_mountfd_reconfigure (job->fd, job->sb_options, &error))
+        {
+          job->err = errno != 0 ? errno : EINVAL;
+          job->why = g_strdup (error->message);
+        }
+      return;
+    }
   int rc = mnt_context_mount (job->cxt);
   if (rc == 0)
     return;
@@ -439,8 +622,16 @@ static void
 run_jobs (GPtrArray *jobs)
 {
   g_autoptr (GError) error = NULL;
+  LmMountfdMethod method = lm_mountfd_method ();
   GThreadPool *pool;
 
+  for (guint i = 0; i < jobs->len; i++)
+    {
+      LmRemountJob *job = g_ptr_array_index (jobs, i);
+      job->method = method;
+      if (job->err == 0 && method == LM_MOUNTFD_PROC_FD)
+        job_prepare_libmount (job);
+    }
   if (jobs->len <= 1)
     {
       g_ptr_array_foreach (jobs, (GFunc) job_run, NULL);
@@ -467,10 +658,12 @@ job_result (const LmRemountJob *job, GError **error)
     {
       g_autofree char *shown_options = lm_remount_escape (job->options);
       g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot remount %s (%s) with %s: %s", shown,
-                   job->mount->fstype, shown_options + strlen ("remount,"), g_strerror (job->err));
+                   job->mount->fstype, shown_options + strlen ("remount,"),
+                   job->why != NULL ? job->why : g_strerror (job->err));
       return FALSE;
     }
-  g_debug ("Remounted %s with %s", shown, job->options);
+  g_debug ("Remounted %s with %s (through %s)", shown, job->options,
+           lm_mountfd_method_name (job->method));
   return TRUE;
 }
 
@@ -503,15 +696,42 @@ lm_remount_saved (LmState *state)
   return keys[0] != NULL;
 }
 
+/* Whether saved superblock @key may be put back through mount @m: never
+ * fight over a mount that someone else remounted or made read-only (the
+ * record is dropped, with a message). */
+static gboolean
+restore_check (const LmMount *m, LmState *state, const char *key)
+{
+  g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
+  g_autofree char *applied = state_get (state, GROUP_APPLIED, key);
+  g_autofree char *shown = lm_remount_escape (m->target);
+
+  if (applied != NULL && !g_str_equal (m->fs_options, applied))
+    {
+      g_autofree char *now = lm_remount_escape (m->fs_options);
+      g_autofree char *was = lm_remount_escape (original);
+      g_message ("%s was remounted by someone else while laptop mode was on (now %s); "
+                 "leaving it (original options were %s)",
+                 shown, now, was);
+      state_forget (state, key);
+      return FALSE;
+    }
+  if (!has_flag (m->vfs_options, "rw"))
+    {
+      g_message ("%s is now mounted read-only; leaving it", shown);
+      state_forget (state, key);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The mount through which to put saved superblock @key back, or NULL when
- * there is nothing to do there (the record is dropped, with a message):
- * never fight over a mount that vanished or that someone else remounted. */
+ * there is nothing to do there (the record is dropped, with a message). */
 static LmMount *
 restore_target (GPtrArray *mounts, LmState *state, const char *key)
 {
   g_autofree char *target = state_get (state, GROUP_MOUNTS, key);
   g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
-  g_autofree char *applied = state_get (state, GROUP_APPLIED, key);
   g_autofree char *shown = lm_remount_escape (target != NULL ? target : "");
   LmMount *m;
 
@@ -528,23 +748,19 @@ restore_target (GPtrArray *mounts, LmState *state, const char *key)
       state_forget (state, key);
       return NULL;
     }
-  if (applied != NULL && !g_str_equal (m->fs_options, applied))
-    {
-      g_autofree char *now = lm_remount_escape (m->fs_options);
-      g_autofree char *was = lm_remount_escape (original);
-      g_message ("%s was remounted by someone else while laptop mode was on (now %s); "
-                 "leaving it (original options were %s)",
-                 shown, now, was);
-      state_forget (state, key);
-      return NULL;
-    }
-  if (!has_flag (m->vfs_options, "rw"))
-    {
-      g_message ("%s is now mounted read-only; leaving it", shown);
-      state_forget (state, key);
-      return NULL;
-    }
-  return m;
+  return restore_check (m, state, key) ? m : NULL;
+}
+
+/* Whether superblock @key is mounted anywhere, in a table read now. */
+static gboolean
+superblock_mounted (const char *key)
+{
+  g_autoptr (GPtrArray) mounts = read_mounts (NULL);
+
+  for (guint i = 0; mounts != NULL && i < mounts->len; i++)
+    if (g_str_equal (((LmMount *) g_ptr_array_index (mounts, i))->key, key))
+      return TRUE;
+  return FALSE;
 }
 
 /* Put the saved superblocks @keys back, side by side. Failures are
@@ -554,6 +770,9 @@ static void
 restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GString *failures,
               GHashTable *restored)
 {
+  g_autoptr (GPtrArray) wanted = g_ptr_array_new ();
+  g_autoptr (GPtrArray) wanted_keys = g_ptr_array_new ();
+  g_autoptr (GPtrArray) held = NULL;
   g_autoptr (GPtrArray) jobs
       = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
   g_autoptr (GPtrArray) job_keys = g_ptr_array_new ();
@@ -563,10 +782,42 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
       LmMount *m = restore_target (mounts, state, keys[i]);
       if (m == NULL)
         continue;
-      g_autofree char *original = state_get (state, GROUP_ORIGINAL, keys[i]);
+      g_ptr_array_add (wanted, m);
+      g_ptr_array_add (wanted_keys, (gpointer) keys[i]);
+    }
+  held = hold_mounts (wanted, "restore");
+  for (guint i = 0; i < held->len; i++)
+    {
+      LmHeld *h = g_ptr_array_index (held, i);
+      const char *key = g_ptr_array_index (wanted_keys, i);
+
+      if (h->skip != NULL)
+        {
+          log_skip (g_ptr_array_index (wanted, i), h);
+          if (superblock_mounted (key))
+            {
+              /* Still mounted somewhere: the record stays, so the next
+               * Stop or start-up restores it through a mount that checks. */
+              g_autofree char *shown
+                  = lm_remount_escape (((LmMount *) g_ptr_array_index (wanted, i))->target);
+              g_string_append_printf (failures,
+                                      "%s%s (device %s) changed while being restored; it is "
+                                      "still mounted elsewhere and will be restored next time",
+                                      failures->len ? "; " : "", shown, key);
+            }
+          else
+            {
+              g_message ("Device %s is no longer mounted; nothing to restore there", key);
+              state_forget (state, key);
+            }
+          continue;
+        }
+      if (!restore_check (h->mount, state, key))
+        continue;
+      g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
       g_autofree char *options = lm_remount_options_for_restore (original);
-      g_ptr_array_add (jobs, job_new (m, options, FALSE));
-      g_ptr_array_add (job_keys, (gpointer) keys[i]);
+      g_ptr_array_add (jobs, job_new (h->mount, h->fd, options, FALSE));
+      g_ptr_array_add (job_keys, (gpointer) key);
     }
   run_jobs (jobs);
   for (guint i = 0; i < jobs->len; i++)
@@ -651,10 +902,12 @@ lm_remount_restore (LmState *state, GError **error)
 
 typedef struct
 {
-  LmMount *mount;   /* borrowed */
-  char *previous;   /* superblock options before this call */
-  char *next;       /* what we ask for */
-  gboolean skipped; /* vanished under us */
+  LmMount *mount;       /* borrowed, as read while held */
+  int fd;               /* borrowed: the held mount point */
+  char *previous;       /* superblock options before this call */
+  char *next;           /* what we ask for */
+  gboolean skipped;     /* vanished under us */
+  char *applied_before; /* our record from an earlier call, or NULL */
 } LmRemountStep;
 
 static void
@@ -662,6 +915,20 @@ lm_remount_step_clear (LmRemountStep *step)
 {
   g_free (step->previous);
   g_free (step->next);
+  g_free (step->applied_before);
+}
+
+/* A step not carried out: a superblock first seen now is forgotten; one
+ * changed by an earlier call still carries those options, wherever it is
+ * mounted now, so its record stays as it was for the restore to find. */
+static void
+step_skip (LmState *state, LmRemountStep *step)
+{
+  step->skipped = TRUE;
+  if (step->applied_before != NULL)
+    state_set (state, GROUP_APPLIED, step->mount->key, step->applied_before);
+  else
+    state_forget (state, step->mount->key);
 }
 
 static gboolean
@@ -680,7 +947,8 @@ still_mounted (const LmMount *m)
   return FALSE;
 }
 
-/* Best effort: used while already failing, so only log. */
+/* Best effort: used while already failing, so only log. Through the same
+ * held mount points as the remounts being undone. */
 static void
 roll_back (GArray *steps, GPtrArray *done)
 {
@@ -694,7 +962,7 @@ roll_back (GArray *steps, GPtrArray *done)
       if (step->skipped || job->err != 0)
         continue;
       g_autofree char *options = lm_remount_options_for_restore (step->previous);
-      g_ptr_array_add (jobs, job_new (step->mount, options, FALSE));
+      g_ptr_array_add (jobs, job_new (step->mount, step->fd, options, FALSE));
     }
   run_jobs (jobs);
   for (guint i = 0; i < jobs->len; i++)
@@ -713,6 +981,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
   g_autoptr (GError) local_error = NULL;
   g_autoptr (GPtrArray) mounts = read_mounts (&local_error);
   g_autoptr (GPtrArray) picked = NULL;
+  g_autoptr (GPtrArray) held = NULL;
   g_autoptr (GArray) steps = g_array_new (FALSE, TRUE, sizeof (LmRemountStep));
   g_autoptr (GString) failures = g_string_new (NULL);
 
@@ -750,14 +1019,25 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
   g_free (snapshot);
   snapshot = lm_state_snapshot (state);
 
-  /* 2. Plan, and record the originals. */
+  /* 2. Hold every mount point to change, then plan from what the table
+   * says about the held mounts, and record the originals. A mount point
+   * that is not the mount read is left alone, and so is its record. */
+  held = hold_mounts (picked, "apply");
   for (guint i = 0; i < picked->len; i++)
     {
-      LmMount *m = g_ptr_array_index (picked, i);
+      LmHeld *h = g_ptr_array_index (held, i);
+      if (h->skip != NULL)
+        {
+          log_skip (g_ptr_array_index (picked, i), h);
+          continue;
+        }
+      LmMount *m = h->mount;
       g_autofree char *original = state_get (state, GROUP_ORIGINAL, m->key);
       g_autofree char *applied = state_get (state, GROUP_APPLIED, m->key);
       g_autofree char *next = lm_remount_options_set (m->fs_options, "commit", commit);
 
+      if (!has_flag (m->fs_options, "rw") || !has_flag (m->vfs_options, "rw"))
+        continue; /* made read-only meanwhile: see pick_superblocks() */
       if (original != NULL && applied != NULL && !g_str_equal (m->fs_options, applied))
         {
           g_autofree char *shown = lm_remount_escape (m->target);
@@ -774,7 +1054,12 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           state_set (state, GROUP_ORIGINAL, m->key, m->fs_options);
         }
       state_set (state, GROUP_APPLIED, m->key, next);
-      LmRemountStep step = { m, g_strdup (m->fs_options), g_steal_pointer (&next), FALSE };
+      LmRemountStep step = { m,
+                             h->fd,
+                             g_strdup (m->fs_options),
+                             g_steal_pointer (&next),
+                             FALSE,
+                             original != NULL ? g_steal_pointer (&applied) : NULL };
       g_array_append_val (steps, step);
     }
 
@@ -792,7 +1077,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
   for (guint i = 0; i < steps->len; i++)
     {
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
-      g_ptr_array_add (jobs, job_new (step->mount, step->next, TRUE));
+      g_ptr_array_add (jobs, job_new (step->mount, step->fd, step->next, TRUE));
     }
   run_jobs (jobs);
   for (guint i = 0; i < steps->len; i++)
@@ -806,8 +1091,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
         {
           g_autofree char *shown = lm_remount_escape (step->mount->target);
           g_message ("%s vanished while being remounted; skipping it", shown);
-          step->skipped = TRUE;
-          state_forget (state, step->mount->key);
+          step_skip (state, step);
         }
       else if (first_error == NULL)
         first_error = g_steal_pointer (&local_error);

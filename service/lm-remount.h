@@ -36,4 +36,14 @@ GVariant *lm_remount_list (LmState *state);
 char *lm_remount_escape (const char *bytes);
 char *lm_remount_unescape (const char *text);
 
+#ifdef LM_REMOUNT_TEST_HOOKS
+/* Only in tests/test-remount-race, which compiles lm-remount.c itself with
+ * this defined: the daemon's library has no hook at all, so nothing from
+ * outside (environment, bus, config) can reach one. Called with "apply" or
+ * "restore" after the mount table was read and before the mount points of
+ * that batch are opened and held: the window a race would use. */
+typedef void (*LmRemountTestHook) (const char *phase, gpointer user_data);
+void lm_remount_test_set_hook (LmRemountTestHook hook, gpointer user_data);
+#endif
+
 G_END_DECLS

@@ -363,9 +363,14 @@ class DaemonTestCase(unittest.TestCase):
         return env
 
     def start_daemon(self, args=(), wait=True, wrapper=()):
-        """@wrapper runs the daemon through e.g. ["unshare", "-n", "--"]."""
+        """@wrapper runs the daemon through e.g. ["unshare", "-n", "--"].
+        LM_TEST_DAEMON_WRAPPER (split like a shell would, never run by one)
+        goes in front of it, e.g. "setpriv --bounding-set -all,+sys_admin
+        --": the whole tier run with the unit's restrictions."""
+        import shlex
+        outer = shlex.split(os.environ.get("LM_TEST_DAEMON_WRAPPER", ""))
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
-        p = subprocess.Popen(list(wrapper) + [DAEMON, "--verbose"] + list(args),
+        p = subprocess.Popen(outer + list(wrapper) + [DAEMON, "--verbose"] + list(args),
                              env=self.daemon_env(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.procs.append(p)
