@@ -46,7 +46,6 @@ class StartStopTest(DaemonTestCase):
                          "state file left behind after a full restore")
 
     def test_ctl(self):
-        self.skipTest("scratch: a deliberately skipped case, to show the skip list")
         st = self.status()
         self.assertEqual((st["Active"], st["Mode"], st["Engine"], st["Reason"]), (False, "auto", "kernel", "ac"))
         self.ctl_run("start", check=True)
