@@ -6,7 +6,7 @@ private bus, the daemon, laptop-mode-tools' run-time files) and puts the
 machine back as found: /proc/sys/vm is saved first and written back at the
 end, even on failure. Samples /sys/block/loopN/stat (a benchmark may poll;
 the daemon never does). Never run as a timed test.
-Usage (root): bench/engine_bench.py [--duration S] [--only NAME ...]
+Usage (root): bench/engine_bench.py [--duration S] [--only NAME ...] [--smoke]
 """
 
 import argparse
@@ -25,6 +25,7 @@ SRCDIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "integration"))
 os.environ.setdefault("LM_SRCDIR", SRCDIR)
 import lmtest  # noqa: E402  (BUS_CONFIG, paths, sysctl helpers)
+import benchlib  # noqa: E402
 
 NS_MARK = "LM_BENCH_ENGINE_NAMESPACE"
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
@@ -231,9 +232,16 @@ class Bench:
     # --- the tools --------------------------------------------------------
 
     def start_daemon(self, engine):
-        services = []
-        address = lmtest.start_system_bus_with_polkit(self.tmp, services)
-        self.procs.extend(services)
+        # A directory per run: the bus socket and polkitd's files of the
+        # previous run are not in the way. The bus and polkitd go straight
+        # into self.procs, so cleanup() stops them even when a later step
+        # of this start fails.
+        run_tmp = os.path.join(self.tmp, "run-" + engine)
+        os.makedirs(run_tmp)
+        os.chmod(run_tmp, 0o755)
+        first = len(self.procs)
+        address = lmtest.start_system_bus_with_polkit(run_tmp, self.procs)
+        services = self.procs[first:]
         # Only the benchmark's disk is remounted, as for laptop-mode-tools.
         theirs = sorted(mp for mp, t in mountinfo_types().items()
                         if t in REMOUNT_TYPES and mp != self.mp)
@@ -262,16 +270,13 @@ class Bench:
             time.sleep(0.1)
 
         def stop():
-            daemon.terminate()
-            daemon.wait(timeout=20)
-            for p in reversed(services):
-                p.terminate()
-                p.wait()
+            for p in [daemon] + list(reversed(services)):
+                lmtest.stop_process(p)
         return stop
 
     def start_laptop_mode_tools(self):
         if shutil.which("laptop_mode") is None:
-            return None
+            raise benchlib.Skip("laptop-mode-tools is not installed (apt-get install laptop-mode-tools)")
         with open("/etc/laptop-mode/laptop-mode.conf") as f:
             text = f.read()
         # Only the core module's sysctls and remounts, on exactly our disk;
@@ -319,26 +324,21 @@ class Bench:
                 stop = self.start_daemon(variant)
             elif variant == "laptop-mode-tools":
                 stop = self.start_laptop_mode_tools()
-                if stop is None:
-                    return None
             vm = lmtest.read_real_vm()
             self.settle()
             changes = workload.run(os.path.basename(self.device))
         finally:
-            if stop is not None:
-                stop()
-            self.drop_disk()
-            lmtest.write_real_vm(self.vm)
+            try:
+                if stop is not None:
+                    stop()
+            finally:
+                self.drop_disk()
+                lmtest.write_real_vm(self.vm)
         return analyse(changes, self.args.duration, self.args.idle), vm, changes
 
     def cleanup(self):
         for p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            lmtest.stop_process(p)
         self.drop_disk()
         for b in reversed(self.binds):
             subprocess.run(["umount", "-l", b], capture_output=True)
@@ -350,26 +350,30 @@ class Bench:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--duration", type=float, default=180, help="seconds per run")
+    ap.add_argument("--duration", type=float, default=None,
+                    help="seconds per run (180; 6 with --smoke)")
     ap.add_argument("--max-lost-work", type=int, default=30)
     ap.add_argument("--seconds", type=int, default=2, help="LaptopModeSeconds")
     ap.add_argument("--idle", type=float, default=5, help="standby timer, seconds")
     ap.add_argument("--only", nargs="*", choices=VARIANTS, default=list(VARIANTS))
     ap.add_argument("--verbose", action="store_true", help="print each run's I/O times")
+    ap.add_argument("--smoke", action="store_true",
+                    help="a short run of every variant, reported as TAP (numbers not judged)")
     args = ap.parse_args()
+    if args.duration is None:
+        args.duration = 6 if args.smoke else 180
     if os.geteuid() != 0:
-        sys.exit("engine_bench: needs root (loop device, mounts, /proc/sys/vm, BPF)")
-    if os.environ.get(NS_MARK) != "1":
-        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:],
-                   dict(os.environ, **{NS_MARK: "1"}))
+        benchlib.Smoke(args.smoke, "engine_bench").skip_all(
+            "needs root (loop device, mounts, /proc/sys/vm, BPF)")
+    benchlib.enter_namespace(__file__, NS_MARK)
 
+    smoke = benchlib.Smoke(args.smoke, "engine_bench")
     b = Bench(args)
     results = {}
     try:
         for variant in args.only:
             print("running %s for %d s ..." % (variant, args.duration), file=sys.stderr)
-            results[variant] = b.run(variant)
+            results[variant] = smoke.case(variant, lambda: b.run(variant))
     finally:
         b.cleanup()
 
@@ -384,13 +388,14 @@ def main():
     for variant in args.only:
         r = results.get(variant)
         if r is None:
-            print("%-20s not installed" % variant)
+            print("%-20s not run (see above)" % variant)
             continue
         (spinups, asleep, longest), vm, changes = r
         print("%-20s %9d %7.0f%% %12.1fs" % (variant, spinups, asleep * 100, longest))
         if args.verbose:
             print("    vm: %s" % " ".join("%s=%s" % kv for kv in sorted(vm.items())))
             print("    I/O at: %s" % " ".join("%.1f" % t for t in changes))
+    smoke.finish()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Owns everything it creates (a private mount namespace, loop devices, mounts,
 a private bus, the daemon) and puts the machine back as found: /proc/sys/vm
 is saved and written back, laptop-mode-tools' run-time files and config
 overrides live only in the namespace. Never run as a timed test.
-Usage (root): bench/remount_bench.py [--mounts N] [--runs N] [--lmt-runs N]
+Usage (root): bench/remount_bench.py [--mounts N] [--runs N] [--lmt-runs N] [--smoke]
 """
 
 import argparse
@@ -22,6 +22,7 @@ SRCDIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "integration"))
 os.environ.setdefault("LM_SRCDIR", SRCDIR)
 import lmtest  # noqa: E402  (BUS_CONFIG, paths, sysctl helpers)
+import benchlib  # noqa: E402
 
 NS_MARK = "LM_BENCH_NAMESPACE"
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
@@ -190,21 +191,35 @@ def main():
     ap.add_argument("--mounts", type=int, default=20)
     ap.add_argument("--runs", type=int, default=20, help="laptop-moded start/stop pairs")
     ap.add_argument("--lmt-runs", type=int, default=5, help="laptop-mode-tools start/stop pairs")
+    ap.add_argument("--smoke", action="store_true",
+                    help="3 mounts, 2 and 1 runs, reported as TAP (numbers not judged)")
     args = ap.parse_args()
+    if args.smoke:
+        args.mounts, args.runs, args.lmt_runs = 3, 2, 1
     if os.geteuid() != 0:
-        sys.exit("remount_bench: needs root (loop devices, mounts, /proc/sys/vm)")
-    if os.environ.get(NS_MARK) != "1":
-        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:],
-                   dict(os.environ, **{NS_MARK: "1"}))
+        benchlib.Smoke(args.smoke, "remount_bench").skip_all(
+            "needs root (loop devices, mounts, /proc/sys/vm)")
+    benchlib.enter_namespace(__file__, NS_MARK)
+
+    smoke = benchlib.Smoke(args.smoke, "remount_bench")
+
+    def lmt():
+        r = b.bench_laptop_mode_tools()
+        if r is None:
+            raise benchlib.Skip("laptop-mode-tools is not installed "
+                                "(apt-get install laptop-mode-tools)")
+        return r
 
     b = Bench(args)
     try:
         b.make_mounts()
-        ours = b.bench_laptop_moded()
-        theirs = b.bench_laptop_mode_tools()
+        ours = smoke.case("laptop-moded", b.bench_laptop_moded)
+        theirs = smoke.case("laptop-mode-tools", lmt)
     finally:
         b.cleanup()
+    if args.smoke:
+        smoke.finish()
+        return
 
     print("%d ext4 loop mounts, kernel %s" % (args.mounts, os.uname().release))
     print("laptop-moded       start: %s   stop: %s   (%d runs, laptop-modectl wall time)"

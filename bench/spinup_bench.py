@@ -29,6 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 import lmtest  # noqa: E402
+import benchlib  # noqa: E402
 
 IDLE = 2
 NS_MARK = "LM_BENCH_SPINUP_NAMESPACE"
@@ -133,14 +134,19 @@ class Bench:
             subprocess.run(["mount", "-t", "tracefs", "tracefs", "/sys/kernel/tracing"], check=True)
             self.mounted_tracefs = True
 
-    def start_bus(self):
-        services = []
-        address = lmtest.start_system_bus_with_polkit(self.tmp, services)
-        self.procs.extend(services)
-        return services, address
+    def start_bus(self, name):
+        # A directory per run (the bus socket and polkitd's files of the
+        # previous one); the processes go straight into self.procs, so
+        # cleanup() stops them even when polkitd fails to start.
+        run_tmp = os.path.join(self.tmp, "run-" + name)
+        os.makedirs(run_tmp)
+        os.chmod(run_tmp, 0o755)
+        first = len(self.procs)
+        address = lmtest.start_system_bus_with_polkit(run_tmp, self.procs)
+        return self.procs[first:], address
 
     def run_daemon(self, backend):
-        services, address = self.start_bus()
+        services, address = self.start_bus(backend)
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
                    STATE_DIRECTORY=os.path.join(self.tmp, "state-" + backend),
                    LAPTOP_MODED_CONFIG=os.path.join(self.tmp, backend + ".conf"))
@@ -172,8 +178,7 @@ class Bench:
         spinups = [json.loads(x) for x in out.splitlines() if x.strip()]
         result["spinups"] = sum(1 for s in spinups if s["Disk"] == self.disk)
         for p in reversed(services):
-            p.terminate()
-            p.wait()
+            lmtest.stop_process(p)
         return result
 
     def run_bpftrace(self):
@@ -203,10 +208,9 @@ class Bench:
         self.procs.append(p)
         time.sleep(2)
         if p.poll() is not None:
-            print("trace-cmd stream exited with %d (it writes kernel.ftrace_enabled, which "
-                  "some kernels and containers refuse); not measured" % p.returncode,
-                  file=sys.stderr)
-            return None
+            raise benchlib.Skip("trace-cmd stream exited with %d (it writes "
+                                "kernel.ftrace_enabled, which some kernels and containers "
+                                "refuse); not measured" % p.returncode)
         pids = descendants(p.pid)
         sink = subprocess.Popen(["cat"], stdin=p.stdout, stdout=subprocess.DEVNULL)
         self.procs.append(sink)
@@ -231,35 +235,38 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reads", type=int, default=500000)
     ap.add_argument("--only", nargs="*", default=["bpf", "tracefs", "bpftrace", "trace-cmd"])
+    ap.add_argument("--smoke", action="store_true",
+                    help="2000 reads per contender, reported as TAP (numbers not judged)")
     args = ap.parse_args()
+    if args.smoke and args.reads == ap.get_default("reads"):
+        args.reads = 2000
     if os.geteuid() != 0:
-        sys.exit("spinup_bench: run as root")
-    if os.environ.get(NS_MARK) != "1":
-        env = dict(os.environ, **{NS_MARK: "1"})
-        os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(__file__)] + sys.argv[1:], env)
+        benchlib.Smoke(args.smoke, "spinup_bench").skip_all("run as root")
+    benchlib.enter_namespace(__file__, NS_MARK)
+    smoke = benchlib.Smoke(args.smoke, "spinup_bench")
+
+    def contender(name):
+        if name in ("bpf", "tracefs"):
+            return b.run_daemon(name)
+        if shutil.which(name) is None:
+            raise benchlib.Skip("%s is not installed" % name)
+        return b.run_bpftrace() if name == "bpftrace" else b.run_trace_cmd()
+
     b = Bench(args)
     rows = []
     try:
         b.setup()
         for name in args.only:
-            if name in ("bpf", "tracefs"):
-                r = b.run_daemon(name)
-                name = "laptop-moded " + name
-            elif name == "bpftrace":
-                if shutil.which("bpftrace") is None:
-                    continue
-                r = b.run_bpftrace()
-            else:
-                if shutil.which("trace-cmd") is None:
-                    continue
-                r = b.run_trace_cmd()
+            r = smoke.case(name, lambda: contender(name))
             if r is None:
                 continue
+            if name in ("bpf", "tracefs"):
+                name = "laptop-moded " + name
             rows.append((name, r))
             print("%-22s %s" % (name, r), file=sys.stderr, flush=True)
     finally:
         b.cleanup()
+    smoke.finish()
     print("| contender | CPU time | % of workload CPU | wake-ups | spin-ups reported | "
           "workload CPU | workload wall |")
     print("|---|---|---|---|---|---|---|")

@@ -33,6 +33,26 @@ command (LmSgio *dev, const char *key, const guint8 cdb[LM_ATA_CDB_LEN])
   fact (key, lm_sgio_command (dev, cdb, NULL, 0, &regs, &error) ? "ok" : error->message);
 }
 
+/* IDENTIFY's APM level as @key=<level>, or the reason there is none;
+ * @key_supported=yes|no says which (no: the device does not advertise APM). */
+static void
+read_apm (LmSgio *dev, const char *key)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *supported = g_strconcat (key, "_supported", NULL);
+  guint apm;
+
+  if (lm_sgio_read_apm (dev, &apm, &error))
+    {
+      g_autofree char *v = g_strdup_printf ("%u", apm);
+      fact (key, v);
+      fact (supported, "yes");
+      return;
+    }
+  fact (key, error->message);
+  fact (supported, g_error_matches (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED) ? "no" : "error");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -40,7 +60,6 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   guint8 cdb[LM_ATA_CDB_LEN];
   LmAtaPower power;
-  guint apm;
 
   g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
   if (dev == NULL)
@@ -72,19 +91,14 @@ main (int argc, char **argv)
                          lm_ata_power_to_string (lm_ata_power_from_count (regs.count)));
   fact ("drive_cmd", dc);
 
-  if (lm_sgio_read_apm (dev, &apm, &error))
-    {
-      g_autofree char *v = g_strdup_printf ("%u", apm);
-      fact ("apm", v);
-    }
-  else
-    fact ("apm", error->message);
-  g_clear_error (&error);
+  read_apm (dev, "apm");
 
   lm_ata_cdb_idle (cdb, 4);
   command (dev, "idle_timer_20s", cdb);
   lm_ata_cdb_apm (cdb, 128);
   command (dev, "apm_128", cdb);
+  /* What the device says now: 128 where it implements APM. */
+  read_apm (dev, "apm_after");
 
   if (lm_sgio_check_power (dev, &power, &error))
     fact ("check_power_after", lm_ata_power_to_string (power));

@@ -24,11 +24,32 @@ section() { # section NAME FILE
 	echo "----- END E2E $1 -----"
 }
 wait_for() { # wait_for SECONDS command...: poll until the command succeeds
-	n=$1
+	n=$(($1 * 5))
 	shift
 	while [ "$n" -gt 0 ]; do
 		"$@" && return 0
-		sleep 1
+		sleep 0.2
+		n=$((n - 1))
+	done
+	return 1
+}
+disk_ios() { # reads + writes completed on vda so far
+	awk '{ print $1 + $5 }' /sys/block/vda/stat
+}
+idle_for() { # idle_for SECONDS TIMEOUT: until vda has done no I/O for SECONDS
+	quiet=0
+	last=$(disk_ios)
+	n=$(($2 * 5))
+	while [ "$n" -gt 0 ]; do
+		sleep 0.2
+		now=$(disk_ios)
+		if [ "$now" = "$last" ]; then
+			quiet=$((quiet + 1))
+			[ "$quiet" -ge $(($1 * 5)) ] && return 0
+		else
+			quiet=0
+			last=$now
+		fi
 		n=$((n - 1))
 	done
 	return 1
@@ -45,6 +66,9 @@ mounted /run || mount -t tmpfs tmpfs /run
 mkdir -p /run/lmtest /var/lib/laptop-moded
 
 status=0
+# As in the other test tiers: a GLib critical aborts the daemon or client
+# (the host also fails the run on any CRITICAL or WARNING line they print).
+export G_DEBUG=fatal-criticals
 # Off, so that the daemon must turn it on (and restore it) itself.
 echo 0 > "$BD"
 fact block_dump_before "$(cat "$BD")"
@@ -103,14 +127,26 @@ echo 3 > /proc/sys/vm/drop_caches
 # both since boot: the daemon compares kmsg time stamps with its own clock.
 mark "e2e clock"
 fact uptime_at_clock_mark "$(cut -d' ' -f1 /proc/uptime)"
-sleep $((IDLE + 3))
+# The disk must be idle for longer than SpinUpIdle before the read: watch
+# its counters until they have not moved for SpinUpIdle + 1 s.
+if idle_for $((IDLE + 1)) 120; then
+	fact idle_before_read yes
+else
+	fact idle_before_read no
+	status=1
+fi
 
 mark "e2e read after idle"
 sh -c 'echo $$ > /tmp/e2e-cat.pid; exec cat /mnt/data.bin' > /dev/null
 fact cat_pid "$(cat /tmp/e2e-cat.pid)"
 mark "e2e read done"
-# Time for the daemon to read the lines and for the signal to arrive.
-sleep 3
+# Until the watch prints the SpinUp of that read (the daemon reads the
+# kernel lines, the signal travels the bus).
+if wait_for 60 grep -q "\"Pid\": $(cat /tmp/e2e-cat.pid)[,}]" /tmp/e2e-watch.out; then
+	fact spinup_seen yes
+else
+	fact spinup_seen no
+fi
 
 kill -TERM "$watch_pid" 2>/dev/null
 wait "$watch_pid"

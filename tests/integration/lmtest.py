@@ -467,14 +467,164 @@ class DaemonTestCase(unittest.TestCase):
         self.fail("timed out waiting for " + message)
 
 
+class _TapResult(unittest.TestResult):
+    """One TAP line per test method on @tap; the usual verbose report and
+    every traceback on stderr. A method that never ran because its
+    setUpClass or setUpModule skipped or failed is still reported, as a skip
+    with that reason or as a failure, so that a case count does not depend
+    on where a skip was raised."""
+
+    def __init__(self, tap, ids):
+        super().__init__()
+        self.tap = tap
+        self.ids = ids          # every test id in the suite, in order
+        self.reported = set()
+        self.number = 0
+        self.bad = 0            # "not ok" lines written
+        self.fixtures = []      # (scope, "skip"|"fail", message)
+        self.current = None
+
+    def _line(self, ok, desc, directive=""):
+        self.number += 1
+        desc = desc.replace("#", "\\#").replace("\n", " ")
+        self.bad += 0 if ok else 1
+        self.tap.write("%s %d %s%s\n" % ("ok" if ok else "not ok", self.number, desc, directive))
+        self.tap.flush()
+
+    def _say(self, text):
+        import sys
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.current = {"ok": True, "skip": None, "xfail": False}
+        self._say("%s ..." % test.id())
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        state, self.current = self.current, None
+        tid = test.id()
+        self.reported.add(tid)
+        if state["skip"] is not None and state["ok"]:
+            self._line(True, tid, " # SKIP %s" % (state["skip"] or "no reason given"))
+            self._say("%s ... skipped: %s" % (tid, state["skip"]))
+        elif state["ok"]:
+            self._line(True, tid, " # TODO expected failure" if state["xfail"] else "")
+            self._say("%s ... ok" % tid)
+        else:
+            self._line(False, tid)
+            self._say("%s ... FAIL" % tid)
+
+    def _fixture(self, test, kind, message):
+        # unittest's _ErrorHolder: "setUpClass (module.Class)" or
+        # "setUpModule (module)"; the scope is the part in parentheses.
+        desc = test.description
+        scope = desc[desc.find("(") + 1:desc.rfind(")")] if "(" in desc else desc
+        self.fixtures.append((desc, scope, kind, message))
+        self._say("%s: %s" % (desc, "skipped: " + message if kind == "skip" else "ERROR"))
+
+    def _is_holder(self, test):
+        return not isinstance(test, unittest.TestCase)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._say(self._exc_info_to_string(err, test))
+        if self._is_holder(test):
+            self._fixture(test, "fail", "error in " + test.description)
+        elif self.current is not None:
+            self.current["ok"] = False
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._say(self._exc_info_to_string(err, test))
+        if self.current is not None:
+            self.current["ok"] = False
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        if self._is_holder(test):
+            self._fixture(test, "skip", reason)
+        elif self.current is not None:
+            self.current["skip"] = reason
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        if self.current is not None:
+            self.current["xfail"] = True
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._say("%s: unexpected success" % test.id())
+        if self.current is not None:
+            self.current["ok"] = False
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._say(self._exc_info_to_string(err, subtest))
+            if self.current is not None and not issubclass(err[0], unittest.SkipTest):
+                self.current["ok"] = False
+
+    def finish(self):
+        """Report the methods that never ran, then each fixture failure that
+        covered none of them, then the plan."""
+        used = set()
+        for tid in self.ids:
+            if tid in self.reported:
+                continue
+            cover = [f for f in self.fixtures
+                     if tid == f[1] or tid.startswith(f[1] + ".")]
+            if not cover:
+                self._line(False, tid, " # did not run")
+                continue
+            desc, _scope, kind, message = cover[0]
+            used.add(desc)
+            if kind == "skip":
+                self._line(True, tid, " # SKIP %s" % message)
+            else:
+                self._line(False, tid, " # %s" % message)
+        for desc, _scope, kind, message in self.fixtures:
+            if desc not in used and kind == "fail":
+                self._line(False, desc)
+        self.tap.write("1..%d\n" % self.number)
+        self.tap.flush()
+
+
+class _TapRunner:
+    """unittest.main's runner: TAP on the original stdout (what meson reads
+    with protocol: 'tap'); stdout is pointed at stderr while the tests run,
+    so that nothing a test or its children print can break the stream."""
+
+    def run(self, test):
+        import sys
+
+        def ids(t):
+            if isinstance(t, unittest.TestSuite):
+                for sub in t:
+                    yield from ids(sub)
+            else:
+                yield t.id()
+
+        sys.stdout.flush()
+        tap = os.fdopen(os.dup(1), "w", buffering=1)
+        os.dup2(2, 1)
+        tap.write("TAP version 13\n")
+        result = _TapResult(tap, list(ids(test)))
+        result.failfast = False
+        test(result)
+        result.finish()
+        self.failed = result.bad > 0 or not result.wasSuccessful()
+        tap.close()
+        return result
+
+
 def main():
-    """unittest.main, but a run where every test skipped exits 77, which
-    meson reports as SKIP instead of a silent OK."""
+    """unittest.main with a TAP report (one line per test method, skips with
+    their reason) on stdout, the verbose log on stderr. Exits 1 when a test
+    failed or errored, else 0; meson reports a file whose every case
+    skipped as SKIP."""
     import sys
-    prog = unittest.main(verbosity=2, exit=False)
-    r = prog.result
-    if not r.wasSuccessful():
-        sys.exit(1)
-    if r.testsRun > 0 and len(r.skipped) == r.testsRun:
-        sys.exit(77)
-    sys.exit(0)
+    runner = _TapRunner()
+    unittest.main(testRunner=runner, exit=False)
+    sys.exit(1 if runner.failed else 0)

@@ -338,4 +338,4 @@ class NoPolkitTest(DaemonTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    lmtest.main()

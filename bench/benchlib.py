@@ -1,0 +1,129 @@
+"""What every benchmark in bench/ shares: a private mount namespace whose
+processes are all stopped when the benchmark ends, however it ends, and the
+TAP report of a --smoke run (one case per variant; numbers not judged).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+
+def _stop_group(pgid, grace=10.0):
+    """SIGTERM every process left in @pgid, then SIGKILL what is still there
+    after @grace seconds. True when the group was empty already."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            os.killpg(pgid, 0)
+            time.sleep(0.1)
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return False
+
+
+def enter_namespace(script, mark):
+    """Run @script again (same arguments) in a private mount namespace, in a
+    process group of its own, and exit with its status. When it ends, every
+    process still in that group (a bus, polkitd, a daemon it could not stop)
+    is killed, so a benchmark that fails leaves nothing running. Returns at
+    once when already inside (@mark is set)."""
+    if os.environ.get(mark) == "1":
+        # Inside: SIGTERM unwinds through the benchmark's finally blocks.
+        def term(signum, frame):
+            raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, term)
+        return
+    env = dict(os.environ, **{mark: "1"})
+    child = subprocess.Popen(["unshare", "-m", "--propagation", "private", sys.executable,
+                              os.path.abspath(script)] + sys.argv[1:], env=env,
+                             start_new_session=True)
+
+    def forward(signum, frame):
+        try:
+            os.kill(child.pid, signum)
+        except ProcessLookupError:
+            pass
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, forward)
+    while True:
+        try:
+            rc = child.wait()
+            break
+        except InterruptedError:
+            continue
+    if not _stop_group(child.pid):
+        print("%s: stopped processes it left running" % os.path.basename(script),
+              file=sys.stderr)
+        rc = rc or 1
+    sys.exit(rc if rc >= 0 else 128 - rc)
+
+
+class Smoke:
+    """--smoke: TAP on the original stdout, one line per case; everything
+    else the benchmark prints goes to stderr. Without --smoke, case() runs
+    the body and lets its exception through, as before."""
+
+    def __init__(self, enabled, name):
+        self.enabled = enabled
+        self.name = name
+        self.number = 0
+        self.failed = 0
+        self.tap = None
+        if enabled:
+            sys.stdout.flush()
+            self.tap = os.fdopen(os.dup(1), "w", buffering=1)
+            os.dup2(2, 1)
+            self.tap.write("TAP version 13\n")
+
+    def _line(self, text):
+        self.number += 1
+        self.tap.write(text % self.number + "\n")
+
+    def case(self, what, body):
+        """Runs body(); returns its value, or None when it skipped (body
+        raises Skip) or, in a smoke run, failed."""
+        try:
+            value = body()
+        except Skip as e:
+            if self.enabled:
+                self._line("ok %%d %s %s # SKIP %s" % (self.name, what, e))
+            else:
+                print("%s: %s" % (what, e), file=sys.stderr)
+            return None
+        except Exception:
+            if not self.enabled:
+                raise
+            traceback.print_exc()
+            self.failed += 1
+            self._line("not ok %%d %s %s" % (self.name, what))
+            return None
+        if self.enabled:
+            self._line("ok %%d %s %s" % (self.name, what))
+        return value
+
+    def skip_all(self, reason):
+        """No case can run here (not root): the whole benchmark skips."""
+        if not self.enabled:
+            sys.exit("%s: %s" % (self.name, reason))
+        self.tap.write("1..0 # SKIP %s\n" % reason)
+        sys.exit(0)
+
+    def finish(self):
+        if self.enabled:
+            self.tap.write("1..%d\n" % self.number)
+            self.tap.flush()
+            if self.failed:
+                sys.exit(1)
+
+
+class Skip(Exception):
+    """A variant that cannot run on this machine (a tool not installed)."""
