@@ -127,3 +127,50 @@ class Smoke:
 
 class Skip(Exception):
     """A variant that cannot run on this machine (a tool not installed)."""
+
+
+LMT_CACHE = "/var/tmp/laptop-moded-bench/laptop-mode-tools"
+
+
+def laptop_mode_tools():
+    """The laptop_mode command to compare against, inside this benchmark's
+    private mount namespace. Installed, it is used as it is. Otherwise
+    Debian's package is downloaded once (cached in LMT_CACHE) and unpacked,
+    never installed: an installed laptop-mode-tools enables services and
+    power-event hooks that would change the machine's own settings. Its
+    scripts read fixed paths, so its /etc/laptop-mode and
+    /usr/share/laptop-mode-tools are laid over the real ones with read-only
+    overlays that exist only in this namespace. Raises Skip when the
+    archive cannot be reached."""
+    import shutil
+    installed = shutil.which("laptop_mode")
+    if installed is not None:
+        return installed
+    root = os.path.join(LMT_CACHE, "root")
+    command = os.path.join(root, "usr", "sbin", "laptop_mode")
+    if not os.path.exists(command):
+        os.makedirs(LMT_CACHE, exist_ok=True)
+        fetched = subprocess.run(["apt-get", "download", "-q", "laptop-mode-tools"], cwd=LMT_CACHE,
+                                 capture_output=True, text=True)
+        debs = sorted(f for f in os.listdir(LMT_CACHE) if f.endswith(".deb"))
+        if fetched.returncode != 0 or not debs:
+            raise Skip("laptop-mode-tools cannot be fetched from the Debian archive: %s"
+                       % (fetched.stderr.strip().splitlines() or ["no .deb"])[-1])
+        unpacking = root + ".new"
+        shutil.rmtree(unpacking, ignore_errors=True)
+        subprocess.run(["dpkg-deb", "-x", os.path.join(LMT_CACHE, debs[-1]), unpacking], check=True)
+        os.rename(unpacking, root)
+    if os.path.isdir("/usr/share/laptop-mode-tools"):
+        return command  # laid over already, by an earlier run in this namespace
+    with open("/proc/self/mountinfo") as f:
+        points = [line.split()[4] for line in f]
+    for sub in ("/etc", "/usr/share"):
+        # An overlay shows the directory, not what is mounted below it.
+        below = [p for p in points if p.startswith(sub + "/")]
+        if below:
+            raise RuntimeError("cannot lay laptop-mode-tools over %s: %s is mounted below it"
+                               % (sub, below[0]))
+        # Its files over the real ones; /etc and /usr/share stay readable.
+        subprocess.run(["mount", "-t", "overlay", "lm-bench-lmt", "-o",
+                        "lowerdir=%s:%s" % (os.path.join(root, sub[1:]), sub), sub], check=True)
+    return command

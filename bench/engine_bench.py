@@ -275,8 +275,7 @@ class Bench:
         return stop
 
     def start_laptop_mode_tools(self):
-        if shutil.which("laptop_mode") is None:
-            raise benchlib.Skip("laptop-mode-tools is not installed (apt-get install laptop-mode-tools)")
+        lmt = benchlib.laptop_mode_tools()
         with open("/etc/laptop-mode/laptop-mode.conf") as f:
             text = f.read()
         # Only the core module's sysctls and remounts, on exactly our disk;
@@ -305,10 +304,10 @@ class Bench:
             sh(["mount", "-t", "tmpfs", "lm-bench", "/run"])  # /var/run and /var/lock
             self.binds.append("/run")
             os.makedirs("/run/lock")
-        sh(["laptop_mode", "start"])
+        sh([lmt, "start"])
 
         def stop():
-            sh(["laptop_mode", "stop"])
+            sh([lmt, "stop"])
         return stop
 
     # --- one run ------------------------------------------------------------
