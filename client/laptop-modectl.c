@@ -52,17 +52,6 @@ print_usage (FILE *out)
            lm_ctl_prog);
 }
 
-static void
-print_historical_usage (void)
-{
-  g_autoptr (GString) names = g_string_new (NULL);
-
-  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
-    if (commands[i].flags & LM_CTL_COMMAND_HISTORICAL)
-      g_string_append_printf (names, "%s%s", names->len ? "|" : "", commands[i].name);
-  g_printerr ("Usage: laptop_mode %s\n", names->str);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -100,8 +89,9 @@ main (int argc, char **argv)
       argv[1] = name;
       return commands[i].run (argc - 1, argv + 1);
     }
+  /* Worded as laptop-mode-tools said it, for the scripts that match it. */
   if (historical ())
-    print_historical_usage ();
+    g_printerr ("Usage: laptop_mode start|stop|status\n");
   else
     {
       g_autofree char *got = lm_ctl_safe (argv[1]);
