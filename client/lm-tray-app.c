@@ -7,17 +7,14 @@
 
 #include <gio/gio.h>
 
+#include "lm-escape.h"
 #include "lm-generated.h"
+#include "lm-names.h"
 #include "lm-tray-item.h"
 #include "lm-tray-menu.h"
 #include "lm-tray-notifier.h"
 #include "lm-tray-settings.h"
 
-#define LM_BUS_NAME "org.laptopmode.LaptopMode1"
-#define LM_OBJECT_PATH "/org/laptopmode/LaptopMode1"
-#define LM_ERROR_NOT_SUPPORTED "org.laptopmode.LaptopMode1.Error.NotSupported"
-#define RIGHT_SWITCH "org.laptopmode.LaptopMode1.switch"
-#define RIGHT_MONITOR "org.laptopmode.LaptopMode1.monitor"
 /* The menu shows the last few; the daemon keeps more for laptop-modectl. */
 #define RECENT_MAX 8
 
@@ -28,11 +25,11 @@ static const struct
   const char *right;
   const char *what;
 } rights[] = {
-  { "Start", RIGHT_SWITCH, "switch laptop mode on" },
-  { "Stop", RIGHT_SWITCH, "switch laptop mode off" },
-  { "SetMode", RIGHT_SWITCH, "change the laptop mode setting" },
-  { "Subscribe", RIGHT_MONITOR, "watch disk spin-ups" },
-  { "GetSpinUps", RIGHT_MONITOR, "see recent disk spin-ups" },
+  { "Start", LM_ACTION_SWITCH, "switch laptop mode on" },
+  { "Stop", LM_ACTION_SWITCH, "switch laptop mode off" },
+  { "SetMode", LM_ACTION_SWITCH, "change the laptop mode setting" },
+  { "Subscribe", LM_ACTION_MONITOR, "watch disk spin-ups" },
+  { "GetSpinUps", LM_ACTION_MONITOR, "see recent disk spin-ups" },
 };
 
 struct _LmTrayApp
@@ -104,19 +101,21 @@ report (LmTrayApp *app, const char *method, const GError *error)
   g_autofree char *body = NULL;
 
   g_dbus_error_strip_remote_error (copy);
+  /* The daemon quotes input escaped already: controls go, backslashes stay. */
+  g_autofree char *message = lm_escape (copy->message, -1, LM_ESCAPE_KEEP_BACKSLASH);
   if (is_denied (error))
     {
       summary = g_strdup_printf ("Not allowed to %s", what);
       body = g_strdup_printf ("Your account lacks the right %s. An administrator can grant it "
                               "with a polkit rule (see laptop-mode-tray(1)).\n%s",
-                              right, copy->message);
+                              right, message);
     }
   else
     {
       summary = g_strdup_printf ("Could not %s", what);
-      body = g_strdup (copy->message);
+      body = g_strdup (message);
     }
-  g_message ("%s: %s", summary, copy->message);
+  g_message ("%s: %s", summary, message);
   lm_tray_notifier_problem (app->notifier, summary, body);
 }
 
@@ -206,8 +205,8 @@ got_spinups (LmTrayApp *app, GVariant *reply, const GError *error)
     {
       /* Said in the menu only: the subscription already explains a denial. */
       if (is_denied (error))
-        set_spinups_note (app, "Not allowed (needs " RIGHT_MONITOR ")");
-      else if (is_remote_error (error, LM_ERROR_NOT_SUPPORTED))
+        set_spinups_note (app, "Not allowed (needs " LM_ACTION_MONITOR ")");
+      else if (is_remote_error (error, LM_ERROR_NAME_NOT_SUPPORTED))
         set_spinups_note (app, "Not available on this kernel");
       else
         g_debug ("GetSpinUps failed: %s", error->message);
@@ -267,7 +266,7 @@ subscribed (LmTrayApp *app, GVariant *reply, const GError *error)
         }
       return;
     }
-  if (is_remote_error (error, LM_ERROR_NOT_SUPPORTED))
+  if (is_remote_error (error, LM_ERROR_NAME_NOT_SUPPORTED))
     {
       g_message ("No spin-up notifications: %s", error->message);
       set_spinups_note (app, "Not available on this kernel");
@@ -298,11 +297,11 @@ reason_words (const char *reason)
     const char *reason;
     const char *words;
   } words[] = {
-    { "manual", "set by hand" },
-    { "on-battery", "running on battery" },
-    { "ac", "running on AC power" },
-    { "low-battery", "battery low" },
-    { "inhibited", "held off by a program" },
+    { LM_REASON_MANUAL, "set by hand" },
+    { LM_REASON_ON_BATTERY, "running on battery" },
+    { LM_REASON_AC, "running on AC power" },
+    { LM_REASON_LOW_BATTERY, "battery low" },
+    { LM_REASON_INHIBITED, "held off by a program" },
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (words); i++)
@@ -343,28 +342,34 @@ update (LmTrayApp *app)
   active = lm_exported_laptop_mode_get_active (app->proxy);
   mode = lm_exported_laptop_mode_get_mode (app->proxy);
   reason = lm_exported_laptop_mode_get_reason (app->proxy);
-  if (g_strcmp0 (reason, "inhibited") == 0)
+  if (g_strcmp0 (reason, LM_REASON_INHIBITED) == 0)
     icon = "laptop-mode-inhibited";
-  else if (g_strcmp0 (reason, "low-battery") == 0)
+  else if (g_strcmp0 (reason, LM_REASON_LOW_BATTERY) == 0)
     icon = "laptop-mode-low-battery";
   else if (active)
     icon = "laptop-mode-on";
   else
     icon = "laptop-mode-off";
   /* Off by the user's choice or on AC is the quiet, expected state. */
-  status = !active && (g_strcmp0 (reason, "manual") == 0 || g_strcmp0 (reason, "ac") == 0)
+  status = !active
+                   && (g_strcmp0 (reason, LM_REASON_MANUAL) == 0
+                       || g_strcmp0 (reason, LM_REASON_AC) == 0)
                ? "Passive"
                : "Active";
   title = active ? "Laptop mode is on" : "Laptop mode is off";
 
-  g_string_append_printf (desc, "Mode: %s (%s)", mode != NULL ? mode : "unknown",
-                          reason_words (reason));
+  g_autofree char *s_mode = lm_escape (mode != NULL ? mode : "unknown", -1, LM_ESCAPE_DEFAULT);
+  g_autofree char *s_reason = lm_escape (reason_words (reason), -1, LM_ESCAPE_DEFAULT);
+  g_string_append_printf (desc, "Mode: %s (%s)", s_mode, s_reason);
   inhibitors = lm_exported_laptop_mode_get_inhibitors (app->proxy);
   if (inhibitors != NULL && g_variant_n_children (inhibitors) > 0)
     {
       const char *who, *why;
       g_variant_get_child (inhibitors, 0, "(&s&su)", &who, &why, NULL);
-      g_string_append_printf (desc, "\nHeld off by %s: %s", who, why);
+      /* Any local user may take a hold, with words of its choosing. */
+      g_autofree char *s_who = lm_escape (who, -1, LM_ESCAPE_DEFAULT);
+      g_autofree char *s_why = lm_escape (why, -1, LM_ESCAPE_DEFAULT);
+      g_string_append_printf (desc, "\nHeld off by %s: %s", s_who, s_why);
     }
   g_autofree char *lost = duration_words (lm_exported_laptop_mode_get_max_lost_work (app->proxy));
   g_string_append_printf (desc, "\nMax lost work: %s", lost);

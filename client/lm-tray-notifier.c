@@ -5,6 +5,8 @@
 
 #include <libnotify/notify.h>
 
+#include "lm-escape.h"
+
 #define APP_NAME "Laptop mode"
 
 struct _LmTrayNotifier
@@ -32,7 +34,12 @@ lm_tray_describe_spin_up (GVariant *spinup)
   g_variant_lookup (spinup, "Comm", "&s", &comm);
   g_variant_lookup (spinup, "Pid", "u", &pid);
   g_variant_lookup (spinup, "Operation", "&s", &op);
-  return g_strdup_printf ("%s woken by %s (%u): %s", disk, comm, pid, op);
+  /* Any user names its processes; ESC or BEL must not reach a terminal
+   * through the log, nor confuse a notification server. */
+  g_autofree char *s_disk = lm_escape (disk, -1, LM_ESCAPE_DEFAULT);
+  g_autofree char *s_comm = lm_escape (comm, -1, LM_ESCAPE_DEFAULT);
+  g_autofree char *s_op = lm_escape (op, -1, LM_ESCAPE_DEFAULT);
+  return g_strdup_printf ("%s woken by %s (%u): %s", s_disk, s_comm, pid, s_op);
 }
 
 /* The details a popup can afford and a menu line cannot. */
@@ -53,10 +60,16 @@ spin_up_body (GVariant *spinup)
         }
     }
   if (g_variant_lookup (spinup, "Path", "&s", &path))
-    g_string_append_printf (body, "%sfile %s", body->len ? ", " : "", path);
+    {
+      g_autofree char *s_path = lm_escape (path, -1, LM_ESCAPE_DEFAULT);
+      g_string_append_printf (body, "%sfile %s", body->len ? ", " : "", s_path);
+    }
   if (g_variant_lookup (spinup, "Via", "&s", &via) && g_strcmp0 (via, "writeback") == 0
       && g_variant_lookup (spinup, "SubmitterComm", "&s", &submitter))
-    g_string_append_printf (body, "%swritten back by %s", body->len ? ", " : "", submitter);
+    {
+      g_autofree char *s_submitter = lm_escape (submitter, -1, LM_ESCAPE_DEFAULT);
+      g_string_append_printf (body, "%swritten back by %s", body->len ? ", " : "", s_submitter);
+    }
   return g_markup_escape_text (body->str, -1);
 }
 
@@ -100,8 +113,12 @@ burst_summary (LmTrayNotifier *self)
   g_ptr_array_sort_with_data (comms, by_count, self->burst);
   g_string_printf (s, "%u spin-ups: ", self->burst_total);
   for (guint i = 0; i < comms->len; i++)
-    g_string_append_printf (s, "%s%s ×%u", i ? ", " : "", (const char *) comms->pdata[i],
-                            GPOINTER_TO_UINT (g_hash_table_lookup (self->burst, comms->pdata[i])));
+    {
+      g_autofree char *safe = lm_escape (comms->pdata[i], -1, LM_ESCAPE_DEFAULT);
+      g_string_append_printf (
+          s, "%s%s ×%u", i ? ", " : "", safe,
+          GPOINTER_TO_UINT (g_hash_table_lookup (self->burst, comms->pdata[i])));
+    }
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
@@ -173,7 +190,10 @@ lm_tray_notifier_drop_pending (LmTrayNotifier *self)
 void
 lm_tray_notifier_problem (LmTrayNotifier *self, const char *summary, const char *body)
 {
-  g_autofree char *escaped = g_markup_escape_text (body, -1);
+  /* The body quotes the daemon's message, which quotes the caller's input
+   * escaped already: controls go, backslashes stay. */
+  g_autofree char *safe = lm_escape (body, -1, LM_ESCAPE_KEEP_BACKSLASH);
+  g_autofree char *escaped = g_markup_escape_text (safe, -1);
 
   show (self->problem, summary, escaped, "laptop-mode-unavailable");
 }

@@ -119,6 +119,10 @@ sync_properties (LmDaemon *self)
                           : g_variant_new_array (G_VARIANT_TYPE ("(ssu)"), NULL, 0));
   lm_exported_laptop_mode_set_disk_settings (s,
                                              lm_disk_policies_to_variant (self->settings->disks));
+  /* Every Configure key is a property of the same name (clients take its type from it). */
+  lm_exported_laptop_mode_set_spin_up_idle (s, self->settings->spinup_idle);
+  lm_exported_laptop_mode_set_spin_up_history (s, self->settings->spinup_history);
+  lm_exported_laptop_mode_set_disk_recheck (s, self->settings->disk_recheck);
 }
 
 static gboolean

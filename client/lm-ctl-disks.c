@@ -1,0 +1,294 @@
+/* lm-ctl-disks.c: laptop-modectl disks and monitor (the old dslm).
+ * Owns how disks, their power state and time asleep are shown; disk names,
+ * models and errors come from the hardware and are printed escaped. */
+#include "config.h"
+
+#include <glib-unix.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lm-ctl.h"
+
+static char *
+format_duration (guint64 s)
+{
+  if (s >= 3600)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " h %02" G_GUINT64_FORMAT " min", s / 3600,
+                            (s % 3600) / 60);
+  if (s >= 60)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " min %02" G_GUINT64_FORMAT " s", s / 60, s % 60);
+  return g_strdup_printf ("%" G_GUINT64_FORMAT " s", s);
+}
+
+/* The daemon counts up to Since; the current state has lasted since then. */
+static void
+disk_times (GVariant *disk, guint64 *active, guint64 *standby)
+{
+  gint64 since = 0;
+  gboolean asleep = FALSE;
+
+  *active = *standby = 0;
+  g_variant_lookup (disk, "ActiveSeconds", "t", active);
+  g_variant_lookup (disk, "StandbySeconds", "t", standby);
+  g_variant_lookup (disk, "Since", "x", &since);
+  g_variant_lookup (disk, "Asleep", "b", &asleep);
+  gint64 extra = MAX (0, g_get_real_time () - since) / G_USEC_PER_SEC;
+  if (since > 0)
+    *(asleep ? standby : active) += (guint64) extra;
+}
+
+/* Escaped: State is the daemon's word, but it reaches the terminal. */
+static char *
+disk_state_text (GVariant *disk)
+{
+  const char *state = "unknown";
+  gboolean asleep = FALSE, inferred = FALSE, excluded = FALSE;
+
+  g_variant_lookup (disk, "State", "&s", &state);
+  g_variant_lookup (disk, "Asleep", "b", &asleep);
+  g_variant_lookup (disk, "Inferred", "b", &inferred);
+  g_variant_lookup (disk, "Excluded", "b", &excluded);
+  if (excluded)
+    return g_strdup ("excluded");
+  g_autofree char *safe = lm_ctl_safe (state);
+  if (inferred)
+    return g_strdup_printf ("%s (%s)", safe, asleep ? "quiet" : "busy");
+  return g_steal_pointer (&safe);
+}
+
+static GVariant *
+get_disks (LmExportedLaptopMode *proxy)
+{
+  GVariant *disks = lm_exported_laptop_mode_get_disks (proxy);
+
+  if (disks == NULL || !g_variant_is_of_type (disks, G_VARIANT_TYPE ("a{sa{sv}}")))
+    return NULL;
+  return disks;
+}
+
+static void
+print_disk (const char *name, GVariant *d)
+{
+  const char *model = "", *error = NULL;
+  guint32 spinups = 0;
+  double per_hour = 0;
+  guint64 active, standby;
+
+  g_variant_lookup (d, "Model", "&s", &model);
+  g_variant_lookup (d, "SpinUps", "u", &spinups);
+  g_variant_lookup (d, "SpinUpsPerHour", "d", &per_hour);
+  g_variant_lookup (d, "Error", "&s", &error);
+  disk_times (d, &active, &standby);
+  g_autofree char *state = disk_state_text (d);
+  g_autofree char *a = format_duration (active);
+  g_autofree char *s = format_duration (standby);
+  g_autofree char *safe_name = lm_ctl_safe (name);
+  g_autofree char *safe_model = lm_ctl_safe (*model ? model : "-");
+  /* Cut by characters, not bytes: "%-24.24s" could split a UTF-8 sequence. */
+  g_autofree char *fitted = lm_ctl_fit (safe_model, 24);
+  int pad = 24 - (int) g_utf8_strlen (fitted, -1);
+  g_print ("%-10s %s%*s %-16s %14s %14s %8u %8.1f\n", safe_name, fitted, MAX (pad, 0), "", state, a,
+           s, spinups, per_hour);
+  if (error != NULL)
+    {
+      g_autofree char *safe_error = lm_ctl_safe (error);
+      g_print ("           error: %s\n", safe_error);
+    }
+}
+
+int
+lm_ctl_disks (int argc, char **argv)
+{
+  gboolean json = FALSE;
+  const GOptionEntry entries[]
+      = { { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print machine-readable JSON", NULL },
+          { NULL } };
+
+  if (!lm_ctl_parse_options (&argc, &argv, NULL,
+                             "Show the disks, their power state, time active and in standby, "
+                             "and spin-ups.\nState is “unknown” for disks that take no ATA "
+                             "commands (NVMe, virtio, loop); their time is inferred from I/O "
+                             "activity.",
+                             entries))
+    return LM_CTL_EXIT_USAGE;
+  if (argc > 1)
+    return lm_ctl_no_arguments (argc, argv);
+
+  g_autoptr (LmExportedLaptopMode) p = lm_ctl_get_proxy ();
+  if (p == NULL)
+    return EXIT_FAILURE;
+  GVariant *disks = get_disks (p);
+  if (disks == NULL)
+    {
+      g_printerr ("%s: laptop-moded did not answer with its Disks property\n", lm_ctl_prog);
+      return EXIT_FAILURE;
+    }
+  if (json)
+    {
+      lm_ctl_print_variant_json (disks);
+      return EXIT_SUCCESS;
+    }
+
+  GVariantIter iter;
+  const char *name;
+  GVariant *disk;
+  g_print ("%-10s %-24s %-16s %14s %14s %8s %8s\n", "DISK", "MODEL", "STATE", "ACTIVE", "STANDBY",
+           "SPIN-UPS", "PER HOUR");
+  g_variant_iter_init (&iter, disks);
+  while (g_variant_iter_next (&iter, "{&s@a{sv}}", &name, &disk))
+    {
+      g_autoptr (GVariant) d = disk;
+      print_disk (name, d);
+    }
+  return EXIT_SUCCESS;
+}
+
+typedef struct
+{
+  GMainLoop *loop;
+  char *disk;                /* escaped, for printing */
+  char *name;                /* as the daemon spells it */
+  gint64 start, last_change; /* µs since the epoch */
+  gboolean asleep;
+  char *state;
+  guint64 active_us, standby_us;
+  guint32 spinups_at_start, spinups;
+  int status;
+} LmMonitor;
+
+static GVariant *
+lookup_disk (LmExportedLaptopMode *proxy, const char *name)
+{
+  GVariant *disks = get_disks (proxy);
+  return disks != NULL ? g_variant_lookup_value (disks, name, G_VARIANT_TYPE_VARDICT) : NULL;
+}
+
+static void
+print_change (LmMonitor *m, const char *what, gint64 when, guint64 lasted_us)
+{
+  g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (when / G_USEC_PER_SEC);
+  g_autofree char *clock = dt != NULL ? g_date_time_format (dt, "%T") : g_strdup ("?");
+  g_autofree char *lasted = format_duration (lasted_us / G_USEC_PER_SEC);
+
+  g_print ("%s  %s  %s (after %s)\n", clock, m->disk, what, lasted);
+  fflush (stdout);
+}
+
+static void
+on_disks_changed (GDBusProxy *proxy, GVariant *changed, GStrv invalidated, gpointer user_data)
+{
+  LmMonitor *m = user_data;
+  g_autoptr (GVariant) disk = NULL;
+  gboolean asleep = FALSE;
+  gint64 since = 0;
+
+  g_autoptr (GVariant) disks = g_variant_lookup_value (changed, "Disks", NULL);
+
+  if (disks == NULL)
+    return;
+  disk = lookup_disk (LM_EXPORTED_LAPTOP_MODE (proxy), m->name);
+  if (disk == NULL)
+    {
+      g_printerr ("%s: %s is gone\n", lm_ctl_prog, m->disk);
+      g_main_loop_quit (m->loop);
+      return;
+    }
+  g_autofree char *state = disk_state_text (disk);
+  g_variant_lookup (disk, "Asleep", "b", &asleep);
+  g_variant_lookup (disk, "Since", "x", &since);
+  g_variant_lookup (disk, "SpinUps", "u", &m->spinups);
+  if (asleep == m->asleep && g_str_equal (state, m->state))
+    return;
+  gint64 when = MAX (since, m->last_change);
+  if (asleep != m->asleep)
+    {
+      guint64 lasted = (guint64) (when - m->last_change);
+      *(m->asleep ? &m->standby_us : &m->active_us) += lasted;
+      print_change (m, state, when, lasted);
+      m->last_change = when;
+      m->asleep = asleep;
+    }
+  else
+    {
+      print_change (m, state, g_get_real_time (), (guint64) (g_get_real_time () - m->last_change));
+    }
+  g_free (m->state);
+  m->state = g_steal_pointer (&state);
+}
+
+static gboolean
+on_monitor_quit (gpointer user_data)
+{
+  LmMonitor *m = user_data;
+
+  /* Kept: lm_ctl_monitor removes it after the loop. */
+  g_main_loop_quit (m->loop);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+print_monitor_summary (LmMonitor *m)
+{
+  gint64 now = g_get_real_time ();
+  guint64 total;
+
+  *(m->asleep ? &m->standby_us : &m->active_us) += (guint64) MAX (0, now - m->last_change);
+  total = m->active_us + m->standby_us;
+  g_autofree char *t = format_duration (total / G_USEC_PER_SEC);
+  g_autofree char *a = format_duration (m->active_us / G_USEC_PER_SEC);
+  g_autofree char *s = format_duration (m->standby_us / G_USEC_PER_SEC);
+  double pa = total > 0 ? 100.0 * (double) m->active_us / (double) total : 0.0;
+  g_print ("\n%s monitored for %s: active %s (%.1f %%), standby %s (%.1f %%), %u spin-ups\n",
+           m->disk, t, a, pa, s, total > 0 ? 100.0 - pa : 0.0, m->spinups - m->spinups_at_start);
+}
+
+int
+lm_ctl_monitor (int argc, char **argv)
+{
+  LmMonitor m = { 0 };
+
+  if (!lm_ctl_parse_options (&argc, &argv, " DISK",
+                             "Print DISK's power state changes as they happen (the old dslm), "
+                             "and on Ctrl+C how long it was active and in standby.\nDISK is a "
+                             "kernel name (sda) or its /dev path.",
+                             NULL))
+    return LM_CTL_EXIT_USAGE;
+  if (argc != 2)
+    return lm_ctl_usage_error ("%s", "monitor needs exactly one disk, e.g. “monitor sda”");
+
+  g_autoptr (LmExportedLaptopMode) proxy = lm_ctl_get_proxy ();
+  if (proxy == NULL)
+    return EXIT_FAILURE;
+  g_autofree char *disk_name = g_path_get_basename (argv[1]);
+  g_autofree char *safe_name = lm_ctl_safe (disk_name);
+  g_autoptr (GVariant) disk = lookup_disk (proxy, disk_name);
+  if (disk == NULL)
+    {
+      g_printerr ("%s: laptop-moded lists no disk “%s”; see “%s disks”\n", lm_ctl_prog, safe_name,
+                  lm_ctl_prog);
+      return EXIT_FAILURE;
+    }
+
+  m.disk = safe_name;
+  m.name = disk_name;
+  m.start = m.last_change = g_get_real_time ();
+  m.state = disk_state_text (disk);
+  g_variant_lookup (disk, "Asleep", "b", &m.asleep);
+  g_variant_lookup (disk, "SpinUps", "u", &m.spinups_at_start);
+  m.spinups = m.spinups_at_start;
+  m.loop = g_main_loop_new (NULL, FALSE);
+  g_print ("Monitoring %s: %s; Ctrl+C prints a summary\n", safe_name, m.state);
+  fflush (stdout);
+  gulong handler
+      = g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_disks_changed), &m);
+  guint sigint = g_unix_signal_add (SIGINT, on_monitor_quit, &m);
+  guint sigterm = g_unix_signal_add (SIGTERM, on_monitor_quit, &m);
+  g_main_loop_run (m.loop);
+  g_source_remove (sigint);
+  g_source_remove (sigterm);
+  g_signal_handler_disconnect (proxy, handler);
+  print_monitor_summary (&m);
+  g_main_loop_unref (m.loop);
+  g_free (m.state);
+  return m.status;
+}

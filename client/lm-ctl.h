@@ -1,0 +1,66 @@
+/* lm-ctl.h: what laptop-modectl's command files share.
+ * The command table's shape, the bus and error helpers and the output
+ * rules (outside text escaped, JSON from json-glib); no command lives here. */
+#pragma once
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+#include "lm-escape.h"
+#include "lm-generated.h"
+#include "lm-names.h"
+
+#define LM_CTL_EXIT_USAGE 2
+
+typedef enum
+{
+  LM_CTL_COMMAND_DEFAULT = 0,
+  /* Also answered as the historical "laptop_mode start|stop|status". */
+  LM_CTL_COMMAND_HISTORICAL = 1 << 0,
+} LmCtlCommandFlags;
+
+typedef struct
+{
+  const char *name;
+  const char *args;
+  const char *summary;
+  int (*run) (int argc, char **argv);
+  LmCtlCommandFlags flags;
+} LmCtlCommand;
+
+/* "laptop-modectl" or "laptop_mode", for messages. */
+extern const char *lm_ctl_prog;
+
+/* lm-ctl-common.c */
+void lm_ctl_print_error (const char *what, GError *error);
+LmExportedLaptopMode *lm_ctl_get_proxy (void);
+GDBusCallFlags lm_ctl_call_flags (void);
+GVariant *lm_ctl_call (LmExportedLaptopMode *proxy, const char *method, GVariant *params,
+                       GError **error);
+int lm_ctl_call_and_report (const char *method, GVariant *params);
+gboolean lm_ctl_parse_options (int *argc, char ***argv, const char *args, const char *summary,
+                               const GOptionEntry *entries);
+int lm_ctl_usage_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
+int lm_ctl_no_arguments (int argc, char **argv);
+char *lm_ctl_safe (const char *text);
+char *lm_ctl_fit (const char *text, guint width);
+char *lm_ctl_json_text (JsonNode *node);
+void lm_ctl_print_json (JsonNode *node);
+void lm_ctl_print_variant_json (GVariant *value);
+
+/* lm-ctl-settings.c */
+GVariant *lm_ctl_parse_setting (const char *key, const char *text, const char **canonical,
+                                GError **error);
+
+/* The commands, one file per group. */
+int lm_ctl_status (int argc, char **argv);
+int lm_ctl_start (int argc, char **argv);
+int lm_ctl_stop (int argc, char **argv);
+int lm_ctl_mode (int argc, char **argv);
+int lm_ctl_sync (int argc, char **argv);
+int lm_ctl_set (int argc, char **argv);
+int lm_ctl_inhibit (int argc, char **argv);
+int lm_ctl_watch (int argc, char **argv);
+int lm_ctl_spinups (int argc, char **argv);
+int lm_ctl_disks (int argc, char **argv);
+int lm_ctl_monitor (int argc, char **argv);

@@ -1,0 +1,29 @@
+/* lm-names.h: the names laptop-moded and its clients must agree on.
+ * Bus name, object, interface, error names, polkit actions and Reason words
+ * are spelled here once; the D-Bus XML documents them, this header types them. */
+#pragma once
+
+#define LM_BUS_NAME "org.laptopmode.LaptopMode1"
+#define LM_OBJECT_PATH "/org/laptopmode/LaptopMode1"
+#define LM_INTERFACE "org.laptopmode.LaptopMode1"
+
+/* Errors a caller can act on (see the XML's header comment). */
+#define LM_ERROR_NAME_FAILED LM_INTERFACE ".Error.Failed"
+#define LM_ERROR_NAME_INVALID_ARGS LM_INTERFACE ".Error.InvalidArgs"
+#define LM_ERROR_NAME_NOT_SUPPORTED LM_INTERFACE ".Error.NotSupported"
+#define LM_ERROR_NAME_KERNEL LM_INTERFACE ".Error.Kernel"
+/* A caller without the right gets the bus's own error. */
+#define LM_ERROR_NAME_ACCESS_DENIED "org.freedesktop.DBus.Error.AccessDenied"
+
+/* polkit actions (polkit/org.laptopmode.LaptopMode1.policy). */
+#define LM_ACTION_SWITCH LM_INTERFACE ".switch"
+#define LM_ACTION_CONFIGURE LM_INTERFACE ".configure"
+#define LM_ACTION_MONITOR LM_INTERFACE ".monitor"
+#define LM_ACTION_INHIBIT LM_INTERFACE ".inhibit"
+
+/* The Reason property's words. */
+#define LM_REASON_MANUAL "manual"
+#define LM_REASON_ON_BATTERY "on-battery"
+#define LM_REASON_AC "ac"
+#define LM_REASON_LOW_BATTERY "low-battery"
+#define LM_REASON_INHIBITED "inhibited"
