@@ -276,9 +276,9 @@ answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
 
   if (d == NULL)
     return FALSE;
-  g_dbus_method_invocation_return_dbus_error (
-      invocation, "org.freedesktop.DBus.Error.AccessDenied",
-      g_strdup_printf ("Subscription ended: %s", d->reason));
+  g_autofree char *text = g_strdup_printf ("Subscription ended: %s", d->reason);
+  g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.DBus.Error.AccessDenied",
+                                              text);
   g_hash_table_remove (self->dropped, sender);
   return TRUE;
 }
@@ -423,7 +423,10 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
 void
 lm_spinup_shutdown (LmSpinup *self)
 {
+  /* Answers to re-checks asked before are of no use now. */
   g_cancellable_cancel (self->cancellable);
+  g_object_unref (self->cancellable);
+  self->cancellable = g_cancellable_new ();
   g_clear_pointer (&self->logind, lm_logind_free);
   g_hash_table_remove_all (self->dropped);
   g_hash_table_remove_all (self->subscribers);
