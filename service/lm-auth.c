@@ -261,6 +261,9 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
   if (polkit_authorization_result_get_is_challenge (res) && req->interactive)
     deny (req, "needs authentication, and no polkit authentication agent was there to ask for "
                "it");
+  else if (polkit_authorization_result_get_is_challenge (res) && req->invocation == NULL)
+    deny (req, "needs authentication, which nobody can give to a check made again without a "
+               "call");
   else if (polkit_authorization_result_get_is_challenge (res))
     deny (req, "needs authentication, and the call did not allow interactive authorization "
                "(run it from a terminal to be asked for a password)");

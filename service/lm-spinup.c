@@ -232,8 +232,13 @@ rechecked (gboolean allowed, const char *why, gpointer user_data)
   LmRecheck *r = user_data;
 
   /* It may have unsubscribed or left while polkit thought. */
-  if (allowed || !g_hash_table_contains (r->self->subscribers, r->name))
+  if (!g_hash_table_contains (r->self->subscribers, r->name))
     return;
+  if (allowed)
+    {
+      g_debug ("Spin-up subscriber %s still authorized", r->name);
+      return;
+    }
   drop_subscriber (r->self, r->connection, r->name, why);
 }
 
