@@ -238,6 +238,8 @@ class ReauthTest(Base):
         # copy would be here by now.
         self.assertEqual(fading.drain(2), [], "a dropped subscriber still got SpinUp")
         self.assertEqual(self.block_dump(), "1", "monitoring stopped with a subscriber left")
+        # A clean exit (under ASan: nothing leaked on the way).
+        self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
 
     def test_still_authorized_stays(self):
         fading = self.subscriber(USERS["fading"])
@@ -248,6 +250,7 @@ class ReauthTest(Base):
         self.kmsg((5.0, "first(101): READ block 8 on sda1"))
         self.assertEqual(self.expect(fading, "SPINUP", "fading"), "SPINUP first\n")
         self.assertNotIn("Dropped spin-up subscriber", self.daemon_log())
+        self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
 
 
 class SpoofedLogindTest(Base):
@@ -301,6 +304,7 @@ class SpoofedLogindTest(Base):
                     check=True)
         self.assertTrue(self.our_lock(), "a forged PrepareForSleep released the lock")
         self.assertNotIn("going to sleep", self.daemon_log())
+        self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
 
 
 class SpoofedUPowerTest(Base):
