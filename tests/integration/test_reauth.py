@@ -331,6 +331,63 @@ class SpoofedUPowerTest(Base):
         self.assertTrue(self.on_battery(), "a forged PropertiesChanged was believed")
 
 
+class MatchRuleTest(Base):
+    """The daemon asks the bus for logind's and UPower's signals by their
+    owners' unique names, never by well-known name: that is what keeps
+    forged ones out even where GLib would deliver them (the tests above
+    pass on a GLib that filters by itself, this one does not depend on it)."""
+
+    polkit = None
+
+    def test_rules_name_unique_senders(self):
+        mon = subprocess.Popen(["dbus-monitor", "--address", self.bus_address,
+                                "type='method_call',interface='org.freedesktop.DBus'"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.procs.append(mon)
+        self.addCleanup(self.close_child, mon)
+        lines = LineReader(mon.stdout)
+        seen = []
+        deadline = time.monotonic() + 30
+        # Ready once it sees a call of ours.
+        while not any("member=GetId" in x for x in seen):
+            self.assertLess(time.monotonic(), deadline, "dbus-monitor did not start")
+            self.run_as(["gdbus", "call", "--system", "--dest", "org.freedesktop.DBus",
+                         "--object-path", "/org/freedesktop/DBus", "--method",
+                         "org.freedesktop.DBus.GetId"], check=True)
+            seen += lines.drain(0.3)
+        self.start_mock("logind")
+        self.start_mock("upower", {"OnBattery": False})
+        self.start_daemon()
+        self.wait_until(lambda: self.status()["PowerSource"] == "upower", message="UPower used")
+        # Root subscribes (and leaves): the session watcher starts. (Not
+        # checked: an old daemon sends root to polkit, absent here; the
+        # rules below then tell what is wrong.)
+        self.gdbus_call("Subscribe")
+
+        def rules():
+            nonlocal seen
+            seen += lines.drain(0.2)
+            return [x.strip() for x in seen if x.strip().startswith("string \"type='signal'")]
+
+        def have(*parts):
+            return lambda: any(all(p in r for p in parts) for r in rules())
+        for parts in (("member='PrepareForSleep'",), ("member='PrepareForShutdown'",),
+                      ("path='/org/freedesktop/UPower'", "member='PropertiesChanged'")):
+            self.wait_until(have(*parts), timeout=20, message="an AddMatch with %s" % (parts,))
+        for rule in rules():
+            if "login1" in rule or "UPower" in rule:
+                self.assertNotRegex(rule, r"sender='org\.freedesktop\.(login1|UPower)'", rule)
+        for parts in (("member='SessionNew'",), ("member='SeatRemoved'",),
+                      ("interface='org.freedesktop.DBus.Properties'", "member='PropertiesChanged'",
+                       "sender=':1.")):
+            self.wait_until(have(*parts), timeout=20, message="an AddMatch with %s" % (parts,))
+        for rule in rules():
+            # The bus's own NameOwnerChanged (the name watches) is no one else's.
+            if ("login1" in rule or "UPower" in rule) and "sender='org.freedesktop.DBus'" not in rule:
+                self.assertRegex(rule, r"sender=':1\.[0-9]+'", rule)
+        self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
+
+
 class AttributionNoteTest(Base):
     """block_dump shows spin-ups in the kernel log, which every user can read
     unless kernel.dmesg_restrict is 1."""
