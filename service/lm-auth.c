@@ -1,6 +1,7 @@
-/* lm-auth.c: who may call what, decided by polkit, asked asynchronously.
- * Owns the method-to-action table; must never allow a call polkit did not
- * explicitly authorize, nor wait for polkit on the main loop. */
+/* lm-auth.c: who may call what: uid 0 always, everyone else as polkit
+ * decides, asked asynchronously. Owns the method-to-action table; must
+ * never allow a call polkit did not explicitly authorize (root aside), nor
+ * wait for polkit on the main loop. */
 #include "config.h"
 
 #include "lm-auth.h"
