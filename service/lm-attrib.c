@@ -32,6 +32,31 @@ lm_via_to_string (LmVia via)
     }
 }
 
+/* block_dump's lines go to the kernel log, which every user may read with
+ * dmesg unless kernel.dmesg_restrict is 1: then they would see every
+ * process that wakes a disk, which the monitor action is there to guard.
+ * A missing or unreadable file counts as unrestricted. */
+gboolean
+lm_attrib_dmesg_restricted (void)
+{
+  g_autofree char *path = lm_path ("/proc/sys/kernel/dmesg_restrict");
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  return g_strcmp0 (g_strstrip (text), "1") == 0;
+}
+
+char *
+lm_attrib_note (const LmAttribBackend *backend)
+{
+  if (backend == &lm_attrib_block_dump && !lm_attrib_dmesg_restricted ())
+    return g_strdup ("Attribution=block_dump while kernel.dmesg_restrict is 0: every user can "
+                     "read all spin-ups with dmesg; set kernel.dmesg_restrict=1 to keep them to "
+                     "those allowed to monitor");
+  return g_strdup ("");
+}
+
 /* NULL with no error when "none" was asked for; NULL with an error saying
  * what each probe found when nothing works. */
 const LmAttribBackend *
@@ -48,6 +73,17 @@ lm_attrib_choose (const char *setting, GError **error)
 
       if (!any && g_strcmp0 (setting, backends[i]->name) != 0)
         continue;
+      /* auto never chooses a backend that shows spin-ups to everyone. */
+      if (any && backends[i] == &lm_attrib_block_dump && !lm_attrib_dmesg_restricted ())
+        {
+          g_string_append_printf (
+              reasons,
+              "%sblock_dump: not chosen automatically while "
+              "kernel.dmesg_restrict is not 1, as every user could read the "
+              "spin-ups with dmesg (set Attribution=block_dump to use it anyway)",
+              reasons->len ? "; " : "");
+          continue;
+        }
       if (backends[i]->probe (&probe_error))
         return backends[i];
       g_string_append_printf (reasons, "%s%s: %s", reasons->len ? "; " : "", backends[i]->name,

@@ -69,6 +69,10 @@ extern const LmAttribBackend lm_attrib_tracefs;
 extern const LmAttribBackend lm_attrib_block_dump;
 
 const LmAttribBackend *lm_attrib_choose (const char *setting, GError **error);
+gboolean lm_attrib_dmesg_restricted (void);
+/* What an administrator should know about @backend here (a sentence), or
+ * "" when nothing; free with g_free(). */
+char *lm_attrib_note (const LmAttribBackend *backend);
 void lm_attrib_recover (LmState *state);
 const char *lm_via_to_string (LmVia via);
 

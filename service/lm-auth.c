@@ -1,6 +1,7 @@
-/* lm-auth.c: who may call what, decided by polkit, asked asynchronously.
- * Owns the method-to-action table; must never allow a call polkit did not
- * explicitly authorize, nor wait for polkit on the main loop. */
+/* lm-auth.c: who may call what: uid 0 always, everyone else as polkit
+ * decides, asked asynchronously. Owns the method-to-action table; must
+ * never allow a call polkit did not explicitly authorize (root aside), nor
+ * wait for polkit on the main loop. */
 #include "config.h"
 
 #include "lm-auth.h"
@@ -119,17 +120,30 @@ lm_auth_action_for_method (const char *method)
   return rule != NULL ? rule->action : NULL;
 }
 
-typedef struct
+/* One question: may @sender run @rule's method? Asked for a method call
+ * (answered on the invocation) or to re-check a subscription (answered
+ * through a callback). */
+typedef struct _LmAuthRequest LmAuthRequest;
+
+struct _LmAuthRequest
 {
-  GDBusMethodInvocation *invocation;
+  GDBusConnection *connection;
+  char *sender;
   const LmAuthRule *rule;
+  const char *method;
+  PolkitDetails *details;
+  gboolean interactive;
+  GCancellable *cancellable; /* ours: cancelled by the timeout */
+  guint timeout_id;
+  /* A method call... */
+  GDBusMethodInvocation *invocation;
   LmAuthAllowed allowed;
+  /* ...or a re-check, whose caller may stop caring. */
+  LmAuthRecheckFunc recheck;
+  GCancellable *caller_cancellable;
   gpointer user_data;
   GDestroyNotify destroy;
-  GCancellable *cancellable;
-  guint timeout_id;
-  gboolean interactive;
-} LmAuthRequest;
+};
 
 static void
 request_free (LmAuthRequest *req)
@@ -138,15 +152,35 @@ request_free (LmAuthRequest *req)
     req->destroy (req->user_data);
   g_clear_handle_id (&req->timeout_id, g_source_remove);
   g_clear_object (&req->cancellable);
-  g_object_unref (req->invocation);
+  g_clear_object (&req->caller_cancellable);
+  g_clear_object (&req->details);
+  g_clear_object (&req->invocation);
+  g_clear_object (&req->connection);
+  g_free (req->sender);
   g_free (req);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAuthRequest, request_free)
 
-static const char *
-method_name (LmAuthRequest *req)
+static LmAuthRequest *
+request_new (GDBusConnection *connection, const char *sender, const char *method)
 {
-  return g_dbus_method_invocation_get_method_name (req->invocation);
+  LmAuthRequest *req = g_new0 (LmAuthRequest, 1);
+
+  req->connection = g_object_ref (connection);
+  req->sender = g_strdup (sender);
+  req->method = method;
+  req->rule = rule_for_method (method);
+  req->cancellable = g_cancellable_new ();
+  return req;
+}
+
+static void
+allow (LmAuthRequest *req)
+{
+  if (req->invocation != NULL)
+    req->allowed (req->invocation, req->user_data);
+  else if (!g_cancellable_is_cancelled (req->caller_cancellable))
+    req->recheck (TRUE, NULL, req->user_data);
 }
 
 /* polkit's own reason is kept for the log; the caller gets one that says
@@ -154,16 +188,21 @@ method_name (LmAuthRequest *req)
 static void
 deny (LmAuthRequest *req, const char *why)
 {
-  g_message ("Denied %s to %s: %s", method_name (req),
-             g_dbus_method_invocation_get_sender (req->invocation), why);
+  g_autofree char *text = NULL;
+
   if (req->rule == NULL)
-    g_dbus_method_invocation_return_error (req->invocation, G_DBUS_ERROR,
-                                           G_DBUS_ERROR_ACCESS_DENIED, "Not authorized to %s: %s",
-                                           method_name (req), why);
+    text = g_strdup_printf ("Not authorized to %s: %s", req->method, why);
   else
-    g_dbus_method_invocation_return_error (
-        req->invocation, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED,
-        "Not authorized to %s: polkit action %s %s", method_name (req), req->rule->action, why);
+    text = g_strdup_printf ("Not authorized to %s: polkit action %s %s", req->method,
+                            req->rule->action, why);
+  if (req->invocation != NULL)
+    {
+      g_message ("Denied %s to %s: %s", req->method, req->sender, why);
+      g_dbus_method_invocation_return_dbus_error (req->invocation,
+                                                  "org.freedesktop.DBus.Error.AccessDenied", text);
+    }
+  else if (!g_cancellable_is_cancelled (req->caller_cancellable))
+    req->recheck (FALSE, text, req->user_data);
 }
 
 /* polkit could not be asked at all: still a refusal, but not one a polkit
@@ -171,11 +210,16 @@ deny (LmAuthRequest *req, const char *why)
 static void
 deny_unreachable (LmAuthRequest *req, const char *why)
 {
-  g_warning ("Cannot authorize %s: %s", method_name (req), why);
-  g_dbus_method_invocation_return_error (
-      req->invocation, G_DBUS_ERROR, G_DBUS_ERROR_AUTH_FAILED,
-      "Cannot authorize %s (polkit action %s): %s; is polkitd running?", method_name (req),
-      req->rule->action, why);
+  g_autofree char *text
+      = g_strdup_printf ("Cannot authorize %s (polkit action %s): %s; is polkitd running?",
+                         req->method, req->rule->action, why);
+
+  g_warning ("Cannot authorize %s: %s", req->method, why);
+  if (req->invocation != NULL)
+    g_dbus_method_invocation_return_dbus_error (req->invocation,
+                                                "org.freedesktop.DBus.Error.AuthFailed", text);
+  else if (!g_cancellable_is_cancelled (req->caller_cancellable))
+    req->recheck (FALSE, text, req->user_data);
 }
 
 static gboolean
@@ -210,7 +254,7 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
     }
   if (polkit_authorization_result_get_is_authorized (res))
     {
-      req->allowed (req->invocation, req->user_data);
+      allow (req);
       return;
     }
   /* With the flag set, a challenge means no authentication agent could
@@ -218,6 +262,9 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
   if (polkit_authorization_result_get_is_challenge (res) && req->interactive)
     deny (req, "needs authentication, and no polkit authentication agent was there to ask for "
                "it");
+  else if (polkit_authorization_result_get_is_challenge (res) && req->invocation == NULL)
+    deny (req, "needs authentication, which nobody can give to a check made again without a "
+               "call");
   else if (polkit_authorization_result_get_is_challenge (res))
     deny (req, "needs authentication, and the call did not allow interactive authorization "
                "(run it from a terminal to be asked for a password)");
@@ -235,14 +282,9 @@ static void
 check (LmAuthRequest *req_in)
 {
   g_autoptr (LmAuthRequest) req = req_in;
-  GDBusMethodInvocation *inv = req->invocation;
-  g_autoptr (PolkitSubject) subject
-      = polkit_system_bus_name_new (g_dbus_method_invocation_get_sender (inv));
-  g_autoptr (PolkitDetails) details = polkit_details_new ();
+  g_autoptr (PolkitSubject) subject = polkit_system_bus_name_new (req->sender);
   PolkitCheckAuthorizationFlags flags = POLKIT_CHECK_AUTHORIZATION_FLAGS_NONE;
 
-  if (req->rule->add_details != NULL)
-    req->rule->add_details (g_dbus_method_invocation_get_parameters (inv), details);
   if (req->interactive)
     flags |= POLKIT_CHECK_AUTHORIZATION_FLAGS_ALLOW_USER_INTERACTION;
   else
@@ -250,6 +292,7 @@ check (LmAuthRequest *req_in)
 
   /* Read before req is handed on: argument order is unspecified in C. */
   const char *action = req->rule->action;
+  PolkitDetails *details = req->details;
   GCancellable *cancellable = req->cancellable;
   polkit_authority_check_authorization (authority, subject, action, details, flags, cancellable,
                                         got_result, g_steal_pointer (&req));
@@ -276,19 +319,74 @@ got_authority (GObject *source, GAsyncResult *result, gpointer user_data)
   check (g_steal_pointer (&req));
 }
 
+static void
+ask_polkit (LmAuthRequest *req)
+{
+  if (authority != NULL)
+    check (req);
+  else
+    polkit_authority_get_async (NULL, got_authority, req);
+}
+
+/* The bus daemon took the uid from the socket's credentials when the
+ * caller connected; a unique name is never reused, so the answer cannot
+ * belong to anyone else. */
+static void
+got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (LmAuthRequest) req = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  guint32 uid;
+
+  if (reply == NULL)
+    {
+      g_autofree char *why = NULL;
+
+      g_dbus_error_strip_remote_error (error);
+      why = g_strdup_printf ("cannot be checked: the bus does not know the caller (%s)",
+                             error->message);
+      deny (req, why);
+      return;
+    }
+  g_variant_get (reply, "(u)", &uid);
+  /* Root could write the sysctls and remount by itself; asking polkit
+   * would only cost it a round trip. systemd's services do the same. */
+  if (uid == 0)
+    {
+      g_debug ("%s by %s allowed: uid 0", req->method, req->sender);
+      allow (req);
+      return;
+    }
+  ask_polkit (g_steal_pointer (&req));
+}
+
+static void
+decide (LmAuthRequest *req)
+{
+  GCancellable *cancellable = req->cancellable;
+
+  g_dbus_connection_call (
+      req->connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+      "GetConnectionUnixUser", g_variant_new ("(s)", req->sender), G_VARIANT_TYPE ("(u)"),
+      G_DBUS_CALL_FLAGS_NONE, LM_AUTH_TIMEOUT_SECONDS * 1000, cancellable, got_uid, req);
+}
+
 void
 lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointer user_data,
                GDestroyNotify destroy)
 {
-  g_autoptr (LmAuthRequest) req = g_new0 (LmAuthRequest, 1);
   GDBusMessage *message = g_dbus_method_invocation_get_message (invocation);
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr (LmAuthRequest) req
+      = request_new (g_dbus_method_invocation_get_connection (invocation), sender,
+                     g_dbus_method_invocation_get_method_name (invocation));
 
   req->invocation = g_object_ref (invocation);
-  req->rule = rule_for_method (g_dbus_method_invocation_get_method_name (invocation));
   req->allowed = allowed;
   req->user_data = user_data;
   req->destroy = destroy;
-  req->cancellable = g_cancellable_new ();
   req->interactive
       = (g_dbus_message_get_flags (message) & G_DBUS_MESSAGE_FLAGS_ALLOW_INTERACTIVE_AUTHORIZATION)
         != 0;
@@ -300,13 +398,35 @@ lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointe
       return;
     }
   /* A peer-to-peer connection has no sender for polkit to look up. */
-  if (g_dbus_method_invocation_get_sender (invocation) == NULL)
+  if (sender == NULL)
     {
       deny (req, "cannot be checked: the caller has no bus name");
       return;
     }
-  if (authority != NULL)
-    check (g_steal_pointer (&req));
-  else
-    polkit_authority_get_async (NULL, got_authority, g_steal_pointer (&req));
+  req->details = polkit_details_new ();
+  if (req->rule->add_details != NULL)
+    req->rule->add_details (g_dbus_method_invocation_get_parameters (invocation), req->details);
+  decide (g_steal_pointer (&req));
+}
+
+void
+lm_auth_recheck (GDBusConnection *connection, const char *sender, const char *method,
+                 GCancellable *cancellable, LmAuthRecheckFunc func, gpointer user_data,
+                 GDestroyNotify destroy)
+{
+  g_autoptr (LmAuthRequest) req = request_new (connection, sender, method);
+
+  req->recheck = func;
+  req->user_data = user_data;
+  req->destroy = destroy;
+  req->caller_cancellable = cancellable != NULL ? g_object_ref (cancellable) : NULL;
+  /* Nobody is at a terminal to type a password for a re-check. */
+  req->interactive = FALSE;
+  if (req->rule == NULL || req->rule->add_details != NULL)
+    {
+      /* Only methods without arguments can be asked again without them. */
+      deny (req, "cannot be re-checked without the call's arguments");
+      return;
+    }
+  decide (g_steal_pointer (&req));
 }

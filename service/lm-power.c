@@ -20,6 +20,7 @@ struct _LmPower
   GDBusConnection *bus;
   guint low_percent;
   guint watch;
+  char *upower_owner; /* UPower's unique name: the proxies talk only to it */
   GCancellable *cancellable;
   GDBusProxy *upower;
   GDBusProxy *display;
@@ -50,6 +51,7 @@ lm_power_dispose (GObject *object)
   g_clear_object (&self->display);
   g_clear_pointer (&self->uevent, lm_uevent_free);
   g_clear_object (&self->bus);
+  g_clear_pointer (&self->upower_owner, g_free);
   G_OBJECT_CLASS (lm_power_parent_class)->dispose (object);
 }
 
@@ -222,6 +224,12 @@ display_ready (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   self = user_data;
+  if (g_strcmp0 (g_dbus_proxy_get_name (proxy), self->upower_owner) != 0)
+    {
+      /* For an owner that has left the bus since. */
+      g_object_unref (proxy);
+      return;
+    }
   g_clear_object (&self->display);
   self->display = proxy;
   g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_upower_changed), self);
@@ -242,12 +250,17 @@ upower_ready (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   self = user_data;
+  if (g_strcmp0 (g_dbus_proxy_get_name (proxy), self->upower_owner) != 0)
+    {
+      g_object_unref (proxy);
+      return;
+    }
   g_clear_object (&self->upower);
   self->upower = proxy;
   /* UPower announces changes; the sysfs watch is not needed meanwhile. */
   g_clear_pointer (&self->uevent, lm_uevent_free);
   g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_upower_changed), self);
-  g_dbus_proxy_new (self->bus, G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START, NULL, UPOWER_NAME,
+  g_dbus_proxy_new (self->bus, G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START, NULL, self->upower_owner,
                     UPOWER_DISPLAY_PATH, "org.freedesktop.UPower.Device", self->cancellable,
                     display_ready, self);
   g_message ("Power source: UPower");
@@ -260,7 +273,12 @@ upower_appeared (GDBusConnection *bus, const char *name, const char *owner, gpoi
 {
   LmPower *self = user_data;
 
-  g_dbus_proxy_new (bus, G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START, NULL, UPOWER_NAME, UPOWER_PATH,
+  /* A proxy for the unique name takes PropertiesChanged only from it (its
+   * match rule and GLib's dispatch both use that sender), never from a
+   * process that merely sends a signal that looks like UPower's. */
+  g_free (self->upower_owner);
+  self->upower_owner = g_strdup (owner);
+  g_dbus_proxy_new (bus, G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START, NULL, owner, UPOWER_PATH,
                     UPOWER_NAME, self->cancellable, upower_ready, self);
 }
 
@@ -269,6 +287,7 @@ upower_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
 {
   LmPower *self = user_data;
 
+  g_clear_pointer (&self->upower_owner, g_free);
   if (self->upower != NULL)
     g_message ("UPower left the bus; following /sys/class/power_supply");
   g_clear_object (&self->upower);

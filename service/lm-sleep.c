@@ -1,12 +1,15 @@
 /* lm-sleep.c: suspend, hibernate and shutdown through logind.
  * A delay lock makes logind wait (up to its InhibitDelayMaxSec) while dirty
  * data held back by laptop mode reaches the disk; it is taken again after
- * resume. Without logind on the bus this does nothing. */
+ * resume. Without logind on the bus this does nothing; its signals count
+ * only from the unique name that owns org.freedesktop.login1. */
 #include "lm-sleep.h"
 
 #include <unistd.h>
 
 #include <gio/gunixfdlist.h>
+
+#include "lm-owner-signals.h"
 
 #define LOGIND_NAME "org.freedesktop.login1"
 #define LOGIND_PATH "/org/freedesktop/login1"
@@ -16,9 +19,7 @@ struct _LmSleep
 {
   GDBusConnection *bus;
   GCancellable *cancellable;
-  guint watch;
-  guint sleep_signal;
-  guint shutdown_signal;
+  LmOwnerSignals *logind; /* PrepareFor*, only from logind's unique name */
   int lock_fd;
   gboolean pending; /* the owner is flushing; the lock waits for it */
   LmSleepFunc func;
@@ -143,14 +144,10 @@ lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data)
   self->lock_fd = -1;
   self->func = func;
   self->user_data = user_data;
-  self->sleep_signal = g_dbus_connection_signal_subscribe (
-      bus, LOGIND_NAME, LOGIND_MANAGER, "PrepareForSleep", LOGIND_PATH, NULL,
-      G_DBUS_SIGNAL_FLAGS_NONE, on_prepare, self, NULL);
-  self->shutdown_signal = g_dbus_connection_signal_subscribe (
-      bus, LOGIND_NAME, LOGIND_MANAGER, "PrepareForShutdown", LOGIND_PATH, NULL,
-      G_DBUS_SIGNAL_FLAGS_NONE, on_prepare, self, NULL);
-  self->watch = g_bus_watch_name_on_connection (bus, LOGIND_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
-                                                logind_appeared, logind_vanished, self, NULL);
+  self->logind = lm_owner_signals_new (bus, LOGIND_NAME, logind_appeared, logind_vanished, self);
+  lm_owner_signals_add (self->logind, LOGIND_MANAGER, "PrepareForSleep", LOGIND_PATH, on_prepare);
+  lm_owner_signals_add (self->logind, LOGIND_MANAGER, "PrepareForShutdown", LOGIND_PATH,
+                        on_prepare);
   return self;
 }
 
@@ -161,9 +158,7 @@ lm_sleep_free (LmSleep *self)
     return;
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
-  g_clear_handle_id (&self->watch, g_bus_unwatch_name);
-  g_dbus_connection_signal_unsubscribe (self->bus, self->sleep_signal);
-  g_dbus_connection_signal_unsubscribe (self->bus, self->shutdown_signal);
+  g_clear_pointer (&self->logind, lm_owner_signals_free);
   release_lock (self);
   g_clear_object (&self->bus);
   g_free (self);

@@ -1,7 +1,8 @@
 /* lm-spinup.c: spin-up monitoring on D-Bus. A backend runs only while a
  * subscriber is on the bus or SpinUpHistory asks for it; SpinUp goes to
  * each subscriber by unique name, never to the whole bus, as it shows
- * other users' process names. */
+ * other users' process names. A subscription lasts only while polkit still
+ * allows it: it is checked again whenever logind's sessions change. */
 #include "config.h"
 
 #include "lm-spinup.h"
@@ -9,6 +10,7 @@
 #include "lm-attrib.h"
 #include "lm-auth.h"
 #include "lm-error.h"
+#include "lm-logind.h"
 
 #define HISTORY_MAX 256
 
@@ -22,8 +24,11 @@ struct _LmSpinup
   guint idle_s;
   gboolean history_wanted;
   LmAttrib *running;
-  GHashTable *subscribers; /* unique name → watch id */
-  GQueue history;          /* GVariant a{sv}, oldest first */
+  GHashTable *subscribers;   /* unique name → watch id */
+  GHashTable *dropped;       /* unique name → LmDropped: told, not yet asked */
+  LmLogind *logind;          /* from the first Subscribe on */
+  GCancellable *cancellable; /* re-checks in flight */
+  GQueue history;            /* GVariant a{sv}, oldest first */
   gulong handlers[3];
   LmSpinupWakeFunc wake_func; /* the disks' accounting */
   gpointer wake_data;
@@ -153,6 +158,136 @@ unwatch (gpointer id)
   g_bus_unwatch_name (GPOINTER_TO_UINT (id));
 }
 
+/* A subscriber the daemon dropped, remembered (with its watch, so it is
+ * forgotten when it leaves) until its next call, which then learns why. */
+typedef struct
+{
+  guint watch;
+  char *reason;
+} LmDropped;
+
+static void
+dropped_free (gpointer data)
+{
+  LmDropped *d = data;
+
+  g_bus_unwatch_name (d->watch);
+  g_free (d->reason);
+  g_free (d);
+}
+
+static void
+on_dropped_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  g_hash_table_remove (self->dropped, name);
+}
+
+/* --- re-checks ------------------------------------------------------- */
+
+typedef struct
+{
+  LmSpinup *self;
+  GDBusConnection *connection;
+  char *name;
+} LmRecheck;
+
+static void
+recheck_free (gpointer data)
+{
+  LmRecheck *r = data;
+
+  g_object_unref (r->connection);
+  g_free (r->name);
+  g_free (r);
+}
+
+static void
+drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, const char *why)
+{
+  GDBusInterfaceSkeleton *skel = G_DBUS_INTERFACE_SKELETON (self->skeleton);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *reason = g_strdup_printf (
+      "No longer authorized to monitor spin-ups after a session change: %s", why);
+  LmDropped *d = g_new0 (LmDropped, 1);
+
+  g_message ("Dropped spin-up subscriber %s: %s", name, why);
+  g_hash_table_remove (self->subscribers, name);
+  d->reason = g_strdup (reason);
+  /* Called at once if it has gone already: never a stale entry. */
+  d->watch = g_bus_watch_name_on_connection (connection, name, G_BUS_NAME_WATCHER_FLAGS_NONE, NULL,
+                                             on_dropped_vanished, self, NULL);
+  g_hash_table_replace (self->dropped, g_strdup (name), d);
+  if (!g_dbus_connection_emit_signal (
+          connection, name, g_dbus_interface_skeleton_get_object_path (skel),
+          "org.laptopmode.LaptopMode1", "Unsubscribed", g_variant_new ("(s)", reason), &error))
+    g_debug ("Cannot send Unsubscribed to %s: %s", name, error->message);
+  update_monitoring (self);
+}
+
+static void
+rechecked (gboolean allowed, const char *why, gpointer user_data)
+{
+  LmRecheck *r = user_data;
+
+  /* It may have unsubscribed or left while polkit thought. */
+  if (!g_hash_table_contains (r->self->subscribers, r->name))
+    return;
+  if (allowed)
+    {
+      g_debug ("Spin-up subscriber %s still authorized", r->name);
+      return;
+    }
+  drop_subscriber (r->self, r->connection, r->name, why);
+}
+
+/* Sessions or seats changed: what polkit said at Subscribe (for a rule on
+ * subject.active, say) may no longer hold. Asked again for each one,
+ * without interaction, off the main loop. */
+static void
+on_sessions_changed (gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  GDBusConnection *connection
+      = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->skeleton));
+  GHashTableIter iter;
+  gpointer name;
+
+  if (connection == NULL || g_hash_table_size (self->subscribers) == 0)
+    return;
+  g_debug ("Sessions changed; checking %u spin-up subscribers again",
+           g_hash_table_size (self->subscribers));
+  g_hash_table_iter_init (&iter, self->subscribers);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    {
+      LmRecheck *r = g_new0 (LmRecheck, 1);
+
+      r->self = self;
+      r->connection = g_object_ref (connection);
+      r->name = g_strdup (name);
+      lm_auth_recheck (connection, name, "Subscribe", self->cancellable, rechecked, r,
+                       recheck_free);
+    }
+}
+
+/* TRUE when @invocation came from a dropped subscriber, now answered with
+ * why; it is forgotten then, so later calls are authorized as usual. */
+static gboolean
+answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
+{
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  LmDropped *d = sender != NULL ? g_hash_table_lookup (self->dropped, sender) : NULL;
+
+  if (d == NULL)
+    return FALSE;
+  g_autofree char *text = g_strdup_printf ("Subscription ended: %s", d->reason);
+  g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.DBus.Error.AccessDenied",
+                                              text);
+  g_hash_table_remove (self->dropped, sender);
+  return TRUE;
+}
+
 /* --- methods --------------------------------------------------------- */
 
 static void
@@ -167,6 +302,10 @@ subscribe_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
       g_dbus_method_invocation_return_gerror (invocation, error);
       return;
     }
+  g_hash_table_remove (self->dropped, sender);
+  if (self->logind == NULL)
+    self->logind = lm_logind_new (g_dbus_method_invocation_get_connection (invocation),
+                                  on_sessions_changed, self);
   if (!g_hash_table_contains (self->subscribers, sender))
     {
       /* Called at once if the sender has already gone: never a stale entry. */
@@ -211,6 +350,8 @@ static gboolean
 handle_unsubscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
                     LmSpinup *self)
 {
+  if (answer_dropped (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   lm_auth_check (invocation, unsubscribe_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
@@ -219,6 +360,8 @@ static gboolean
 handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
                      LmSpinup *self)
 {
+  if (answer_dropped (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
   lm_auth_check (invocation, get_spin_ups_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
@@ -233,6 +376,8 @@ lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state)
   self->skeleton = skeleton;
   self->state = state;
   self->subscribers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, unwatch);
+  self->dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, dropped_free);
+  self->cancellable = g_cancellable_new ();
   g_queue_init (&self->history);
   self->handlers[0]
       = g_signal_connect (skeleton, "handle-subscribe", G_CALLBACK (handle_subscribe), self);
@@ -241,6 +386,7 @@ lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state)
   self->handlers[2]
       = g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), self);
   lm_exported_laptop_mode_set_attribution (skeleton, "none");
+  lm_exported_laptop_mode_set_attribution_note (skeleton, "");
   return self;
 }
 
@@ -271,6 +417,10 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
         g_message ("Spin-up attribution backend %s", self->backend->name);
       lm_exported_laptop_mode_set_attribution (self->skeleton,
                                                self->backend ? self->backend->name : "none");
+      g_autofree char *note = lm_attrib_note (self->backend);
+      if (*note != '\0')
+        g_warning ("%s", note);
+      lm_exported_laptop_mode_set_attribution_note (self->skeleton, note);
     }
   update_monitoring (self);
 }
@@ -278,6 +428,12 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
 void
 lm_spinup_shutdown (LmSpinup *self)
 {
+  /* Answers to re-checks asked before are of no use now. */
+  g_cancellable_cancel (self->cancellable);
+  g_object_unref (self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  g_clear_pointer (&self->logind, lm_logind_free);
+  g_hash_table_remove_all (self->dropped);
   g_hash_table_remove_all (self->subscribers);
   stop_monitoring (self);
 }
@@ -291,6 +447,8 @@ lm_spinup_free (LmSpinup *self)
   for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
     g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
   g_hash_table_unref (self->subscribers);
+  g_hash_table_unref (self->dropped);
+  g_clear_object (&self->cancellable);
   g_queue_clear_full (&self->history, (GDestroyNotify) g_variant_unref);
   g_free (self->setting);
   g_free (self->why_none);

@@ -9,6 +9,7 @@ users through setpriv, the way a person or a script would call.
 """
 
 import os
+import pwd
 import re
 import subprocess
 import time
@@ -295,8 +296,12 @@ class SlowPolkitTest(DaemonTestCase):
         self.polkit_mock.allow_unknown(True)
         self.polkit_mock.set_delay(self.DELAY)
         started = time.monotonic()
-        slow = subprocess.Popen(["busctl", "--system", "call", lmtest.BUS_NAME, lmtest.OBJECT_PATH,
-                                 lmtest.IFACE, "Start"], env=self.env,
+        # Not as root: root's calls never wait for polkit.
+        pw = pwd.getpwnam(USERS["plain"])
+        slow = subprocess.Popen(["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+                                 "--clear-groups", "--", "busctl", "--system", "call",
+                                 lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Start"],
+                                env=self.env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(slow)
         time.sleep(0.5)  # the daemon has sent CheckAuthorization by now
@@ -329,12 +334,24 @@ class NoPolkitTest(DaemonTestCase):
     def test_refused_quickly(self):
         self.start_daemon()
         t = time.monotonic()
-        r = self.ctl_run("start")
+        r = self.ctl_run("start", user=USERS["plain"])
         self.assertLess(time.monotonic() - t, 5)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("is polkitd running?", r.err)
         self.assertEqual(len(r.err.strip().splitlines()), 1, r.err)
         self.assertEqual(self.status()["Active"], False)
+
+    def test_root_needs_no_polkit(self):
+        # uid 0 is allowed by the daemon itself, as systemd's services do:
+        # no polkitd on the bus, and root still switches and configures.
+        self.start_daemon()
+        self.ctl_run("start", check=True)
+        self.assertEqual(self.status()["Active"], True)
+        self.ctl_run("set", "MaxLostWork=300", check=True)
+        self.assertEqual(self.status()["MaxLostWork"], 300)
+        self.ctl_run("stop", check=True)
+        self.assertEqual(self.status()["Active"], False)
+        self.assertNotIn("Cannot authorize", self.daemon_log())
 
 
 if __name__ == "__main__":
