@@ -459,6 +459,8 @@ class DBusFuzzTest(DaemonTestCase):
         super().setUp()
         r = self.root
         r.write("/proc/sys/vm/block_dump", "0\n")
+        # As a machine where block_dump is a safe choice: only root reads dmesg.
+        r.write("/proc/sys/kernel/dmesg_restrict", "1\n")
         os.makedirs(r.file("/dev"))
         os.mkfifo(r.file("/dev/kmsg"), 0o600)
         os.makedirs(r.file("/sys/devices/virtual/block/sda/sda1"))
