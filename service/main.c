@@ -21,6 +21,9 @@ typedef struct
   LmDaemon *daemon;
   int exit_code;
   gboolean owned;
+  gboolean quitting; /* the first reason to stop wins */
+  gboolean replace;
+  guint owner;
 } LmMain;
 
 static void
@@ -28,6 +31,9 @@ quit (LmMain *m, int code, gboolean restore)
 {
   g_autoptr (GError) error = NULL;
 
+  if (m->quitting)
+    return;
+  m->quitting = TRUE;
   if (restore && !lm_daemon_shutdown (m->daemon, &error))
     {
       g_warning ("%s", error->message);
@@ -43,6 +49,21 @@ on_signal (gpointer user_data)
   g_message ("Signal received, restoring and exiting");
   quit (user_data, EXIT_SUCCESS, TRUE);
   return G_SOURCE_REMOVE;
+}
+
+/* The bus dropped this daemon (dbus-daemon restarted or died, or it cut a
+ * connection that broke its limits) without a hand-over: nobody else
+ * takes charge, so put the system back and fail, for systemd's
+ * Restart=on-failure to start a fresh daemon that owns the name again. */
+static void
+on_bus_closed (GDBusConnection *connection, gboolean remote_peer_vanished, GError *error,
+               gpointer user_data)
+{
+  LmMain *m = user_data;
+
+  g_warning ("Lost the bus connection (%s); restoring and exiting with failure",
+             error != NULL ? error->message : "closed");
+  quit (m, EXIT_FAILURE, m->owned);
 }
 
 static void
@@ -64,21 +85,18 @@ on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_d
     }
 }
 
-/* Also called when the bus cannot be reached, with a NULL connection. */
 static void
 on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
 {
   LmMain *m = user_data;
 
-  if (connection == NULL)
-    {
-      g_warning ("Cannot connect to the bus");
-      quit (m, EXIT_FAILURE, m->owned);
-    }
+  if (g_dbus_connection_is_closed (connection))
+    on_bus_closed (connection, TRUE, NULL, m);
   else if (m->owned)
     {
-      /* Replaced (--replace): hand over as things are; the new owner finds
-       * the state file and takes it from there. Not a failure to restart on. */
+      /* Replaced (--replace): the connection is fine and another daemon
+       * owns the name now. Hand over as things are; the new owner finds the
+       * state file and takes it from there. Not a failure to restart on. */
       g_message ("Replaced by another laptop-moded; leaving the saved state to it");
       quit (m, EXIT_SUCCESS, FALSE);
     }
@@ -89,6 +107,30 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
                  name);
       quit (m, EXIT_FAILURE, FALSE);
     }
+}
+
+static void
+got_bus (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  LmMain *m = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GDBusConnection) bus = g_bus_get_finish (result, &error);
+
+  if (bus == NULL)
+    {
+      g_warning ("Cannot connect to the bus: %s", error->message);
+      quit (m, EXIT_FAILURE, FALSE);
+      return;
+    }
+  /* GLib's default for a bus connection is to raise SIGTERM when it
+   * closes, which would look like a clean stop (exit 0, no restart); the
+   * closed signal decides instead. */
+  g_dbus_connection_set_exit_on_close (bus, FALSE);
+  g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), m);
+  m->owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
+                                           G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
+                                               | (m->replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
+                                           on_name_acquired, on_name_lost, m, NULL);
 }
 
 int
@@ -143,13 +185,12 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGTERM, on_signal, &m);
   g_unix_signal_add (SIGINT, on_signal, &m);
 
-  guint owner = g_bus_own_name (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, LM_BUS_NAME,
-                                G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
-                                    | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
-                                NULL, on_name_acquired, on_name_lost, &m, NULL);
+  m.replace = replace;
+  g_bus_get (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, NULL, got_bus, &m);
   g_main_loop_run (m.loop);
 
-  g_bus_unown_name (owner);
+  if (m.owner != 0)
+    g_bus_unown_name (m.owner);
   lm_daemon_unexport (m.daemon);
   g_clear_object (&m.daemon);
   g_main_loop_unref (m.loop);
