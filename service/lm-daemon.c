@@ -745,9 +745,10 @@ lm_daemon_new (GError **error)
 }
 
 /* Take charge of the system: undo what a crashed run left, then enter the
- * configured start-up mode. */
+ * configured start-up mode. @bus is the guarded connection that owns the
+ * name (lm-bus.c); @fd_bus one that carries file descriptors. */
 void
-lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
+lm_daemon_start (LmDaemon *self, GDBusConnection *bus, GDBusConnection *fd_bus)
 {
   g_autoptr (GError) mode_error = NULL;
 
@@ -760,7 +761,8 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
   self->power = lm_power_new (bus, self->settings->low_battery_percent);
   g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
-  self->sleep = lm_sleep_new (bus, on_sleep, self);
+  /* logind's delay lock is a file descriptor: not on the guarded bus. */
+  self->sleep = lm_sleep_new (fd_bus, on_sleep, self);
 
   g_free (self->mode);
   self->mode = g_strdup (self->settings->mode);

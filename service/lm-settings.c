@@ -535,11 +535,11 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
         }
       if (!g_str_equal (groups[g], LM_SETTINGS_GROUP))
         {
-          g_autofree char *quoted = lm_limits_quote (groups[g]);
+          g_autofree char *escaped = lm_limits_escape (groups[g]);
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown section %s in %s; known sections: [%s], [" LM_DISK_GROUP_PREFIX
+                       "Unknown section [%s] in %s; known sections: [%s], [" LM_DISK_GROUP_PREFIX
                        "ID]",
-                       quoted, origin, LM_SETTINGS_GROUP);
+                       escaped, origin, LM_SETTINGS_GROUP);
           return FALSE;
         }
     }

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 #include <glib-unix.h>
 
+#include "lm-bus.h"
 #include "lm-daemon.h"
 #include "lm-error.h"
 #include "lm-paths.h"
@@ -21,9 +22,8 @@ typedef struct
   LmDaemon *daemon;
   int exit_code;
   gboolean owned;
-  gboolean quitting; /* the first reason to stop wins */
-  gboolean replace;
-  guint owner;
+  gboolean quitting;       /* the first reason to stop wins */
+  GDBusConnection *fd_bus; /* for the one call that returns a file descriptor */
 } LmMain;
 
 static void
@@ -77,7 +77,7 @@ on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_d
   /* Only the owner of the name touches the system, so two daemons never
    * act at once (e.g. during --replace); the object appears once the
    * system is in the state its properties describe. */
-  lm_daemon_start (m->daemon, connection);
+  lm_daemon_start (m->daemon, connection, m->fd_bus);
   if (!lm_daemon_export (m->daemon, connection, &error))
     {
       g_warning ("Cannot export the object: %s", error->message);
@@ -107,30 +107,6 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
                  name);
       quit (m, EXIT_FAILURE, FALSE);
     }
-}
-
-static void
-got_bus (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  LmMain *m = user_data;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GDBusConnection) bus = g_bus_get_finish (result, &error);
-
-  if (bus == NULL)
-    {
-      g_warning ("Cannot connect to the bus: %s", error->message);
-      quit (m, EXIT_FAILURE, FALSE);
-      return;
-    }
-  /* GLib's default for a bus connection is to raise SIGTERM when it
-   * closes, which would look like a clean stop (exit 0, no restart); the
-   * closed signal decides instead. */
-  g_dbus_connection_set_exit_on_close (bus, FALSE);
-  g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), m);
-  m->owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
-                                           G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
-                                               | (m->replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
-                                           on_name_acquired, on_name_lost, m, NULL);
 }
 
 int
@@ -185,14 +161,35 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGTERM, on_signal, &m);
   g_unix_signal_add (SIGINT, on_signal, &m);
 
-  m.replace = replace;
-  g_bus_get (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, NULL, got_bus, &m);
+  /* Everything but file descriptors comes through the guarded connection
+   * (lm-bus.c); logind's delay lock, a file descriptor, through GLib's
+   * own. Neither raises SIGTERM when it closes, as GLib's default would:
+   * that would look like a clean stop (exit 0, no restart). */
+  GBusType type = session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM;
+  g_autoptr (GDBusConnection) bus = lm_bus_connect (type, &error);
+  if (bus != NULL)
+    m.fd_bus = g_bus_get_sync (type, NULL, &error);
+  if (m.fd_bus == NULL)
+    {
+      g_printerr ("laptop-moded: cannot connect to the bus: %s\n", error->message);
+      g_clear_object (&m.daemon);
+      g_main_loop_unref (m.loop);
+      return EXIT_FAILURE;
+    }
+  g_dbus_connection_set_exit_on_close (bus, FALSE);
+  g_dbus_connection_set_exit_on_close (m.fd_bus, FALSE);
+  g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), &m);
+  g_signal_connect (m.fd_bus, "closed", G_CALLBACK (on_bus_closed), &m);
+  guint owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
+                                              G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
+                                                  | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
+                                              on_name_acquired, on_name_lost, &m, NULL);
   g_main_loop_run (m.loop);
 
-  if (m.owner != 0)
-    g_bus_unown_name (m.owner);
+  g_bus_unown_name (owner);
   lm_daemon_unexport (m.daemon);
   g_clear_object (&m.daemon);
+  g_clear_object (&m.fd_bus);
   g_main_loop_unref (m.loop);
   return m.exit_code;
 }
