@@ -561,6 +561,38 @@ cmd_set (int argc, char **argv)
 
 /* --- inhibit ----------------------------------------------------------- */
 
+static void
+on_inhibit_reason (GObject *proxy, GParamSpec *pspec, gpointer loop)
+{
+  if (g_strcmp0 (lm_exported_laptop_mode_get_reason (LM_EXPORTED_LAPTOP_MODE (proxy)), "inhibited")
+      == 0)
+    g_main_loop_quit (loop);
+}
+
+static gboolean
+inhibit_wait_over (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* The daemon counts a hold once it has lasted its settle time (1 s), so a
+ * hold dropped at once costs no remount: wait until it is in effect before
+ * the command writes, but not forever. */
+static void
+wait_for_hold (LmExportedLaptopMode *proxy)
+{
+  if (g_strcmp0 (lm_exported_laptop_mode_get_reason (proxy), "inhibited") == 0)
+    return;
+  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  gulong id = g_signal_connect (proxy, "notify::reason", G_CALLBACK (on_inhibit_reason), loop);
+  guint timeout = g_timeout_add_seconds (10, inhibit_wait_over, loop);
+  g_main_loop_run (loop);
+  g_signal_handler_disconnect (proxy, id);
+  if (g_main_context_find_source_by_id (NULL, timeout) != NULL)
+    g_source_remove (timeout);
+}
+
 /* Like systemd-inhibit: the hold lives on this process's bus connection, so
  * it ends when the command ends, even if this process is killed. */
 static int
@@ -607,6 +639,7 @@ cmd_inhibit (int argc, char **argv)
     }
   guint32 cookie;
   g_variant_get (reply, "(u)", &cookie);
+  wait_for_hold (proxy);
 
   int wait_status = 0;
   if (!g_spawn_sync (NULL, command, NULL,
