@@ -610,9 +610,17 @@ settled (gpointer user_data)
   LmDaemon *self = user_data;
   gint64 next_due = 0;
 
+  gboolean on;
+  const char *reason = decide (self, self->mode, &on);
+
   self->settle_id = 0;
   self->settle_first = 0;
-  reconcile (self);
+  /* Churn that ends where it began (a hold taken and dropped, a plug that
+   * bounced back) changes nothing: no apply, no remount, no state write. */
+  if (on != self->active || g_strcmp0 (reason, self->reason) != 0)
+    reconcile (self);
+  else
+    sync_properties (self);
   /* A hold still younger than the settle time counts once it is not. */
   if (self->inhibitors != NULL)
     lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),

@@ -35,6 +35,8 @@ if kind == "string30":     # one 30 MiB NoRemount entry of control bytes
     value = {"NoRemount": GLib.Variant("as", ["/" + "\x01\x1b" * (15 << 20)])}
 elif kind == "list1m":     # a million NoRemount entries
     value = {"NoRemount": GLib.Variant("as", ["/m%d" % i for i in range(1000000)])}
+elif kind == "max":        # the largest call within the bounds: 1 MiB
+    value = {"NoRemount": GLib.Variant("as", ["/%03d" % i + "p" * 4091 for i in range(256)])}
 elif kind == "list257":
     value = {"NoRemount": GLib.Variant("as", ["/m%d" % i for i in range(257)])}
 elif kind == "path4096":
@@ -243,6 +245,34 @@ class HandOverTest(DaemonTestCase):
         # The new owner found the state the old one left, and restored it.
         self.assertIn("The previous run did not restore the system", log)
         self.wait_until(lambda: self.root.vm() == original, message="restored by the new owner")
+
+
+@needs_root
+class PolkitDetailsBoundTest(DaemonTestCase):
+    """The largest Configure within the bounds (256 mount points of 4095
+    bytes, 1 MiB) goes through, and the polkit rule sees its NoRemount
+    detail cut to 256 bytes and an ellipsis."""
+
+    polkit_rules = {"50-details-bound.rules": """polkit.addRule(function (action, subject) {
+    if (subject.user == "nobody" && action.id == "org.laptopmode.LaptopMode1.configure") {
+        var v = action.lookup("NoRemount");
+        if (v && v.length <= 257 && v.charAt(v.length - 1) == "\\u2026")
+            return polkit.Result.YES;
+        return polkit.Result.NO;
+    }
+    return polkit.Result.NOT_HANDLED;
+});
+"""}
+
+    def test_largest_call_allowed_with_short_details(self):
+        self.start_daemon()
+        r = self.run_as(["/usr/bin/python3", "-c", BIG_CALL, self.bus_address, "max"],
+                        user=lmtest.UNPRIVILEGED)
+        result = json.loads(r.out.splitlines()[-1])
+        self.assertIsNone(result["error"], result)
+        no_remount = self.status()["NoRemount"]
+        self.assertEqual(len(no_remount), 256)
+        self.assertEqual(len(no_remount[255]), 4095)
 
 
 # Takes @n holds on one connection, then either releases them at once
