@@ -131,13 +131,11 @@ send_refusal (gpointer user_data)
   g_dbus_message_set_reply_serial (reply, r->serial);
   g_dbus_message_set_destination (reply, r->sender);
   g_dbus_message_set_error_name (reply, "org.laptopmode.LaptopMode1.Error.InvalidArgs");
-  g_dbus_message_set_body (
-      reply, g_variant_new_tuple ((GVariant *[]){ g_variant_new_take_string (g_strdup_printf (
-                                      "The call is %" G_GUINT64_FORMAT " bytes long; a message to "
-                                      "laptop-moded is at most %d bytes "
-                                      "(4 MiB)",
-                                      r->size, LM_LIMIT_MESSAGE)) },
-                                  1));
+  g_autofree char *text = g_strdup_printf ("The call is %" G_GUINT64_FORMAT
+                                           " bytes long; a message to laptop-moded is at most "
+                                           "%d bytes (4 MiB)",
+                                           r->size, LM_LIMIT_MESSAGE);
+  g_dbus_message_set_body (reply, g_variant_new ("(s)", text));
   if (!g_dbus_connection_send_message (r->connection, reply, G_DBUS_SEND_MESSAGE_FLAGS_NONE, NULL,
                                        &error))
     g_debug ("Cannot refuse a call: %s", error->message);
