@@ -35,8 +35,13 @@ if kind == "string30":     # one 30 MiB NoRemount entry of control bytes
     value = {"NoRemount": GLib.Variant("as", ["/" + "\x01\x1b" * (15 << 20)])}
 elif kind == "list1m":     # a million NoRemount entries
     value = {"NoRemount": GLib.Variant("as", ["/m%d" % i for i in range(1000000)])}
-elif kind == "max":        # the largest call within the bounds: 1 MiB
-    value = {"NoRemount": GLib.Variant("as", ["/%03d" % i + "p" * 4091 for i in range(256)])}
+elif kind == "max":        # the largest call within the bounds: 1 MiB, ~4000 values
+    disk = {"APM": GLib.Variant("u", 128), "ReadaheadKiB": GLib.Variant("u", 1024),
+            "Exclude": GLib.Variant("b", False), "StandbySeconds": GLib.Variant("u", 60),
+            "ACStandbySeconds": GLib.Variant("u", 0)}
+    value = {"NoRemount": GLib.Variant("as", ["/%03d" % i + "p" * 4091 for i in range(256)]),
+             "RemountTypes": GLib.Variant("as", ["ext4"] * 256),
+             "DiskSettings": GLib.Variant("a{sa{sv}}", {"disk%02d" % i: disk for i in range(64)})}
 elif kind == "bools":      # 1.5 MiB of booleans: GDBus would build 390,000 GVariants
     value = {"Remount": GLib.Variant("ab", [False] * (3 << 17))}
 elif kind == "list257":
@@ -301,6 +306,7 @@ class PolkitDetailsBoundTest(DaemonTestCase):
         no_remount = self.status()["NoRemount"]
         self.assertEqual(len(no_remount), 256)
         self.assertEqual(len(no_remount[255]), 4095)
+        self.assertEqual(len(self.status()["DiskSettings"]), 64)
 
 
 # Takes @n holds on one connection, then either releases them at once
