@@ -1,13 +1,15 @@
 /* lm-bus.c: the daemon's connection to the bus, read through a guard.
  * GDBus reads a whole message into one buffer it never shrinks and parses
- * it on the one worker thread all connections share, before any handler
- * runs: a caller's 30 MiB Configure() would cost a third of a second with
- * every other call queued behind it, and keep 30 MiB resident for good.
- * The guard reads each message's fixed header first and discards a message
- * larger than LM_LIMIT_MESSAGE as it arrives, without keeping it, then
- * answers the call with InvalidArgs. It must never hand GDBus a partial
- * message, nor change a message it lets through. The connection carries no
- * file descriptors (GDBus passes them only on a socket it reads itself). */
+ * it on the one worker thread all connections share, one GVariant per
+ * value, before any handler runs: a caller's 30 MiB Configure() would cost
+ * a third of a second with every other call queued behind it, and keep
+ * 30 MiB resident for good. The guard reads each message's fixed header
+ * first: one larger than LM_LIMIT_MESSAGE is discarded as it arrives,
+ * without being kept; one larger than WALK_FROM is read whole and its
+ * values counted first. A refused call is answered with InvalidArgs. The
+ * guard must never hand GDBus a partial message, nor change one it lets
+ * through. The connection carries no file descriptors (GDBus passes them
+ * only on a socket it reads itself). */
 #include "config.h"
 
 #include "lm-bus.h"
@@ -336,7 +338,7 @@ send_refusal (gpointer user_data)
                                      "laptop-moded larger than %d bytes holds at most %d",
                                      WALK_BUDGET, WALK_FROM, WALK_BUDGET)
                   : g_strdup_printf ("The call is %" G_GUINT64_FORMAT " bytes long; a message to "
-                                     "laptop-moded is at most %d bytes (4 MiB)",
+                                     "laptop-moded is at most %d bytes (2 MiB)",
                                      r->size, LM_LIMIT_MESSAGE);
 
   g_message ("Refused a %" G_GUINT64_FORMAT "-byte call from %s unparsed: %s", r->size, r->sender,

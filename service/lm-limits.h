@@ -28,8 +28,9 @@ G_BEGIN_DECLS
 #define LM_LIMIT_ECHO 64
 
 /* A whole message to the daemon (lm-bus.c): larger than any call within
- * the bounds above (256 mount points of PATH_MAX are 1 MiB). */
-#define LM_LIMIT_MESSAGE (4 * 1024 * 1024)
+ * the bounds above (256 mount points of PATH_MAX are 1 MiB), and small,
+ * as GDBus keeps a read buffer as large as the largest message it read. */
+#define LM_LIMIT_MESSAGE (2 * 1024 * 1024)
 
 char *lm_limits_escape (const char *value);
 char *lm_limits_quote (const char *value);

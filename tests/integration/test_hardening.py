@@ -179,7 +179,7 @@ class BigCallTest(DaemonTestCase):
                   + [0.0])
         return worst, raw, bus
 
-    def assert_prompt_call(self, kind, expected="at most 4194304 bytes"):
+    def assert_prompt_call(self, kind, expected="at most 2097152 bytes"):
         """The big call, refused; every read meanwhile within 50 ms of the
         daemon's time. A machine busy with other work can stall any process
         for that long: the measurement is taken up to three times."""
