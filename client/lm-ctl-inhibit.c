@@ -8,6 +8,44 @@
 
 #include "lm-ctl.h"
 
+static gboolean
+hold_in_effect (LmExportedLaptopMode *proxy)
+{
+  return !lm_exported_laptop_mode_get_active (proxy)
+         || g_strcmp0 (lm_exported_laptop_mode_get_reason (proxy), LM_REASON_INHIBITED) == 0;
+}
+
+static void
+on_state (GObject *proxy, GParamSpec *pspec, gpointer loop)
+{
+  if (hold_in_effect (LM_EXPORTED_LAPTOP_MODE (proxy)))
+    g_main_loop_quit (loop);
+}
+
+static gboolean
+wait_over (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+/* The daemon counts a hold once it has lasted its settle time (1 s), so a
+ * hold dropped at once costs no remount: wait until laptop mode is off
+ * before the command writes, but not forever. */
+static void
+wait_for_hold (LmExportedLaptopMode *proxy)
+{
+  if (hold_in_effect (proxy))
+    return;
+  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  gulong id = g_signal_connect (proxy, "notify", G_CALLBACK (on_state), loop);
+  guint timeout = g_timeout_add_seconds (10, wait_over, loop);
+  g_main_loop_run (loop);
+  g_signal_handler_disconnect (proxy, id);
+  if (g_main_context_find_source_by_id (NULL, timeout) != NULL)
+    g_source_remove (timeout);
+}
+
 int
 lm_ctl_inhibit (int argc, char **argv)
 {
@@ -49,6 +87,7 @@ lm_ctl_inhibit (int argc, char **argv)
     }
   guint32 cookie;
   g_variant_get (reply, "(u)", &cookie);
+  wait_for_hold (proxy);
 
   int wait_status = 0;
   if (!g_spawn_sync (NULL, command, NULL,

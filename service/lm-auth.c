@@ -54,10 +54,14 @@ compare_strings (gconstpointer a, gconstpointer b)
 
 /* "keys" lists the settings being changed ("DirtyRatio,MaxLostWork"), and
  * each key carries its new value, so that a rule can allow, say, only a
- * smaller MaxLostWork. */
+ * smaller MaxLostWork. A value longer than 256 bytes (a long NoRemount
+ * list) is cut at a character boundary and ends in "…": the arguments are
+ * bounded (lm-limits.h) but their printed form is not, and the request to
+ * polkitd must stay far below what the bus carries. */
 static void
 details_configure (GVariant *parameters, PolkitDetails *details)
 {
+  const gsize max_value = 256;
   g_autoptr (GVariant) asv = g_variant_get_child_value (parameters, 0);
   g_autoptr (GPtrArray) keys = g_ptr_array_new ();
   GVariantIter iter;
@@ -70,6 +74,12 @@ details_configure (GVariant *parameters, PolkitDetails *details)
       g_autofree char *text = g_variant_is_of_type (value, G_VARIANT_TYPE_STRING)
                                   ? g_variant_dup_string (value, NULL)
                                   : g_variant_print (value, FALSE);
+      if (strlen (text) > max_value)
+        {
+          const char *end = g_utf8_find_prev_char (text, text + max_value + 1);
+          g_autofree char *whole = g_steal_pointer (&text);
+          text = g_strdup_printf ("%.*s…", (int) (end - whole), whole);
+        }
       polkit_details_insert (details, key, text);
       g_ptr_array_add (keys, (gpointer) key);
     }

@@ -16,6 +16,7 @@
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
 #include "lm-participants.h"
+#include "lm-limits.h"
 #include "lm-paths.h"
 #include "lm-power.h"
 #include "lm-remount.h"
@@ -27,6 +28,9 @@
 
 #define LM_OBJECT_PATH "/org/laptopmode/LaptopMode1"
 #define LM_POWER_SETTLE_MS 1000
+/* Changes that keep coming postpone the decision at most this long, so
+ * churn by one caller cannot hold off a power change or another's hold. */
+#define LM_SETTLE_MAX_MS 10000
 
 struct _LmDaemon
 {
@@ -52,7 +56,8 @@ struct _LmDaemon
   LmPower *power;
   LmSleep *sleep;
   LmInhibitors *inhibitors;
-  guint settle_id; /* power changes settle before anything is remounted */
+  guint settle_id;     /* power and hold changes settle before anything is remounted */
+  gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
 };
 
 G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
@@ -169,7 +174,14 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
 static const char *
 decide (LmDaemon *self, const char *mode, gboolean *on)
 {
-  if (self->inhibitors != NULL && lm_inhibitors_count (self->inhibitors) > 0)
+  gint64 next_due;
+
+  /* Only holds that lasted the settle time: one that a caller takes and
+   * drops at once must not cost a round of remounts. */
+  if (self->inhibitors != NULL
+      && lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
+                                      LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due)
+             > 0)
     return *on = FALSE, "inhibited";
   if (self->power != NULL && lm_power_get_low_battery (self->power))
     return *on = FALSE, "low-battery";
@@ -355,10 +367,10 @@ handle_set_mode (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocati
 {
   if (!lm_settings_valid_mode (mode))
     {
-      g_autofree char *escaped = g_strescape (mode, NULL);
+      /* Bounded: a caller's 30 MiB "mode" is quoted back in 64 bytes. */
+      g_autofree char *quoted = lm_limits_quote (mode);
       g_dbus_method_invocation_return_error (invocation, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                                             "Mode must be “off”, “on” or “auto”, not “%s”",
-                                             escaped);
+                                             "Mode must be “off”, “on” or “auto”, not %s", quoted);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
   authorize_mode (self, invocation, mode);
@@ -562,13 +574,47 @@ handle_release (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocatio
 
 /* --- Power, holds, sleep -------------------------------------------------- */
 
+static gboolean settled (gpointer user_data);
+
+/* (Re)arm the one settle timer: @delay_ms from now, but never later than
+ * LM_SETTLE_MAX_MS after the first change it is settling. */
+static void
+settle_in (LmDaemon *self, gint64 delay_ms)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  if (self->settle_first == 0)
+    self->settle_first = now;
+  gint64 left_ms = (self->settle_first + LM_SETTLE_MAX_MS * G_TIME_SPAN_MILLISECOND - now)
+                   / G_TIME_SPAN_MILLISECOND;
+  g_clear_handle_id (&self->settle_id, g_source_remove);
+  self->settle_id
+      = g_timeout_add ((guint) CLAMP (MIN (delay_ms, left_ms), 0, G_MAXUINT), settled, self);
+}
+
 static gboolean
 settled (gpointer user_data)
 {
   LmDaemon *self = user_data;
+  gint64 next_due = 0;
+
+  gboolean on;
+  const char *reason = decide (self, self->mode, &on);
 
   self->settle_id = 0;
-  reconcile (self);
+  self->settle_first = 0;
+  /* Churn that ends where it began (a hold taken and dropped, a plug that
+   * bounced back) changes nothing: no apply, no remount, no state write. */
+  if (on != self->active || g_strcmp0 (reason, self->reason) != 0)
+    reconcile (self);
+  else
+    sync_properties (self);
+  /* A hold still younger than the settle time counts once it is not. */
+  if (self->inhibitors != NULL)
+    lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
+                                 LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due);
+  if (next_due != 0 && self->settle_id == 0)
+    settle_in (self, (next_due - g_get_monotonic_time ()) / G_TIME_SPAN_MILLISECOND + 1);
   return G_SOURCE_REMOVE;
 }
 
@@ -577,16 +623,18 @@ settled (gpointer user_data)
 static void
 on_power_changed (LmPower *power, LmDaemon *self)
 {
-  g_clear_handle_id (&self->settle_id, g_source_remove);
-  self->settle_id = g_timeout_add (LM_POWER_SETTLE_MS, settled, self);
+  settle_in (self, LM_POWER_SETTLE_MS);
   sync_properties (self);
 }
 
-/* Holds act at once: the caller is about to start writing. */
+/* Holds settle like power changes: Inhibit-and-exit in a loop, or holders
+ * coming and going, cost at most one apply and one restore. The Inhibitors
+ * property shows every hold at once; Reason follows once it counts. */
 static void
 on_inhibitors_changed (LmDaemon *self)
 {
-  reconcile (self);
+  settle_in (self, LM_POWER_SETTLE_MS);
+  sync_properties (self);
 }
 
 static void
@@ -675,9 +723,10 @@ lm_daemon_new (GError **error)
 }
 
 /* Take charge of the system: undo what a crashed run left, then enter the
- * configured start-up mode. */
+ * configured start-up mode. @bus is the guarded connection that owns the
+ * name (lm-bus.c); @fd_bus one that carries file descriptors. */
 void
-lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
+lm_daemon_start (LmDaemon *self, GDBusConnection *bus, GDBusConnection *fd_bus)
 {
   g_autoptr (GError) mode_error = NULL;
 
@@ -690,7 +739,8 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
   self->power = lm_power_new (bus, self->settings->low_battery_percent);
   g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
-  self->sleep = lm_sleep_new (bus, on_sleep, self);
+  /* logind's delay lock is a file descriptor: not on the guarded bus. */
+  self->sleep = lm_sleep_new (fd_bus, on_sleep, self);
 
   g_free (self->mode);
   self->mode = g_strdup (self->settings->mode);

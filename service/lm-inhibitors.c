@@ -5,12 +5,11 @@
  * client cannot guess and release another's hold. */
 #include "lm-inhibitors.h"
 
+#include <string.h>
 #include <sys/random.h>
 
 #include "lm-error.h"
-
-#define MAX_APPLICATION 64
-#define MAX_REASON 256
+#include "lm-limits.h"
 
 typedef struct
 {
@@ -20,6 +19,7 @@ typedef struct
   char *application;
   char *reason;
   guint watch;
+  gint64 since; /* monotonic µs: a hold counts once it has lasted the settle time */
 } LmInhibitor;
 
 struct _LmInhibitors
@@ -71,25 +71,33 @@ printable (const char *s)
   return TRUE;
 }
 
+/* One string's bounds: bytes first (strnlen reads at most the bound, so a
+ * 30 MiB argument costs no more than a short one), then characters. D-Bus
+ * strings are UTF-8 already; the check stays for callers from C. */
+static gboolean
+valid_text (const char *text, int max_chars)
+{
+  gsize max_bytes = LM_LIMIT_UTF8_BYTES (max_chars);
+  gsize n = strnlen (text, max_bytes + 1);
+
+  return n > 0 && n <= max_bytes && g_utf8_validate (text, n, NULL)
+         && g_utf8_strlen (text, n) <= max_chars && printable (text);
+}
+
 gboolean
 lm_inhibitors_validate (const char *application, const char *reason, GError **error)
 {
-  if (!g_utf8_validate (application, -1, NULL) || !g_utf8_validate (reason, -1, NULL))
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "Application and reason must be UTF-8");
-      return FALSE;
-    }
-  if (*application == '\0' || g_utf8_strlen (application, -1) > MAX_APPLICATION
-      || !printable (application))
+  if (!valid_text (application, LM_LIMIT_APPLICATION))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "Application must be 1 to %d printable characters", MAX_APPLICATION);
+                   "Application must be 1 to %d printable characters of UTF-8",
+                   LM_LIMIT_APPLICATION);
       return FALSE;
     }
-  if (*reason == '\0' || g_utf8_strlen (reason, -1) > MAX_REASON || !printable (reason))
+  if (!valid_text (reason, LM_LIMIT_REASON))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "Reason must be 1 to %d printable characters", MAX_REASON);
+                   "Reason must be 1 to %d printable characters of UTF-8", LM_LIMIT_REASON);
       return FALSE;
     }
   return TRUE;
@@ -156,18 +164,32 @@ gboolean
 lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid, const char *application,
                    const char *reason, guint32 *cookie, GError **error)
 {
-  guint mine = 0;
+  guint mine = 0, users = 0;
 
   if (!lm_inhibitors_validate (application, reason, error))
     return FALSE;
+  /* At most LM_INHIBITORS_MAX holds: a linear count is bounded. */
   for (guint i = 0; i < self->holds->len; i++)
-    if (g_str_equal (((LmInhibitor *) g_ptr_array_index (self->holds, i))->sender, sender))
-      mine++;
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i);
+      mine += g_str_equal (inh->sender, sender);
+      users += inh->uid == uid;
+    }
   if (mine >= LM_INHIBITORS_PER_CLIENT)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
                    "Too many holds: a client may hold at most %d; release one first",
                    LM_INHIBITORS_PER_CLIENT);
+      return FALSE;
+    }
+  /* Else one user with many connections could take all LM_INHIBITORS_MAX
+   * and lock everyone else out of holding laptop mode off. */
+  if (users >= LM_INHIBITORS_PER_UID)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                   "Too many holds: one user may hold at most %d, on all connections; release "
+                   "one first",
+                   LM_INHIBITORS_PER_UID);
       return FALSE;
     }
   if (self->holds->len >= LM_INHIBITORS_MAX)
@@ -183,6 +205,7 @@ lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid, const ch
   inh->uid = uid;
   inh->application = g_strdup (application);
   inh->reason = g_strdup (reason);
+  inh->since = g_get_monotonic_time ();
   if (self->bus != NULL)
     inh->watch = g_bus_watch_name_on_connection (self->bus, sender, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                                  NULL, holder_vanished, self, NULL);
@@ -215,6 +238,28 @@ guint
 lm_inhibitors_count (LmInhibitors *self)
 {
   return self->holds->len;
+}
+
+/* Holds that have lasted @settle_us by @now; *@next_due is when the next
+ * younger one will have (0 when there is none), for the caller to look
+ * again then. A hold released sooner was never counted: no remount for it. */
+guint
+lm_inhibitors_count_settled (LmInhibitors *self, gint64 now, gint64 settle_us, gint64 *next_due)
+{
+  guint n = 0;
+
+  *next_due = 0;
+  for (guint i = 0; i < self->holds->len; i++)
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i);
+      gint64 due = inh->since + settle_us;
+
+      if (due <= now)
+        n++;
+      else if (*next_due == 0 || due < *next_due)
+        *next_due = due;
+    }
+  return n;
 }
 
 GVariant *

@@ -7,7 +7,8 @@
 
 G_BEGIN_DECLS
 
-#define LM_INHIBITORS_PER_CLIENT 16
+#define LM_INHIBITORS_PER_CLIENT 16 /* per bus connection */
+#define LM_INHIBITORS_PER_UID 64    /* per user, all connections */
 #define LM_INHIBITORS_MAX 256
 
 typedef struct _LmInhibitors LmInhibitors;
@@ -22,6 +23,8 @@ gboolean lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid,
 gboolean lm_inhibitors_release (LmInhibitors *self, const char *sender, guint32 cookie,
                                 GError **error);
 guint lm_inhibitors_count (LmInhibitors *self);
+guint lm_inhibitors_count_settled (LmInhibitors *self, gint64 now, gint64 settle_us,
+                                   gint64 *next_due);
 GVariant *lm_inhibitors_to_variant (LmInhibitors *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmInhibitors, lm_inhibitors_free)

@@ -150,6 +150,9 @@ lm_participants_saved (const LmSystem *sys)
 void
 lm_participants_recover (const LmSystem *sys)
 {
+  if (lm_participants_saved (sys))
+    g_message ("The previous run did not restore the system; restoring the saved values from %s",
+               lm_state_get_path (sys->state));
   for (gsize i = G_N_ELEMENTS (participants); i > 0; i--)
     {
       const LmParticipant *p = &participants[i - 1];
@@ -157,8 +160,7 @@ lm_participants_recover (const LmSystem *sys)
 
       if (!p->saved (sys))
         continue;
-      g_message ("The previous run did not restore the %s; restoring them from %s", p->name,
-                 lm_state_get_path (sys->state));
+      g_message ("Restoring the %s", p->name);
       if (!p->restore (sys, &error))
         g_warning ("%s", error->message);
     }

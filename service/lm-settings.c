@@ -4,11 +4,13 @@
 #include "lm-settings.h"
 
 #include <errno.h>
+#include <string.h>
 #include <gio/gio.h>
 
 #include "lm-disk-policy.h"
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-limits.h"
 
 static const char *const mode_choices[] = { "off", "on", "auto", NULL };
 static const char *const engine_choices[] = { "auto", "kernel", "userspace", NULL };
@@ -27,15 +29,18 @@ typedef struct
   guint max;
   const char *const *choices;
   gsize offset;
+  gsize max_bytes; /* of a value ('s') or of each item ('a') */
+  guint max_items; /* of a list ('a') */
 } LmSettingKey;
 
 /* One table row per line reads better than clang-format's layout of
- * brace-initialiser macros. */
+ * brace-initialiser macros. The size bounds (lm-limits.h) are columns of
+ * the same table, so a key cannot be added without them. */
 /* clang-format off */
-#define UINT_KEY(name, field, lo, hi) { name, 'u', lo, hi, NULL, G_STRUCT_OFFSET (LmSettings, field) }
-#define STR_KEY(name, field, list) { name, 's', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
-#define BOOL_KEY(name, field) { name, 'b', 0, 0, NULL, G_STRUCT_OFFSET (LmSettings, field) }
-#define STRV_KEY(name, field, list) { name, 'a', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field) }
+#define UINT_KEY(name, field, lo, hi) { name, 'u', lo, hi, NULL, G_STRUCT_OFFSET (LmSettings, field), 0, 0 }
+#define STR_KEY(name, field, list) { name, 's', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field), LM_LIMIT_NAME, 0 }
+#define BOOL_KEY(name, field) { name, 'b', 0, 0, NULL, G_STRUCT_OFFSET (LmSettings, field), 0, 0 }
+#define STRV_KEY(name, field, list, bytes) { name, 'a', 0, 0, list, G_STRUCT_OFFSET (LmSettings, field), bytes, LM_LIMIT_LIST }
 /* clang-format on */
 
 static const LmSettingKey setting_keys[] = {
@@ -47,8 +52,8 @@ static const LmSettingKey setting_keys[] = {
   UINT_KEY ("DirtyBackgroundRatio", dirty_background_ratio, 0, 99),
   UINT_KEY ("LowBatteryPercent", low_battery_percent, 1, 99),
   BOOL_KEY ("Remount", remount),
-  STRV_KEY ("RemountTypes", remount_types, remount_type_choices),
-  STRV_KEY ("NoRemount", no_remount, NULL),
+  STRV_KEY ("RemountTypes", remount_types, remount_type_choices, LM_LIMIT_NAME),
+  STRV_KEY ("NoRemount", no_remount, NULL, LM_LIMIT_PATH),
   STR_KEY ("Attribution", attribution, attribution_choices),
   UINT_KEY ("SpinUpIdle", spinup_idle, 1, 86400),
   BOOL_KEY ("SpinUpHistory", spinup_history),
@@ -194,8 +199,7 @@ set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char 
 {
   if (!g_strv_contains (k->choices, value))
     {
-      g_autofree char *escaped = g_strescape (value, NULL);
-      g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+      g_autofree char *got = lm_limits_quote (value);
       set_range_error (error, k, origin, got);
       return FALSE;
     }
@@ -205,26 +209,62 @@ set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char 
   return TRUE;
 }
 
+/* The size bounds of one list, checked before its items are looked at. */
+static gboolean
+check_list_size (const LmSettingKey *k, gsize n_items, const char *origin, GError **error)
+{
+  if (n_items > k->max_items)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "%s%s%s lists at most %u entries, not %" G_GSIZE_FORMAT, k->key,
+                   origin ? " in " : "", origin ? origin : "", k->max_items, n_items);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_item_size (const LmSettingKey *k, gsize index, gsize length, const char *origin,
+                 GError **error)
+{
+  if (length > k->max_bytes)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "%s%s%s entry %" G_GSIZE_FORMAT " is %" G_GSIZE_FORMAT
+                   " bytes long; an entry is at most %" G_GSIZE_FORMAT " bytes%s",
+                   k->key, origin ? " in " : "", origin ? origin : "", index + 1, length,
+                   k->max_bytes, k->max_bytes == LM_LIMIT_PATH ? " (PATH_MAX less its NUL)" : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* A list: each item one of the key's choices, or an absolute path when it
- * has none; duplicates are dropped, order kept. */
+ * has none; duplicates are dropped (a hash set: linear, not quadratic),
+ * order kept. */
 static gboolean
 set_strv (LmSettings *s, const LmSettingKey *k, const char *const *value, const char *origin,
           GError **error)
 {
   g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  guint n = g_strv_length ((char **) value);
 
-  for (guint i = 0; value[i] != NULL; i++)
+  if (!check_list_size (k, n, origin, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
     {
+      if (!check_item_size (k, i, strnlen (value[i], k->max_bytes + 1), origin, error))
+        return FALSE;
       gboolean ok = k->choices != NULL ? g_strv_contains (k->choices, value[i])
                                        : g_path_is_absolute (value[i]);
       if (!ok)
         {
-          g_autofree char *escaped = g_strescape (value[i], NULL);
-          g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+          g_autofree char *got = lm_limits_quote (value[i]);
           set_range_error (error, k, origin, got);
           return FALSE;
         }
-      if (!g_ptr_array_find_with_equal_func (items, value[i], g_str_equal, NULL))
+      if (g_hash_table_add (seen, (gpointer) value[i]))
         g_ptr_array_add (items, g_strdup (value[i]));
     }
   g_ptr_array_add (items, NULL);
@@ -275,6 +315,132 @@ check_consistency (const LmSettings *s, const char *origin, GError **error)
   return TRUE;
 }
 
+/* A string's length from its serialised size: constant time, where
+ * strlen() or g_variant_get_string() on an untrusted value would read it. */
+static gsize
+string_size (GVariant *string)
+{
+  return g_variant_get_size (string) - 1;
+}
+
+static gboolean
+check_name_size (GVariant *name, const char *what, GError **error)
+{
+  if (string_size (name) > LM_LIMIT_NAME)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "%s is %" G_GSIZE_FORMAT " bytes long; a name is at most %d bytes", what,
+                   string_size (name), LM_LIMIT_NAME);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* DiskSettings a{sa{sv}}: its shape only; lm-disk-policy.c checks values. */
+static gboolean
+check_disk_bounds (GVariant *disks, GError **error)
+{
+  gsize n = g_variant_n_children (disks);
+
+  if (n > LM_LIMIT_DISKS)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   DISK_SETTINGS_KEY " lists at most %d disks, not %" G_GSIZE_FORMAT,
+                   LM_LIMIT_DISKS, n);
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr (GVariant) entry = g_variant_get_child_value (disks, i);
+      g_autoptr (GVariant) id = g_variant_get_child_value (entry, 0);
+      g_autoptr (GVariant) dict = g_variant_get_child_value (entry, 1);
+      gsize n_keys = g_variant_n_children (dict);
+
+      if (string_size (id) > LM_LIMIT_DISK_ID)
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       "A disk id in " DISK_SETTINGS_KEY " is %" G_GSIZE_FORMAT
+                       " bytes long; an id is at most %d bytes",
+                       string_size (id), LM_LIMIT_DISK_ID);
+          return FALSE;
+        }
+      if (n_keys > LM_LIMIT_DISK_KEYS)
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       DISK_SETTINGS_KEY
+                       " takes at most %d settings per disk, not %" G_GSIZE_FORMAT,
+                       LM_LIMIT_DISK_KEYS, n_keys);
+          return FALSE;
+        }
+      for (gsize j = 0; j < n_keys; j++)
+        {
+          g_autoptr (GVariant) item = g_variant_get_child_value (dict, j);
+          g_autoptr (GVariant) name = g_variant_get_child_value (item, 0);
+          if (!check_name_size (name, "A disk setting's name", error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* The bounds of lm-limits.h, by size alone and before anything else reads
+ * the values: a million entries or a 30 MiB string are refused at the cost
+ * of a few lookups. Wrong types pass here; the checks after name them. */
+gboolean
+lm_settings_check_bounds (GVariant *asv, GError **error)
+{
+  gsize n = g_variant_n_children (asv);
+
+  if (n > LM_LIMIT_SETTINGS)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                   "Configure takes at most %d settings in one call, not %" G_GSIZE_FORMAT,
+                   LM_LIMIT_SETTINGS, n);
+      return FALSE;
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr (GVariant) entry = g_variant_get_child_value (asv, i);
+      g_autoptr (GVariant) name = g_variant_get_child_value (entry, 0);
+      g_autoptr (GVariant) boxed = g_variant_get_child_value (entry, 1);
+      g_autoptr (GVariant) v = g_variant_get_variant (boxed);
+
+      if (!check_name_size (name, "A setting's name", error))
+        return FALSE;
+      const char *key = g_variant_get_string (name, NULL);
+      if (g_str_equal (key, DISK_SETTINGS_KEY))
+        {
+          if (g_variant_is_of_type (v, G_VARIANT_TYPE ("a{sa{sv}}"))
+              && !check_disk_bounds (v, error))
+            return FALSE;
+          continue;
+        }
+      const LmSettingKey *k = find_key (key);
+      if (k == NULL || !g_variant_is_of_type (v, key_variant_type (k)))
+        continue;
+      if (k->type == 's' && string_size (v) > k->max_bytes)
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+                       "%s is %" G_GSIZE_FORMAT " bytes long; it is at most %" G_GSIZE_FORMAT
+                       " bytes",
+                       k->key, string_size (v), k->max_bytes);
+          return FALSE;
+        }
+      if (k->type != 'a')
+        continue;
+      gsize n_items = g_variant_n_children (v);
+      if (!check_list_size (k, n_items, NULL, error))
+        return FALSE;
+      for (gsize j = 0; j < n_items; j++)
+        {
+          g_autoptr (GVariant) item = g_variant_get_child_value (v, j);
+          if (!check_item_size (k, j, string_size (item), NULL, error))
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /* Apply an a{sv} from Configure() to a copy first, so a bad key anywhere
  * leaves @settings untouched. */
 gboolean
@@ -295,6 +461,8 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "No settings given");
       return FALSE;
     }
+  if (!lm_settings_check_bounds (asv, error))
+    return FALSE;
 
   g_variant_iter_init (&iter, asv);
   while (g_variant_iter_next (&iter, "{&sv}", &name, &value))
@@ -310,11 +478,10 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
         }
       if (k == NULL)
         {
-          g_autofree char *escaped = g_strescape (name, NULL);
+          g_autofree char *quoted = lm_limits_quote (name);
           g_autofree char *keys = known_keys ();
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown setting “%s”; known settings: %s, " DISK_SETTINGS_KEY, escaped,
-                       keys);
+                       "Unknown setting %s; known settings: %s, " DISK_SETTINGS_KEY, quoted, keys);
           return FALSE;
         }
       const GVariantType *want = key_variant_type (k);
@@ -368,7 +535,7 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
         }
       if (!g_str_equal (groups[g], LM_SETTINGS_GROUP))
         {
-          g_autofree char *escaped = g_strescape (groups[g], NULL);
+          g_autofree char *escaped = lm_limits_escape (groups[g]);
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                        "Unknown section [%s] in %s; known sections: [%s], [" LM_DISK_GROUP_PREFIX
                        "ID]",
@@ -386,10 +553,10 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
 
       if (k == NULL)
         {
-          g_autofree char *escaped = g_strescape (keys[i], NULL);
+          g_autofree char *quoted = lm_limits_quote (keys[i]);
           g_autofree char *known = known_keys ();
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown setting “%s” in %s; known settings: %s", escaped, origin, known);
+                       "Unknown setting %s in %s; known settings: %s", quoted, origin, known);
           return FALSE;
         }
       if (k->type == 'u')
@@ -398,8 +565,7 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
           /* Strict: "600s", "-1" or "0x10" are mistakes worth reporting. */
           if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
             {
-              g_autofree char *escaped = g_strescape (value, NULL);
-              g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+              g_autofree char *got = lm_limits_quote (value);
               set_range_error (error, k, origin, got);
               return FALSE;
             }
@@ -412,8 +578,7 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
           gboolean b = g_key_file_get_boolean (key_file, LM_SETTINGS_GROUP, keys[i], &bool_error);
           if (bool_error != NULL)
             {
-              g_autofree char *escaped = g_strescape (value, NULL);
-              g_autofree char *got = g_strdup_printf ("“%s”", escaped);
+              g_autofree char *got = lm_limits_quote (value);
               set_range_error (error, k, origin, got);
               return FALSE;
             }

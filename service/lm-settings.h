@@ -33,6 +33,7 @@ LmSettings *lm_settings_copy (const LmSettings *settings);
 void lm_settings_free (LmSettings *settings);
 gboolean lm_settings_equal (const LmSettings *a, const LmSettings *b);
 
+gboolean lm_settings_check_bounds (GVariant *asv, GError **error);
 gboolean lm_settings_update (LmSettings *settings, GVariant *asv, GError **error);
 gboolean lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
                                     GError **error);

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 #include <glib-unix.h>
 
+#include "lm-bus.h"
 #include "lm-daemon.h"
 #include "lm-error.h"
 #include "lm-paths.h"
@@ -21,6 +22,8 @@ typedef struct
   LmDaemon *daemon;
   int exit_code;
   gboolean owned;
+  gboolean quitting;       /* the first reason to stop wins */
+  GDBusConnection *fd_bus; /* for the one call that returns a file descriptor */
 } LmMain;
 
 static void
@@ -28,6 +31,9 @@ quit (LmMain *m, int code, gboolean restore)
 {
   g_autoptr (GError) error = NULL;
 
+  if (m->quitting)
+    return;
+  m->quitting = TRUE;
   if (restore && !lm_daemon_shutdown (m->daemon, &error))
     {
       g_warning ("%s", error->message);
@@ -45,6 +51,21 @@ on_signal (gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+/* The bus dropped this daemon (dbus-daemon restarted or died, or it cut a
+ * connection that broke its limits) without a hand-over: nobody else
+ * takes charge, so put the system back and fail, for systemd's
+ * Restart=on-failure to start a fresh daemon that owns the name again. */
+static void
+on_bus_closed (GDBusConnection *connection, gboolean remote_peer_vanished, GError *error,
+               gpointer user_data)
+{
+  LmMain *m = user_data;
+
+  g_warning ("Lost the bus connection (%s); restoring and exiting with failure",
+             error != NULL ? error->message : "closed");
+  quit (m, EXIT_FAILURE, m->owned);
+}
+
 static void
 on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_data)
 {
@@ -56,7 +77,7 @@ on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_d
   /* Only the owner of the name touches the system, so two daemons never
    * act at once (e.g. during --replace); the object appears once the
    * system is in the state its properties describe. */
-  lm_daemon_start (m->daemon, connection);
+  lm_daemon_start (m->daemon, connection, m->fd_bus);
   if (!lm_daemon_export (m->daemon, connection, &error))
     {
       g_warning ("Cannot export the object: %s", error->message);
@@ -64,21 +85,18 @@ on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_d
     }
 }
 
-/* Also called when the bus cannot be reached, with a NULL connection. */
 static void
 on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
 {
   LmMain *m = user_data;
 
-  if (connection == NULL)
-    {
-      g_warning ("Cannot connect to the bus");
-      quit (m, EXIT_FAILURE, m->owned);
-    }
+  if (g_dbus_connection_is_closed (connection))
+    on_bus_closed (connection, TRUE, NULL, m);
   else if (m->owned)
     {
-      /* Replaced (--replace): hand over as things are; the new owner finds
-       * the state file and takes it from there. Not a failure to restart on. */
+      /* Replaced (--replace): the connection is fine and another daemon
+       * owns the name now. Hand over as things are; the new owner finds the
+       * state file and takes it from there. Not a failure to restart on. */
       g_message ("Replaced by another laptop-moded; leaving the saved state to it");
       quit (m, EXIT_SUCCESS, FALSE);
     }
@@ -143,15 +161,35 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGTERM, on_signal, &m);
   g_unix_signal_add (SIGINT, on_signal, &m);
 
-  guint owner = g_bus_own_name (session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM, LM_BUS_NAME,
-                                G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
-                                    | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
-                                NULL, on_name_acquired, on_name_lost, &m, NULL);
+  /* Everything but file descriptors comes through the guarded connection
+   * (lm-bus.c); logind's delay lock, a file descriptor, through GLib's
+   * own. Neither raises SIGTERM when it closes, as GLib's default would:
+   * that would look like a clean stop (exit 0, no restart). */
+  GBusType type = session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM;
+  g_autoptr (GDBusConnection) bus = lm_bus_connect (type, &error);
+  if (bus != NULL)
+    m.fd_bus = g_bus_get_sync (type, NULL, &error);
+  if (m.fd_bus == NULL)
+    {
+      g_printerr ("laptop-moded: cannot connect to the bus: %s\n", error->message);
+      g_clear_object (&m.daemon);
+      g_main_loop_unref (m.loop);
+      return EXIT_FAILURE;
+    }
+  g_dbus_connection_set_exit_on_close (bus, FALSE);
+  g_dbus_connection_set_exit_on_close (m.fd_bus, FALSE);
+  g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), &m);
+  g_signal_connect (m.fd_bus, "closed", G_CALLBACK (on_bus_closed), &m);
+  guint owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
+                                              G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
+                                                  | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
+                                              on_name_acquired, on_name_lost, &m, NULL);
   g_main_loop_run (m.loop);
 
   g_bus_unown_name (owner);
   lm_daemon_unexport (m.daemon);
   g_clear_object (&m.daemon);
+  g_clear_object (&m.fd_bus);
   g_main_loop_unref (m.loop);
   return m.exit_code;
 }

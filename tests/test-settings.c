@@ -1,5 +1,6 @@
 /* test-settings.c: validation of settings from D-Bus and from the config
  * file, and the config file's round trip. */
+#include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
@@ -192,6 +193,205 @@ test_save_round_trip (void)
   g_unlink (path);
 }
 
+/* --- The bounds table (lm-limits.h) ----------------------------------- */
+
+static GVariant *
+one_setting (const char *key, GVariant *value)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&b, "{sv}", key, value);
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
+static GVariant *
+paths (guint n, gsize length, char fill)
+{
+  GVariantBuilder b;
+  g_autofree char *item = g_malloc (length + 1);
+
+  memset (item, fill, length);
+  item[0] = '/';
+  item[length] = '\0';
+  g_variant_builder_init (&b, G_VARIANT_TYPE_STRING_ARRAY);
+  for (guint i = 0; i < n; i++)
+    g_variant_builder_add (&b, "s", item);
+  return g_variant_builder_end (&b);
+}
+
+/* Refused with InvalidArgs, a message containing @expected, short and with
+ * no control byte in it; @settings unchanged. */
+static void
+assert_refused (GVariant *asv, const char *expected)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (LmSettings) before = lm_settings_copy (s);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (lm_settings_update (s, asv, &error));
+  g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+  if (strstr (error->message, expected) == NULL)
+    g_error ("message “%s” does not say “%s”", error->message, expected);
+  g_assert_cmpuint (strlen (error->message), <, 400);
+  for (const char *p = error->message; *p; p++)
+    g_assert_false ((guchar) *p < 0x20 || *p == 0x7f);
+  g_assert_true (lm_settings_equal (s, before));
+}
+
+static void
+assert_accepted (GVariant *asv)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (lm_settings_update (s, asv, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_bounds_lists (void)
+{
+  g_autoptr (GVariant) at_limit = one_setting ("NoRemount", paths (256, 10, 'a'));
+  g_autoptr (GVariant) over = one_setting ("NoRemount", paths (257, 10, 'a'));
+  g_autoptr (GVariant) types = one_setting ("RemountTypes", paths (300, 4, 'x'));
+
+  assert_accepted (at_limit);
+  assert_refused (over, "NoRemount lists at most 256 entries, not 257");
+  assert_refused (types, "RemountTypes lists at most 256 entries, not 300");
+}
+
+static void
+test_bounds_path (void)
+{
+  g_autoptr (GVariant) at_limit = one_setting ("NoRemount", paths (1, 4095, 'p'));
+  g_autoptr (GVariant) over = one_setting ("NoRemount", paths (1, 4096, '\x01'));
+
+  assert_accepted (at_limit);
+  assert_refused (over, "NoRemount entry 1 is 4096 bytes long; an entry is at most 4095 bytes");
+}
+
+/* A value that is refused for what it is, not its size, is quoted in at
+ * most 64 bytes, escaped. */
+static void
+test_bounds_quote (void)
+{
+  g_autofree char *long_mode = g_strnfill (64, '\a');
+  g_autoptr (GVariant) mode = one_setting ("Mode", g_variant_new_string (long_mode));
+
+  g_autofree char *item = g_strnfill (4000, '\x1b');
+  const char *items[] = { item, NULL };
+  g_autoptr (GVariant) rel = one_setting ("NoRemount", g_variant_new_strv (items, -1));
+
+  assert_refused (rel, "NoRemount must list absolute paths, not “\\033\\033");
+  assert_refused (rel, "…”");
+  assert_refused (mode, "Mode must be one of");
+}
+
+static void
+test_bounds_strings_and_keys (void)
+{
+  g_autofree char *big = g_strnfill (1 << 20, 'o');
+  g_autoptr (GVariant) mode = one_setting ("Mode", g_variant_new_string (big));
+  g_autoptr (GVariant) name = one_setting (big, g_variant_new_uint32 (1));
+  GVariantBuilder b;
+
+  assert_refused (mode, "Mode is 1048576 bytes long; it is at most 64 bytes");
+  assert_refused (name, "A setting's name is 1048576 bytes long; a name is at most 64 bytes");
+  g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
+  for (guint i = 0; i < 33; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("Key%u", i);
+      g_variant_builder_add (&b, "{sv}", key, g_variant_new_uint32 (1));
+    }
+  g_autoptr (GVariant) many = g_variant_ref_sink (g_variant_builder_end (&b));
+  assert_refused (many, "Configure takes at most 32 settings in one call, not 33");
+}
+
+static void
+test_bounds_disks (void)
+{
+  GVariantBuilder disks, keys;
+
+  g_variant_builder_init (&disks, G_VARIANT_TYPE ("a{sa{sv}}"));
+  for (guint i = 0; i < 65; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("sd%u", i);
+      g_variant_builder_add (&disks, "{s@a{sv}}", id,
+                             g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+    }
+  g_autoptr (GVariant) too_many = one_setting ("DiskSettings", g_variant_builder_end (&disks));
+  assert_refused (too_many, "DiskSettings lists at most 64 disks, not 65");
+
+  g_variant_builder_init (&keys, G_VARIANT_TYPE_VARDICT);
+  for (guint i = 0; i < 17; i++)
+    g_variant_builder_add (&keys, "{sv}", "APM", g_variant_new_uint32 (128));
+  g_variant_builder_init (&disks, G_VARIANT_TYPE ("a{sa{sv}}"));
+  g_variant_builder_add (&disks, "{s@a{sv}}", "sda", g_variant_builder_end (&keys));
+  g_autoptr (GVariant) wide = one_setting ("DiskSettings", g_variant_builder_end (&disks));
+  assert_refused (wide, "DiskSettings takes at most 16 settings per disk, not 17");
+
+  g_autofree char *id = g_strnfill (256, 'i');
+  g_variant_builder_init (&disks, G_VARIANT_TYPE ("a{sa{sv}}"));
+  g_variant_builder_add (&disks, "{s@a{sv}}", id,
+                         g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+  g_autoptr (GVariant) long_id = one_setting ("DiskSettings", g_variant_builder_end (&disks));
+  assert_refused (long_id, "is 256 bytes long; an id is at most 255 bytes");
+}
+
+/* Refusing a million entries costs what refusing 257 does: sizes only. */
+static void
+test_bounds_constant_time (void)
+{
+  g_autoptr (GVariant) huge = one_setting ("NoRemount", paths (1000000, 2, 'm'));
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (GError) error = NULL;
+  gint64 t = g_get_monotonic_time ();
+
+  g_assert_false (lm_settings_update (s, huge, &error));
+  t = g_get_monotonic_time () - t;
+  g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+  g_assert_nonnull (strstr (error->message, "at most 256 entries, not 1000000"));
+  /* Reading every entry takes tens of milliseconds; a look at the size,
+   * microseconds. 20 ms leaves room for a loaded machine. */
+  g_assert_cmpint (t, <, 20000);
+}
+
+/* Duplicates are dropped through a hash set, in order. */
+static void
+test_bounds_duplicates (void)
+{
+  g_autoptr (LmSettings) s = lm_settings_new ();
+  g_autoptr (GVariant) v
+      = g_variant_ref_sink (parse_asv ("{'NoRemount': <['/b', '/a', '/b', '/c', '/a']>}"));
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (lm_settings_update (s, v, &error));
+  g_assert_cmpuint (g_strv_length (s->no_remount), ==, 3);
+  g_assert_cmpstr (s->no_remount[0], ==, "/b");
+  g_assert_cmpstr (s->no_remount[1], ==, "/a");
+  g_assert_cmpstr (s->no_remount[2], ==, "/c");
+}
+
+/* The config file has the same bounds. */
+static void
+test_bounds_key_file (void)
+{
+  g_autoptr (GString) text = g_string_new ("[LaptopMode]\nNoRemount=");
+  g_autoptr (GError) error = NULL;
+
+  for (guint i = 0; i < 257; i++)
+    g_string_append_printf (text, "/m%u;", i);
+  g_string_append (text, "\n");
+  g_autofree char *path = write_temp (text->str);
+  g_autoptr (LmSettings) s = lm_settings_load (path, &error);
+  g_unlink (path);
+  g_assert_null (s);
+  g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+  g_assert_nonnull (strstr (error->message, "NoRemount in "));
+  g_assert_nonnull (strstr (error->message, "lists at most 256 entries, not 257"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -203,5 +403,13 @@ main (int argc, char **argv)
   g_test_add_func ("/settings/load-missing", test_load_missing);
   g_test_add_func ("/settings/load-bad", test_load_bad);
   g_test_add_func ("/settings/save-round-trip", test_save_round_trip);
+  g_test_add_func ("/settings/bounds/lists", test_bounds_lists);
+  g_test_add_func ("/settings/bounds/path", test_bounds_path);
+  g_test_add_func ("/settings/bounds/quote", test_bounds_quote);
+  g_test_add_func ("/settings/bounds/strings-and-keys", test_bounds_strings_and_keys);
+  g_test_add_func ("/settings/bounds/disks", test_bounds_disks);
+  g_test_add_func ("/settings/bounds/constant-time", test_bounds_constant_time);
+  g_test_add_func ("/settings/bounds/duplicates", test_bounds_duplicates);
+  g_test_add_func ("/settings/bounds/key-file", test_bounds_key_file);
   return g_test_run ();
 }

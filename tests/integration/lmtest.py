@@ -60,6 +60,11 @@ BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Config
     <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Monitoring"/>
   </policy>
   <include>{policy}</include>
+  <!-- Debian's system.conf leaves these at dbus-daemon's built-in values;
+       written out so that what a test may send (a 30 MiB call) is visible. -->
+  <limit name="max_incoming_bytes">133169152</limit>
+  <limit name="max_outgoing_bytes">133169152</limit>
+  <limit name="max_message_size">33554432</limit>
 {extra}
 </busconfig>
 """

@@ -40,7 +40,9 @@ def settings_table():
             lo, hi = (int(x) for x in rest.split(","))
             params = (lo, hi)
         elif kind in ("STR", "STRV"):
-            params = None if rest == "NULL" else choices[rest]
+            # STRV_KEY (name, field, choices, per-entry byte bound)
+            first = rest.split(",")[0].strip()
+            params = None if first == "NULL" else choices[first]
         else:
             params = None
         keys.append((name, kind, params))

@@ -333,6 +333,8 @@ time.sleep(60)
     def test_release_of_another_clients_hold_refused(self):
         p, lines = self.holder(1)
         cookie = lines[0].split()[1]
+        # A hold counts once it has lasted the settle time (1 s).
+        self.wait_state(False, "inhibited")
         r = self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Release", "u", cookie)
         self.assertNotEqual(r.returncode, 0)
         self.assert_stays(False, "inhibited", seconds=1)

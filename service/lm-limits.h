@@ -1,0 +1,38 @@
+/* lm-limits.h: the bounds of every D-Bus argument, part of the interface's
+ * contract (dbus/org.laptopmode.LaptopMode1.xml); the one place they live. */
+#pragma once
+
+#include <limits.h>
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Checked by size alone, before any other look at a value and before
+ * polkit is asked: a refused call costs the same whatever it carries. */
+#define LM_LIMIT_SETTINGS 32 /* keys in one Configure() */
+#define LM_LIMIT_NAME 64     /* bytes in a setting's name or a word value (Mode, Engine…) */
+#define LM_LIMIT_LIST 256    /* entries in a list setting (NoRemount, RemountTypes) */
+#define LM_LIMIT_PATH (PATH_MAX - 1) /* bytes in a mount point: PATH_MAX less its NUL */
+#define LM_LIMIT_DISKS 64            /* disks in one DiskSettings */
+#define LM_LIMIT_DISK_KEYS 16        /* settings per disk in DiskSettings */
+#define LM_LIMIT_DISK_ID 255         /* bytes in a disk id */
+#define LM_LIMIT_APPLICATION 64      /* characters in Inhibit's application */
+#define LM_LIMIT_REASON 256          /* characters in Inhibit's reason */
+/* UTF-8 takes at most 4 bytes a character: the byte bound checked first. */
+#define LM_LIMIT_UTF8_BYTES(chars) ((chars) *4)
+
+/* At most this many bytes of a refused value are quoted in an error or a
+ * log line: enough to recognise it, never enough to grow a reply past what
+ * the bus carries. */
+#define LM_LIMIT_ECHO 64
+
+/* A whole message to the daemon (lm-bus.c): larger than any call within
+ * the bounds above (256 mount points of PATH_MAX are 1 MiB), and small,
+ * as GDBus keeps a read buffer as large as the largest message it read. */
+#define LM_LIMIT_MESSAGE (2 * 1024 * 1024)
+
+char *lm_limits_escape (const char *value);
+char *lm_limits_quote (const char *value);
+
+G_END_DECLS
