@@ -122,8 +122,8 @@ class UnitHardeningTest(DaemonTestCase):
         self.mp = os.fsencode(self.fs.mount_point)
 
     def stop_all(self, daemon_pid=None):
-        if daemon_pid is not None:
-            os.kill(daemon_pid, signal.SIGTERM)
+        """SIGTERM to the daemon (under strace: strace's child); its exit status."""
+        os.kill(daemon_pid if daemon_pid is not None else self.daemon.pid, signal.SIGTERM)
         return self.daemon.wait(timeout=30)
 
     def start_and_check(self, wrapper, probe=None):
