@@ -645,11 +645,19 @@ sleep_flushed (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static void
-on_sleep (LmSleep *sleep, gboolean shutdown, gpointer user_data)
+on_sleep (LmSleep *sleep, LmSleepEvent event, gpointer user_data)
 {
   LmDaemon *self = user_data;
 
-  if (shutdown)
+  /* Many drives forget their standby timer and APM level across suspend:
+   * send them again, without a whole Start. */
+  if (event == LM_SLEEP_RESUMED)
+    {
+      if (self->active)
+        lm_disks_resume (self->disks);
+      return;
+    }
+  if (event == LM_SLEEP_SHUTDOWN)
     {
       g_autoptr (GError) error = NULL;
       if (!lm_daemon_shutdown (self, &error))

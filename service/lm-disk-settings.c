@@ -326,6 +326,43 @@ lm_disks_restore (LmDisks *self, GError **error)
   return TRUE;
 }
 
+void
+lm_disks_resume (LmDisks *self)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      LmDisk *d = value;
+      g_autoptr (GString) failures = g_string_new (NULL);
+      g_autoptr (GError) error = NULL;
+      guint8 cdb[LM_ATA_CDB_LEN];
+
+      if (d->excluded || (d->applied_standby < 0 && d->applied_apm < 0))
+        continue;
+      if (d->applied_standby >= 0)
+        {
+          lm_ata_cdb_idle (cdb, (guint8) d->applied_standby);
+          if (!send_command (d, cdb, &error))
+            g_string_append_printf (failures, "standby timer: %s; ", error->message);
+          g_clear_error (&error);
+        }
+      if (d->applied_apm >= 0)
+        {
+          lm_ata_cdb_apm (cdb, (guint) d->applied_apm);
+          if (!send_command (d, cdb, &error))
+            g_string_append_printf (failures, "APM: %s; ", error->message);
+          g_clear_error (&error);
+        }
+      g_message ("Disk %s: standby timer and APM sent again after resume", d->name);
+      if (failures->len > 2)
+        g_string_truncate (failures, failures->len - 2);
+      lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
+    }
+}
+
 gboolean
 lm_disks_saved (LmState *state)
 {

@@ -23,6 +23,9 @@ void lm_disks_rescan (LmDisks *disks);
 void lm_disks_apply (LmDisks *disks, const LmSettings *settings);
 gboolean lm_disks_restore (LmDisks *disks, GError **error);
 gboolean lm_disks_saved (LmState *state);
+/* After a resume: send again what is applied (the journal already holds the
+ * originals). */
+void lm_disks_resume (LmDisks *disks);
 
 /* A disk (or a partition of it) had its first I/O after an idle gap: it is
  * spinning now. Called by spin-up attribution. */

@@ -99,12 +99,14 @@ on_prepare (GDBusConnection *bus, const char *sender, const char *path, const ch
     {
       /* Resumed (or shutdown cancelled): be ready for the next time. */
       take_lock (self);
+      if (!shutdown)
+        self->func (self, LM_SLEEP_RESUMED, self->user_data);
       return;
     }
   g_message ("logind: %s; flushing before letting it go on",
              shutdown ? "shutting down" : "going to sleep");
   self->pending = TRUE;
-  self->func (self, shutdown, self->user_data);
+  self->func (self, shutdown ? LM_SLEEP_SHUTDOWN : LM_SLEEP_SUSPEND, self->user_data);
 }
 
 void

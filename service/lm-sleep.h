@@ -9,10 +9,16 @@ G_BEGIN_DECLS
 
 typedef struct _LmSleep LmSleep;
 
-/* Called when logind is about to suspend (@shutdown FALSE) or power off
- * (@shutdown TRUE). Call lm_sleep_done() when the data is safe; the lock is
- * held until then. */
-typedef void (*LmSleepFunc) (LmSleep *sleep, gboolean shutdown, gpointer user_data);
+typedef enum
+{
+  LM_SLEEP_SUSPEND,  /* about to suspend or hibernate */
+  LM_SLEEP_SHUTDOWN, /* about to power off */
+  LM_SLEEP_RESUMED,  /* back from suspend: drives may have forgotten settings */
+} LmSleepEvent;
+
+/* For SUSPEND and SHUTDOWN, call lm_sleep_done() when the data is safe;
+ * the lock is held until then. RESUMED needs no answer. */
+typedef void (*LmSleepFunc) (LmSleep *sleep, LmSleepEvent event, gpointer user_data);
 
 LmSleep *lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data);
 void lm_sleep_done (LmSleep *sleep);
