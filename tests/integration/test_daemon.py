@@ -8,7 +8,6 @@ root and as an unprivileged user.
 import os
 import signal
 import subprocess
-import time
 import unittest
 
 import lmtest
@@ -155,18 +154,33 @@ class StartStopTest(DaemonTestCase):
 class PropertiesChangedTest(DaemonTestCase):
     def test_active_and_mode_signalled(self):
         self.start_daemon()
-        mon = subprocess.Popen(["gdbus", "monitor", "--system", "--dest", lmtest.BUS_NAME],
-                               env=self.env, stdout=subprocess.PIPE, text=True)
-        self.procs.append(mon)
-        time.sleep(0.5)  # let the monitor subscribe
+        # Subscribed before the first call: the watch's match is in force
+        # when signal_watch returns.
+        w = self.signal_watch(sender=lmtest.BUS_NAME, iface="org.freedesktop.DBus.Properties",
+                              member="PropertiesChanged", path=lmtest.OBJECT_PATH)
         self.ctl_run("start", check=True)
         self.ctl_run("stop", check=True)
-        time.sleep(0.5)
-        mon.terminate()
-        out = mon.communicate(timeout=10)[0]
-        changes = [l for l in out.splitlines() if "PropertiesChanged" in l]
-        self.assertTrue(any("'Active': <true>" in l and "'Mode': <'on'>" in l for l in changes), out)
-        self.assertTrue(any("'Active': <false>" in l and "'Mode': <'off'>" in l for l in changes), out)
+
+        def changes(signals):
+            return [s[4][1] for s in signals if s[4][0] == lmtest.IFACE]
+
+        def both(signals):
+            c = changes(signals)
+            return (any(d.get("Active") is True and d.get("Mode") == "on" for d in c)
+                    and any(d.get("Active") is False and d.get("Mode") == "off" for d in c))
+        self.assertTrue(w.wait(both), "PropertiesChanged for on and off: %r" % changes(w.signals))
+
+
+@needs_root
+class VersionTest(DaemonTestCase):
+    def test_version_is_the_projects(self):
+        self.start_daemon()
+        want = lmtest.project_version()
+        self.assertRegex(want, r"^\d+\.\d+")
+        r = self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                        "Version", check=True)
+        self.assertEqual(r.out.strip(), 's "%s"' % want)
+        self.assertEqual(self.properties()["Version"], want)
 
 
 @needs_root
@@ -239,8 +253,25 @@ class ConfigureTest(DaemonTestCase):
         self.assertFalse(os.path.exists(self.config))
 
     def test_empty_configure_refused(self):
-        r = self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Configure", "a{sv}", "0")
-        self.assertNotEqual(r.returncode, 0)
+        for start in (False, True):
+            if start:
+                self.ctl_run("start", check=True)
+            with self.subTest(active=start):
+                before_props, before_vm = self.properties(), self.root.vm()
+                self.assertEqual(self.call_error("Configure", "(@a{sv} {},)"),
+                                 ("org.laptopmode.LaptopMode1.Error.InvalidArgs", "No settings given"))
+                r = self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                                "Configure", "a{sv}", "0")
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("No settings given", r.err)
+                self.assertEqual(self.properties(), before_props)
+                self.assertEqual(self.root.vm(), before_vm)
+                self.assertFalse(os.path.exists(self.config), "config file written by an empty Configure")
+                # Refused before polkit is asked: an unprivileged caller gets
+                # the same answer, not a denial.
+                self.assertEqual(self.call_error("Configure", "(@a{sv} {},)", user=lmtest.UNPRIVILEGED),
+                                 ("org.laptopmode.LaptopMode1.Error.InvalidArgs", "No settings given"))
+                self.assertEqual(self.properties(), before_props)
 
     def test_configure_applies_and_persists(self):
         self.ctl_run("start", check=True)
