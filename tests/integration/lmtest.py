@@ -450,7 +450,12 @@ class DaemonTestCase(unittest.TestCase):
                              stdout=subprocess.PIPE, text=True)
         self.procs.append(p)
         lines = LineReader(p.stdout)
-        self.addCleanup(p.stdout.close)
+
+        def close():
+            # Stopped before its pipe is closed: the reader thread holds it.
+            stop_process(p)
+            p.stdout.close()
+        self.addCleanup(close)
         seen = []
         deadline = time.monotonic() + 15
         # BecomeMonitor takes the monitor's unique name away: the bus tells
