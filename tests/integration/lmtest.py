@@ -428,6 +428,17 @@ class DaemonTestCase(unittest.TestCase):
         finally:
             conn.close_sync(None)
 
+    def connection_pid(self, name):
+        """The pid behind a connection on the test's system bus."""
+        conn = lmpolkit.connect(self.bus_address)
+        try:
+            r = conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetConnectionUnixProcessID", lmpolkit.GLib.Variant("(s)", (name,)),
+                               None, 0, 10000, None)
+            return r.unpack()[0]
+        finally:
+            conn.close_sync(None)
+
     def call_error(self, method, args=None, user=None):
         """Call @method as @user (root when None) on its own connection and
         return (D-Bus error name, message), or None when it succeeded."""
@@ -645,6 +656,37 @@ class SignalWatch:
         if self.conn is not None:
             self.conn.close_sync(None)
             self.conn = None
+
+
+def ctx_switches(pid):
+    """Wake-ups of all threads of @pid so far: each ends with one voluntary
+    context switch when the thread sleeps again. Preemptions (the
+    nonvoluntary ones) are left out: a busy machine adds those to a thread
+    that was awake anyway."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        total += int(line.split()[1])
+        except FileNotFoundError:
+            pass  # a thread that just ended
+    return total
+
+
+def wait_quiet(test, pid, quiet=1.0, timeout=30):
+    """Until @pid has not woken for @quiet seconds (its start-up is over)."""
+    last, since = ctx_switches(pid), time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = ctx_switches(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+    test.fail("pid %d never stayed asleep for %.1f s" % (pid, quiet))
 
 
 def main():

@@ -95,35 +95,8 @@ def log_times(log, text):
 needs_root = unittest.skipUnless(is_root(), "needs root: runs clients as other users, namespaces")
 
 
-def ctx_switches(pid):
-    """Wake-ups of all threads of @pid so far: each ends with one voluntary
-    context switch when the thread sleeps again. Preemptions (the
-    nonvoluntary ones) are left out: a busy machine adds those to a thread
-    that was awake anyway."""
-    total = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-                for line in f:
-                    if line.startswith("voluntary_ctxt_switches"):
-                        total += int(line.split()[1])
-        except FileNotFoundError:
-            pass  # a thread that just ended
-    return total
-
-
-def wait_quiet(test, pid, quiet=1.0, timeout=30):
-    """Until @pid has not woken for @quiet seconds (its start-up is over)."""
-    last, since = ctx_switches(pid), time.monotonic()
-    deadline = since + timeout
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        now = ctx_switches(pid)
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-    test.fail("pid %d never stayed asleep for %.1f s" % (pid, quiet))
+ctx_switches = lmtest.ctx_switches
+wait_quiet = lmtest.wait_quiet
 
 
 class PowerTestCase(DaemonTestCase):
