@@ -7,7 +7,6 @@ root and as an unprivileged user.
 
 import os
 import signal
-import subprocess
 import unittest
 
 import lmtest
@@ -171,6 +170,48 @@ class PropertiesChangedTest(DaemonTestCase):
         self.assertTrue(w.wait(both), "PropertiesChanged for on and off: %r" % changes(w.signals))
 
 
+def xml_properties():
+    """(name, type) of every property the D-Bus XML declares."""
+    import xml.etree.ElementTree as ET
+    tree = ET.parse(os.path.join(lmtest.SRCDIR, "dbus", "org.laptopmode.LaptopMode1.xml"))
+    iface = [i for i in tree.getroot().iter("interface") if i.get("name") == lmtest.IFACE][0]
+    return [(p.get("name"), p.get("type")) for p in iface.iter("property")]
+
+
+@needs_root
+class PropertiesTest(DaemonTestCase):
+    def test_every_property_public_and_read_only(self):
+        """Every property in the XML is readable by anyone, and nobody, not
+        even root, can set one: they change through the methods only."""
+        self.start_daemon()
+        declared = xml_properties()
+        self.assertGreater(len(declared), 10)
+        code = ("import json, sys\nfrom gi.repository import Gio, GLib\n"
+                "bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)\n"
+                "r = bus.call_sync('%s', '%s', 'org.freedesktop.DBus.Properties', 'GetAll',"
+                " GLib.Variant('(s)', ('%s',)), None, 0, -1, None)\n"
+                "print(json.dumps(sorted(r.unpack()[0])))\n"
+                % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        r = self.run_as(["/usr/bin/python3", "-c", code], user=lmtest.UNPRIVILEGED, check=True)
+        import json
+        self.assertEqual(json.loads(r.out), sorted(n for n, _ in declared))
+        before = self.properties()
+        for name, sig in declared:
+            with self.subTest(name):
+                value = {"s": "'x'", "b": "true", "u": "uint32 1"}.get(sig, "@%s []" % sig)
+                if sig.startswith("a{"):
+                    value = "@%s {}" % sig
+                for user in ("root", lmtest.UNPRIVILEGED):
+                    g = self.run_as(["gdbus", "call", "--system", "--dest", lmtest.BUS_NAME,
+                                     "--object-path", lmtest.OBJECT_PATH, "--method",
+                                     "org.freedesktop.DBus.Properties.Set", lmtest.IFACE, name,
+                                     "<%s>" % value], user=user)
+                    self.assertNotEqual(g.returncode, 0, g)
+                    self.assertIn("org.freedesktop.DBus.Error.", g.err)
+                    self.assertIn(name, g.err)
+        self.assertEqual(self.properties(), before)
+
+
 @needs_root
 class VersionTest(DaemonTestCase):
     def test_version_is_the_projects(self):
@@ -215,6 +256,15 @@ class ConfigureTest(DaemonTestCase):
         ("bad mode", ["Mode", "s", "sideways"], "Mode"),
         ("zero delay", ["LaptopModeSeconds", "u", "0"], "LaptopModeSeconds"),
         ("one bad among good", ["MaxLostWork", "u", "300", "DirtyRatio", "u", "500"], "DirtyRatio"),
+        ("battery level zero", ["LowBatteryPercent", "u", "0"], "LowBatteryPercent"),
+        ("battery level 100", ["LowBatteryPercent", "u", "100"], "LowBatteryPercent"),
+        ("remount as string", ["Remount", "s", "yes"], "Remount"),
+        ("bad attribution", ["Attribution", "s", "crystal-ball"], "Attribution"),
+        ("zero spin-up idle", ["SpinUpIdle", "u", "0"], "SpinUpIdle"),
+        ("spin-up idle over a day", ["SpinUpIdle", "u", "86401"], "SpinUpIdle"),
+        ("history as number", ["SpinUpHistory", "u", "1"], "SpinUpHistory"),
+        ("recheck over a day", ["DiskRecheck", "u", "86401"], "DiskRecheck"),
+        ("disk settings as string", ["DiskSettings", "s", "sda"], "DiskSettings"),
     ]
 
     def check_bad_inputs(self):
@@ -315,6 +365,33 @@ class ConfigureTest(DaemonTestCase):
         self.assertEqual(self.status()["Active"], True)
         self.assertEqual(self.root.vm()["dirty_ratio"], "60")
 
+    # A valid value for every key of the settings table (lm-settings.c) and
+    # DiskSettings, as GVariant text.
+    VALID = {
+        "Mode": "'on'", "Engine": "'kernel'", "MaxLostWork": "uint32 300",
+        "LaptopModeSeconds": "uint32 5", "DirtyRatio": "uint32 40",
+        "DirtyBackgroundRatio": "uint32 5", "LowBatteryPercent": "uint32 20",
+        "Remount": "false", "RemountTypes": "['ext4']", "NoRemount": "['/srv']",
+        "Attribution": "'none'", "SpinUpIdle": "uint32 30", "SpinUpHistory": "true",
+        "DiskRecheck": "uint32 60", "DiskSettings": "{'ata-X': {'APM': <uint32 128>}}",
+    }
+
+    def test_every_key_denied_unprivileged(self):
+        """Configure is one polkit action whatever the key: each key, with a
+        valid value, is refused to a caller without the right, exactly, and
+        changes nothing."""
+        before_props, before_vm = self.properties(), self.root.vm()
+        for key, value in self.VALID.items():
+            with self.subTest(key):
+                name, message = self.call_error("Configure", "({'%s': <%s>},)" % (key, value),
+                                                user=lmtest.UNPRIVILEGED)
+                self.assertEqual(name, "org.freedesktop.DBus.Error.AccessDenied")
+                self.assertRegex(message, r"^Not authorized to Configure: polkit action "
+                                 r"org\.laptopmode\.LaptopMode1\.configure \S")
+                self.assertEqual(self.properties(), before_props)
+                self.assertEqual(self.root.vm(), before_vm)
+                self.assertFalse(os.path.exists(self.config), "config written by a denied Configure")
+
     def test_unprivileged_denied(self):
         for user_call in (
             lambda: self.ctl_run("start", user=lmtest.UNPRIVILEGED),
@@ -340,6 +417,8 @@ class ConfigureTest(DaemonTestCase):
 def gvariant(sig, value):
     if sig == "s":
         return "'%s'" % value
+    if sig == "b":
+        return value
     if sig == "u":
         return "uint32 %s" % value
     if sig == "i":

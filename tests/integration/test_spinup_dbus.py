@@ -161,6 +161,10 @@ class SubscriptionTest(SpinUpBusTest):
         self.assertEqual((dd["Inode"], dd["Path"]), (12, "out.bin"))
         self.assertLess(abs(cat["Time"] / 1e6 - (time.time() + 5)), 5)
 
+        # GetSpinUps over the bus has both, with the fields the signal had.
+        r = self.gdbus_call("GetSpinUps", check=True)
+        self.assertIn("'Comm': <'cat'>", r.out)
+        self.assertIn("'Comm': <'dd'>", r.out)
         # The same two in the history, newest last, with a summary.
         hist = self.ctl_run("spinups", "--json", check=True).out.splitlines()
         self.assertEqual([json.loads(x)["Comm"] for x in hist], ["cat", "dd"])
@@ -250,6 +254,32 @@ class SubscriptionTest(SpinUpBusTest):
 
     def call_history(self):
         return [json.loads(x) for x in self.ctl_run("spinups", "--json", check=True).out.splitlines()]
+
+    def test_unsubscribe_stops_monitoring(self):
+        """Subscribe and Unsubscribe on one connection: monitoring starts and
+        stops with it, while the caller stays on the bus."""
+        self.start_daemon()
+        code = ("from gi.repository import Gio\n"
+                "import sys\n"
+                "bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)\n"
+                "call = lambda m: bus.call_sync('%s', '%s', '%s', m, None, None, 0, -1, None)\n"
+                "call('Subscribe'); print('subscribed', flush=True); sys.stdin.readline()\n"
+                "call('Unsubscribe'); print('unsubscribed', flush=True); sys.stdin.readline()\n"
+                % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        p = subprocess.Popen(["/usr/bin/python3", "-c", code], env=self.env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.procs.append(p)
+        self.addCleanup(p.stdin.close)
+        self.assertEqual(p.stdout.readline(), "subscribed\n")
+        self.assertEqual(self.block_dump(), "1")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), "unsubscribed\n")
+        self.assertEqual(self.block_dump(), "0", "Unsubscribe left monitoring on")
+        self.assertIsNone(p.poll(), "the caller is still on the bus")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.wait(timeout=10), 0)
 
     def test_subscriber_that_exits_is_dropped(self):
         self.start_daemon()
