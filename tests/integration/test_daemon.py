@@ -335,6 +335,10 @@ class ConfigureTest(DaemonTestCase):
         with open(self.config) as f:
             text = f.read()
         self.assertRegex(text, r"(?m)^MaxLostWork=300$")
+        # The kernel engine's timer is LaptopModeSeconds, written at once.
+        self.ctl_run("set", "LaptopModeSeconds=5", check=True)
+        self.assertEqual(self.root.vm()["laptop_mode"], "5")
+        self.assertEqual(self.status()["LaptopModeSeconds"], 5)
         # Originals still those from before the first Start.
         self.ctl_run("stop", check=True)
         self.assertEqual(self.root.vm(), self.original)

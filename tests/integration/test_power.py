@@ -381,6 +381,34 @@ signal.pause()  # holds until the test kills it
         self.assertIn("No hold with cookie 12345", r.err)
         self.wait_state(True, "manual")
 
+    def test_release_own_hold(self):
+        """Release by the connection that took the hold ends it at once."""
+        self.wait_state(True, "manual")
+        code = ("import sys\nfrom gi.repository import Gio, GLib\n"
+                "bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)\n"
+                "call = lambda m, a, t: bus.call_sync('%s', '%s', '%s', m, a, t, 0, -1, None)\n"
+                "c = call('Inhibit', GLib.Variant('(ss)', ('backup', 'copying')), GLib.VariantType('(u)'))\n"
+                "print('held', flush=True); sys.stdin.readline()\n"
+                "call('Release', GLib.Variant('(u)', c.unpack()), None)\n"
+                "print('released', flush=True); sys.stdin.readline()\n"
+                % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        p = subprocess.Popen(["/usr/bin/python3", "-c", code], env=self.env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.procs.append(p)
+        self.addCleanup(p.stdin.close)
+        self.assertEqual(p.stdout.readline(), "held\n")
+        self.wait_state(False, "inhibited")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), "released\n")
+        # Still connected: it is the Release, not a disconnect, that ends it.
+        self.wait_state(True, "manual")
+        self.assertEqual(self.status()["Inhibitors"], [])
+        self.assertIsNone(p.poll())
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.wait(timeout=10), 0)
+
     def test_release_of_another_clients_hold_refused(self):
         p, lines = self.holder(1)
         cookie = lines[0].split()[1]
