@@ -148,8 +148,13 @@ class SubscriptionTest(SpinUpBusTest):
                   (9.2, "jbd2/sda1-8(98): WRITE block 200 on sda1 (8 sectors)"),
                   # Forged by a user process (facility LOG_USER), and garbage.
                   (20.0, "evil(1): READ block 1 on sda", 13),
-                  (20.0, "garbage((( on on on"))
-        got = [json.loads(line) for line in lines.drain(3)]
+                  (20.0, "garbage((( on on on"),
+                  # A marker that closes the batch: records are read in
+                  # order, so what came before it is all the batch gave.
+                  (40.0, "marker(7): READ block 1 on sda1"))
+        batch = lines.until(lambda x: json.loads(x)["Comm"] == "marker", 20)
+        self.assertIsNotNone(batch, "the marker spin-up never came:\n" + self.daemon_log())
+        got = [json.loads(line) for line in batch[:-1]]
         self.assertEqual(len(got), 2, got)
         cat, dd = got
         self.assertEqual((cat["Comm"], cat["Pid"], cat["Disk"], cat["Operation"], cat["Via"]),
@@ -167,7 +172,7 @@ class SubscriptionTest(SpinUpBusTest):
         self.assertIn("'Comm': <'dd'>", r.out)
         # The same two in the history, newest last, with a summary.
         hist = self.ctl_run("spinups", "--json", check=True).out.splitlines()
-        self.assertEqual([json.loads(x)["Comm"] for x in hist], ["cat", "dd"])
+        self.assertEqual([json.loads(x)["Comm"] for x in hist], ["cat", "dd", "marker"])
         text = self.ctl_run("spinups", check=True).out
         self.assertIn("Spin-ups per process", text)
         self.assertIn("cat[4242]", text)
