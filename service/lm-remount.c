@@ -551,19 +551,12 @@ job_new (const LmMount *m, int fd, const char *fs_options, gboolean applying)
   g_autoptr (LmRemountJob) job = g_new0 (LmRemountJob, 1);
   g_autofree char *no_rw = lm_remount_options_set (fs_options, "rw", NULL);
   g_autofree char *data = lm_remount_options_set (no_rw, "ro", NULL);
-  const char *fail = g_getenv (LM_REMOUNT_FAIL_ENV);
 
   job->mount = m;
   job->fd = fd;
   job->applying = applying;
   job->options = g_strdup_printf ("remount,%s%s%s", m->vfs_options, *data ? "," : "", data);
   job->sb_options = lm_remount_options_split (data);
-  if (applying && fail != NULL && g_str_equal (fail, m->target))
-    {
-      g_autofree char *shown = lm_remount_escape (m->target);
-      g_warning ("%s is set: failing the remount of %s on purpose", LM_REMOUNT_FAIL_ENV, shown);
-      job->err = EBUSY;
-    }
   return g_steal_pointer (&job);
 }
 

@@ -17,10 +17,6 @@ G_BEGIN_DECLS
  * with a fake /proc/sys/vm never touch the machine's filesystems. */
 #define LM_MOUNTINFO "/proc/self/mountinfo"
 
-/* Test-only: the remount of this mount point fails with EBUSY during
- * Start, to exercise the roll-back; logged loudly when set. */
-#define LM_REMOUNT_FAIL_ENV "LAPTOP_MODED_TEST_FAIL_REMOUNT"
-
 /* Option strings as in /proc/self/mountinfo: comma-separated, a value may
  * be double-quoted and then may contain commas. */
 char **lm_remount_options_split (const char *options);

@@ -375,6 +375,8 @@ class DaemonTestCase(unittest.TestCase):
         import shlex
         outer = shlex.split(os.environ.get("LM_TEST_DAEMON_WRAPPER", ""))
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
+        # Where this daemon's own lines begin (see this_daemon_log).
+        self.daemon_log_start = log.tell()
         p = subprocess.Popen(outer + list(wrapper) + [DAEMON, "--verbose"] + list(args),
                              env=self.daemon_env(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
@@ -410,6 +412,83 @@ class DaemonTestCase(unittest.TestCase):
                 return f.read()
         except FileNotFoundError:
             return ""
+
+    def this_daemon_log(self):
+        """Only the lines the daemon started last wrote: a test of a restart
+        must not be satisfied by what the previous process logged."""
+        return self.daemon_log()[getattr(self, "daemon_log_start", 0):]
+
+    def wait_for_log(self, text, timeout=15, this_daemon=True):
+        """Wait until @text appears in the daemon's log; returns the log."""
+        got = {}
+
+        def seen():
+            got["log"] = self.this_daemon_log() if this_daemon else self.daemon_log()
+            return text in got["log"]
+        self.wait_until(seen, timeout=timeout, message="%r in the daemon's log" % text)
+        return got["log"]
+
+    def properties(self):
+        """Every property of the daemon's interface, read over the bus."""
+        conn = lmpolkit.connect(self.bus_address)
+        try:
+            r = conn.call_sync(BUS_NAME, OBJECT_PATH, "org.freedesktop.DBus.Properties", "GetAll",
+                               lmpolkit.GLib.Variant("(s)", (IFACE,)), None, 0, 10000, None)
+            return r.unpack()[0]
+        finally:
+            conn.close_sync(None)
+
+    def connection_pid(self, name):
+        """The pid behind a connection on the test's system bus."""
+        conn = lmpolkit.connect(self.bus_address)
+        try:
+            r = conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetConnectionUnixProcessID", lmpolkit.GLib.Variant("(s)", (name,)),
+                               None, 0, 10000, None)
+            return r.unpack()[0]
+        finally:
+            conn.close_sync(None)
+
+    def call_error(self, method, args=None, user=None):
+        """Call @method as @user (root when None) on its own connection and
+        return (D-Bus error name, message), or None when it succeeded."""
+        code = CALL_ERROR_SCRIPT
+        argv = ["/usr/bin/python3", "-c", code, method, args or ""]
+        r = self.run_as(argv, user=user)
+        self.assertEqual(r.returncode, 0, r)
+        result = json.loads(r.out)
+        return None if result is None else tuple(result)
+
+    def signal_watch(self, **match):
+        w = SignalWatch(self.bus_address, **match)
+        self.addCleanup(w.close)
+        return w
+
+    def dbus_monitor(self, *rules):
+        """dbus-monitor on the test's bus with @rules, returned once the bus
+        has made it a monitor (so nothing after this call is missed)."""
+        p = subprocess.Popen(["dbus-monitor", "--address", self.bus_address] + list(rules),
+                             stdout=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        lines = LineReader(p.stdout)
+
+        def close():
+            # Stopped before its pipe is closed: the reader thread holds it.
+            stop_process(p)
+            p.stdout.close()
+        self.addCleanup(close)
+        seen = []
+        deadline = time.monotonic() + 15
+        # BecomeMonitor takes the monitor's unique name away: the bus tells
+        # it with NameLost, the first line after it is in place.
+        while time.monotonic() < deadline:
+            line = lines.get(deadline - time.monotonic())
+            if line is None:
+                break
+            seen.append(line)
+            if "member=NameLost" in line:
+                return p, lines
+        self.fail("dbus-monitor did not become a monitor: %r" % seen)
 
     # --- clients --------------------------------------------------------
 
@@ -622,6 +701,154 @@ class _TapRunner:
         self.failed = result.bad > 0 or not result.wasSuccessful()
         tap.close()
         return result
+
+
+CALL_ERROR_SCRIPT = r"""
+import json, sys
+from gi.repository import Gio, GLib
+method, args = sys.argv[1], sys.argv[2]
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+try:
+    bus.call_sync("%s", "%s", "%s", method,
+                  GLib.Variant.parse(None, args, None, None) if args else None,
+                  None, 0, 30000, None)
+    print("null")
+except GLib.Error as e:
+    # GDBus writes a remote error as "GDBus.Error:NAME: MESSAGE".
+    name, _, message = e.message[len("GDBus.Error:"):].partition(": ")
+    print(json.dumps([name, message] if e.message.startswith("GDBus.Error:") else [None, e.message]))
+""" % (BUS_NAME, OBJECT_PATH, IFACE)
+
+
+def project_version():
+    """The version meson.build declares: what the daemon must report."""
+    import re
+    with open(os.path.join(SRCDIR, "meson.build")) as f:
+        m = re.search(r"project\(\s*'laptop-moded'.*?version\s*:\s*'([^']+)'", f.read(), re.S)
+    return m.group(1)
+
+
+class LineReader:
+    """Lines of a child's stdout, with a timeout."""
+
+    def __init__(self, stream):
+        import queue
+        import threading
+        self._empty = queue.Empty
+        self.q = queue.Queue()
+        self.t = threading.Thread(target=self._run, args=(stream,), daemon=True)
+        self.t.start()
+
+    def _run(self, stream):
+        try:
+            for line in stream:
+                self.q.put(line)
+        except ValueError:
+            pass  # closed by the test's cleanup
+
+    def get(self, timeout):
+        try:
+            return self.q.get(timeout=max(timeout, 0))
+        except self._empty:
+            return None
+
+    def drain(self, wait):
+        """Everything that arrives within @wait seconds."""
+        out = []
+        deadline = time.monotonic() + wait
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return out
+            line = self.get(left)
+            if line is not None:
+                out.append(line)
+
+    def until(self, predicate, timeout):
+        """Lines up to and including the first for which @predicate holds,
+        or None if none came within @timeout seconds."""
+        out = []
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.get(deadline - time.monotonic())
+            if line is None:
+                return None
+            out.append(line)
+            if predicate(line):
+                return out
+
+
+class SignalWatch:
+    """Signals on the test's bus, recorded from the moment the constructor
+    returns: the bus handles one connection's messages in order, so once a
+    call made after AddMatch is answered, the match is in force."""
+
+    def __init__(self, address, sender=None, iface=None, member=None, path=None):
+        GLib = lmpolkit.GLib
+        self.ctx = GLib.MainContext.new()
+        self.signals = []  # (sender, path, interface, member, unpacked arguments)
+        self.ctx.push_thread_default()
+        try:
+            self.conn = lmpolkit.connect(address)
+            self.conn.signal_subscribe(sender, iface, member, path, None, 0, self._on)
+        finally:
+            self.ctx.pop_thread_default()
+        self.conn.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                            "GetId", None, None, 0, 10000, None)
+
+    def _on(self, conn, sender, path, iface, member, params):
+        self.signals.append((sender, path, iface, member, params.unpack()))
+
+    def pump(self):
+        while self.ctx.iteration(False):
+            pass
+        return self.signals
+
+    def wait(self, predicate, timeout=15):
+        """True once @predicate(signals so far) holds, False at the deadline."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate(self.pump()):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close_sync(None)
+            self.conn = None
+
+
+def ctx_switches(pid):
+    """Wake-ups of all threads of @pid so far: each ends with one voluntary
+    context switch when the thread sleeps again. Preemptions (the
+    nonvoluntary ones) are left out: a busy machine adds those to a thread
+    that was awake anyway."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        total += int(line.split()[1])
+        except FileNotFoundError:
+            pass  # a thread that just ended
+    return total
+
+
+def wait_quiet(test, pid, quiet=1.0, timeout=30):
+    """Until @pid has not woken for @quiet seconds (its start-up is over)."""
+    last, since = ctx_switches(pid), time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = ctx_switches(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+    test.fail("pid %d never stayed asleep for %.1f s" % (pid, quiet))
 
 
 def main():

@@ -7,8 +7,6 @@ root and as an unprivileged user.
 
 import os
 import signal
-import subprocess
-import time
 import unittest
 
 import lmtest
@@ -155,18 +153,75 @@ class StartStopTest(DaemonTestCase):
 class PropertiesChangedTest(DaemonTestCase):
     def test_active_and_mode_signalled(self):
         self.start_daemon()
-        mon = subprocess.Popen(["gdbus", "monitor", "--system", "--dest", lmtest.BUS_NAME],
-                               env=self.env, stdout=subprocess.PIPE, text=True)
-        self.procs.append(mon)
-        time.sleep(0.5)  # let the monitor subscribe
+        # Subscribed before the first call: the watch's match is in force
+        # when signal_watch returns.
+        w = self.signal_watch(sender=lmtest.BUS_NAME, iface="org.freedesktop.DBus.Properties",
+                              member="PropertiesChanged", path=lmtest.OBJECT_PATH)
         self.ctl_run("start", check=True)
         self.ctl_run("stop", check=True)
-        time.sleep(0.5)
-        mon.terminate()
-        out = mon.communicate(timeout=10)[0]
-        changes = [l for l in out.splitlines() if "PropertiesChanged" in l]
-        self.assertTrue(any("'Active': <true>" in l and "'Mode': <'on'>" in l for l in changes), out)
-        self.assertTrue(any("'Active': <false>" in l and "'Mode': <'off'>" in l for l in changes), out)
+
+        def changes(signals):
+            return [s[4][1] for s in signals if s[4][0] == lmtest.IFACE]
+
+        def both(signals):
+            c = changes(signals)
+            return (any(d.get("Active") is True and d.get("Mode") == "on" for d in c)
+                    and any(d.get("Active") is False and d.get("Mode") == "off" for d in c))
+        self.assertTrue(w.wait(both), "PropertiesChanged for on and off: %r" % changes(w.signals))
+
+
+def xml_properties():
+    """(name, type) of every property the D-Bus XML declares."""
+    import xml.etree.ElementTree as ET
+    tree = ET.parse(os.path.join(lmtest.SRCDIR, "dbus", "org.laptopmode.LaptopMode1.xml"))
+    iface = [i for i in tree.getroot().iter("interface") if i.get("name") == lmtest.IFACE][0]
+    return [(p.get("name"), p.get("type")) for p in iface.iter("property")]
+
+
+@needs_root
+class PropertiesTest(DaemonTestCase):
+    def test_every_property_public_and_read_only(self):
+        """Every property in the XML is readable by anyone, and nobody, not
+        even root, can set one: they change through the methods only."""
+        self.start_daemon()
+        declared = xml_properties()
+        self.assertGreater(len(declared), 10)
+        code = ("import json, sys\nfrom gi.repository import Gio, GLib\n"
+                "bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)\n"
+                "r = bus.call_sync('%s', '%s', 'org.freedesktop.DBus.Properties', 'GetAll',"
+                " GLib.Variant('(s)', ('%s',)), None, 0, -1, None)\n"
+                "print(json.dumps(sorted(r.unpack()[0])))\n"
+                % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        r = self.run_as(["/usr/bin/python3", "-c", code], user=lmtest.UNPRIVILEGED, check=True)
+        import json
+        self.assertEqual(json.loads(r.out), sorted(n for n, _ in declared))
+        before = self.properties()
+        for name, sig in declared:
+            with self.subTest(name):
+                value = {"s": "'x'", "b": "true", "u": "uint32 1"}.get(sig, "@%s []" % sig)
+                if sig.startswith("a{"):
+                    value = "@%s {}" % sig
+                for user in ("root", lmtest.UNPRIVILEGED):
+                    g = self.run_as(["gdbus", "call", "--system", "--dest", lmtest.BUS_NAME,
+                                     "--object-path", lmtest.OBJECT_PATH, "--method",
+                                     "org.freedesktop.DBus.Properties.Set", lmtest.IFACE, name,
+                                     "<%s>" % value], user=user)
+                    self.assertNotEqual(g.returncode, 0, g)
+                    self.assertIn("org.freedesktop.DBus.Error.", g.err)
+                    self.assertIn(name, g.err)
+        self.assertEqual(self.properties(), before)
+
+
+@needs_root
+class VersionTest(DaemonTestCase):
+    def test_version_is_the_projects(self):
+        self.start_daemon()
+        want = lmtest.project_version()
+        self.assertRegex(want, r"^\d+\.\d+")
+        r = self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                        "Version", check=True)
+        self.assertEqual(r.out.strip(), 's "%s"' % want)
+        self.assertEqual(self.properties()["Version"], want)
 
 
 @needs_root
@@ -201,6 +256,15 @@ class ConfigureTest(DaemonTestCase):
         ("bad mode", ["Mode", "s", "sideways"], "Mode"),
         ("zero delay", ["LaptopModeSeconds", "u", "0"], "LaptopModeSeconds"),
         ("one bad among good", ["MaxLostWork", "u", "300", "DirtyRatio", "u", "500"], "DirtyRatio"),
+        ("battery level zero", ["LowBatteryPercent", "u", "0"], "LowBatteryPercent"),
+        ("battery level 100", ["LowBatteryPercent", "u", "100"], "LowBatteryPercent"),
+        ("remount as string", ["Remount", "s", "yes"], "Remount"),
+        ("bad attribution", ["Attribution", "s", "crystal-ball"], "Attribution"),
+        ("zero spin-up idle", ["SpinUpIdle", "u", "0"], "SpinUpIdle"),
+        ("spin-up idle over a day", ["SpinUpIdle", "u", "86401"], "SpinUpIdle"),
+        ("history as number", ["SpinUpHistory", "u", "1"], "SpinUpHistory"),
+        ("recheck over a day", ["DiskRecheck", "u", "86401"], "DiskRecheck"),
+        ("disk settings as string", ["DiskSettings", "s", "sda"], "DiskSettings"),
     ]
 
     def check_bad_inputs(self):
@@ -239,8 +303,25 @@ class ConfigureTest(DaemonTestCase):
         self.assertFalse(os.path.exists(self.config))
 
     def test_empty_configure_refused(self):
-        r = self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Configure", "a{sv}", "0")
-        self.assertNotEqual(r.returncode, 0)
+        for start in (False, True):
+            if start:
+                self.ctl_run("start", check=True)
+            with self.subTest(active=start):
+                before_props, before_vm = self.properties(), self.root.vm()
+                self.assertEqual(self.call_error("Configure", "(@a{sv} {},)"),
+                                 ("org.laptopmode.LaptopMode1.Error.InvalidArgs", "No settings given"))
+                r = self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                                "Configure", "a{sv}", "0")
+                self.assertNotEqual(r.returncode, 0)
+                self.assertIn("No settings given", r.err)
+                self.assertEqual(self.properties(), before_props)
+                self.assertEqual(self.root.vm(), before_vm)
+                self.assertFalse(os.path.exists(self.config), "config file written by an empty Configure")
+                # Refused before polkit is asked: an unprivileged caller gets
+                # the same answer, not a denial.
+                self.assertEqual(self.call_error("Configure", "(@a{sv} {},)", user=lmtest.UNPRIVILEGED),
+                                 ("org.laptopmode.LaptopMode1.Error.InvalidArgs", "No settings given"))
+                self.assertEqual(self.properties(), before_props)
 
     def test_configure_applies_and_persists(self):
         self.ctl_run("start", check=True)
@@ -254,6 +335,10 @@ class ConfigureTest(DaemonTestCase):
         with open(self.config) as f:
             text = f.read()
         self.assertRegex(text, r"(?m)^MaxLostWork=300$")
+        # The kernel engine's timer is LaptopModeSeconds, written at once.
+        self.ctl_run("set", "LaptopModeSeconds=5", check=True)
+        self.assertEqual(self.root.vm()["laptop_mode"], "5")
+        self.assertEqual(self.status()["LaptopModeSeconds"], 5)
         # Originals still those from before the first Start.
         self.ctl_run("stop", check=True)
         self.assertEqual(self.root.vm(), self.original)
@@ -284,6 +369,33 @@ class ConfigureTest(DaemonTestCase):
         self.assertEqual(self.status()["Active"], True)
         self.assertEqual(self.root.vm()["dirty_ratio"], "60")
 
+    # A valid value for every key of the settings table (lm-settings.c) and
+    # DiskSettings, as GVariant text.
+    VALID = {
+        "Mode": "'on'", "Engine": "'kernel'", "MaxLostWork": "uint32 300",
+        "LaptopModeSeconds": "uint32 5", "DirtyRatio": "uint32 40",
+        "DirtyBackgroundRatio": "uint32 5", "LowBatteryPercent": "uint32 20",
+        "Remount": "false", "RemountTypes": "['ext4']", "NoRemount": "['/srv']",
+        "Attribution": "'none'", "SpinUpIdle": "uint32 30", "SpinUpHistory": "true",
+        "DiskRecheck": "uint32 60", "DiskSettings": "{'ata-X': {'APM': <uint32 128>}}",
+    }
+
+    def test_every_key_denied_unprivileged(self):
+        """Configure is one polkit action whatever the key: each key, with a
+        valid value, is refused to a caller without the right, exactly, and
+        changes nothing."""
+        before_props, before_vm = self.properties(), self.root.vm()
+        for key, value in self.VALID.items():
+            with self.subTest(key):
+                name, message = self.call_error("Configure", "({'%s': <%s>},)" % (key, value),
+                                                user=lmtest.UNPRIVILEGED)
+                self.assertEqual(name, "org.freedesktop.DBus.Error.AccessDenied")
+                self.assertRegex(message, r"^Not authorized to Configure: polkit action "
+                                 r"org\.laptopmode\.LaptopMode1\.configure \S")
+                self.assertEqual(self.properties(), before_props)
+                self.assertEqual(self.root.vm(), before_vm)
+                self.assertFalse(os.path.exists(self.config), "config written by a denied Configure")
+
     def test_unprivileged_denied(self):
         for user_call in (
             lambda: self.ctl_run("start", user=lmtest.UNPRIVILEGED),
@@ -309,6 +421,8 @@ class ConfigureTest(DaemonTestCase):
 def gvariant(sig, value):
     if sig == "s":
         return "'%s'" % value
+    if sig == "b":
+        return value
     if sig == "u":
         return "uint32 %s" % value
     if sig == "i":

@@ -140,8 +140,10 @@ class FakeAtaAccountingTest(FakeAtaTest):
         t_standby = time.monotonic()
         sda = self.wait_disk("sda", "standby", State="standby", Asleep=True)
         self.assertEqual((sda["Transitions"], sda["SpinUps"]), (1, 0))
+        # Standby time to account (the StandbySeconds checks below), and
+        # an absence watched over more than one DiskRecheck period: asleep
+        # and quiet, no command at all, only sysfs is read.
         time.sleep(3)
-        # Asleep and quiet: no command at all, only sysfs is read.
         n = len(self.commands())
         time.sleep(2.5)
         self.assertEqual(len(self.commands()), n, "a sleeping disk is not sent commands")
@@ -170,20 +172,25 @@ class FakeAtaAccountingTest(FakeAtaTest):
         p = subprocess.Popen([self.ctl, "monitor", "sda"], env=self.env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
-        time.sleep(1)
+        lines = lmtest.LineReader(p.stdout)
+        # Printed once its proxy (and so its PropertiesChanged match) exists.
+        self.assertIsNotNone(lines.until(lambda x: x.startswith("Monitoring sda"), 15),
+                             "monitor did not start")
         self.set_drive("sda", "standby")
         self.wait_disk("sda", "standby", State="standby")
-        time.sleep(2)
+        self.assertIsNotNone(lines.until(lambda x: "sda  standby" in x, 15), "no standby line")
+        time.sleep(2)  # standby time for the summary to show
         self.set_drive("sda", "active")
         self.do_io("sda")
         self.wait_disk("sda", "spin-up", State="active")
-        time.sleep(0.5)
+        self.assertIsNotNone(lines.until(lambda x: "sda  active" in x, 15), "no active line")
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=10)
-        self.assertEqual(p.returncode, 0, err)
-        self.assertIn("sda  standby", out)
-        self.assertIn("sda  active", out)
-        self.assertRegex(out, r"active .*\(\d+\.\d %\), standby .*\(\d+\.\d %\), 1 spin-ups")
+        summary = lines.until(lambda x: "monitored for" in x, 15)
+        self.assertIsNotNone(summary, "no summary after Ctrl+C")
+        self.assertEqual(p.wait(timeout=10), 0, p.stderr.read())
+        self.assertRegex(summary[-1], r"active .*\(\d+\.\d %\), standby .*\(\d+\.\d %\), 1 spin-ups")
+        p.stderr.close()
+        p.stdout.close()
         r = self.ctl_run("monitor", "nosuchdisk")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("nosuchdisk", r.err)
@@ -211,9 +218,10 @@ class FakeAtaAttributionTest(FakeAtaTest):
         self.assertEqual(sda["SpinUps"], 0)
         self.wait_until(lambda: self.root.read("/proc/sys/vm/block_dump") == "1",
                         message="block_dump on")
-        time.sleep(1.5)
         self.set_drive("sda", "active")
-        now = int(time.monotonic() * 1e6)
+        # Stamped past SpinUpIdle after now, as the kernel would stamp a
+        # record that came after a quiet while: no waiting needed.
+        now = int((time.monotonic() + 2) * 1e6)
         fd = os.open(self.root.file("/dev/kmsg"), os.O_WRONLY | os.O_NONBLOCK)
         os.write(fd, ("7,1,%d,-;cat(4242): READ block 8 on sda1 (8 sectors)\n" % now).encode())
         os.close(fd)

@@ -25,6 +25,11 @@ NS_MARK = "LM_TEST_ENGINE_NAMESPACE"
 lmtest.enter_private_mount_namespace(__file__, NS_MARK)
 
 SECONDS = 2  # LaptopModeSeconds
+FLUSH_DEADLINE = SECONDS + 5  # seconds from a read to its flush, at most
+
+
+class Disturbed(Exception):
+    """Something outside the test changed what it measures: try again."""
 DIRTY = 256 << 10  # bytes dirtied per disk
 STOCK_VM = {"laptop_mode": "0", "dirty_writeback_centisecs": "500",
             "dirty_expire_centisecs": "3000", "dirty_ratio": "20", "dirty_background_ratio": "10"}
@@ -204,21 +209,20 @@ class EngineTestCase(DaemonTestCase):
         self.fail("the loop disks never went quiet")
 
     def machine_busy(self, why):
-        """A shared machine can disturb these measurements; a developer's
-        run skips then, saying why. CI runs on a quiet machine, where the
-        same disturbance means something is wrong: it fails there."""
-        if os.environ.get("CI"):
-            self.fail("disturbed on a machine that should be quiet: " + why)
-        self.skipTest(why)
+        """A shared machine can disturb these measurements. The callers have
+        already retried (a bounded number of times); what is left is a
+        failure on every machine, never a skip or a pass: a measurement
+        that could not be made says nothing about the engine."""
+        self.fail("the measurement was disturbed in every attempt: " + why)
 
     def check_vm_ours(self):
         """/proc/sys/vm is the machine's: another program (a daemon of some
         other test run) may have changed it under us; then nothing here
-        says anything about the engine."""
+        says anything about the engine, and it fails saying so."""
         now = read_real_vm()
         if now != self.vm_expected:
-            self.machine_busy("another program changed /proc/sys/vm during the test: %r, not %r"
-                          % (now, self.vm_expected))
+            raise Disturbed("another program changed /proc/sys/vm during the test: %r, not %r"
+                            % (now, self.vm_expected))
 
     def scenario(self):
         """Dirty a file on A and one on B, then read an uncached file on A.
@@ -230,6 +234,8 @@ class EngineTestCase(DaemonTestCase):
         wa, wb = self.a.written(), self.b.written()
         write_file(self.a.path("dirty"), DIRTY, sync=False)
         write_file(self.b.path("dirty"), DIRTY, sync=False)
+        # An absence (no write caused by dirtying alone) can only be watched
+        # for a while; a write later than this would still fail below.
         time.sleep(0.5)
         if (self.a.written(), self.b.written()) != (wa, wb):
             self.check_vm_ours()
@@ -257,36 +263,50 @@ class EngineTestCase(DaemonTestCase):
         Such a run shows B written with no flush of ours; it is repeated
         (a few times at most) rather than blamed on the engine."""
         for attempt in range(attempts):
-            log_start = len(self.daemon_log())
-            run = self.scenario()
-            if run is None:
-                print("attempt %d: both disks written before the read (a sync() elsewhere)"
-                      % (attempt + 1))
+            try:
+                took = self.flush_attempt(engine, attempt)
+            except Disturbed as e:
+                print("attempt %d: %s; again" % (attempt + 1, e))
                 continue
-            t0, wa, wb, rb = run
-            done = self.wait_written(self.a, wa, t0 + SECONDS + 1)
-            if done is None:
-                self.check_vm_ours()
-            self.assertIsNotNone(done, "%s engine: A's %d KiB were not written within %d s of "
-                                 "the read (%d sectors written)\n%s"
-                                 % (engine, DIRTY >> 10, SECONDS + 1, self.a.written() - wa,
-                                    self.daemon_log()[-3000:]))
-            # B was not read, so it stays as it was, also a little later.
-            time.sleep(1)
-            self.assertEqual(self.b.read_sectors(), rb, "something read B: the test is not clean")
-            log = self.daemon_log()[log_start:]
-            self.assertNotIn("on %s in" % self.b.disk, log, "the daemon flushed B")
-            if self.b.written() == wb:
-                return done - t0
-            self.check_vm_ours()
-            foreign = re.findall(r"Disk %s armed by .*" % self.b.disk, log)
-            self.b_flushed_by_us = bool(foreign)
-            print("attempt %d: B was written by someone else (%s); again"
-                  % (attempt + 1, "; ".join(foreign) or "no arming of ours"))
+            if took is not None:
+                return took
         if not self.b_flushed_by_us:
-            self.machine_busy("the machine is too busy: other programs' sync() wrote the test disks "
-                          "in each of %d attempts" % attempts)
+            self.machine_busy("other programs' sync() or sysctl writes disturbed the test disks "
+                              "in each of %d attempts" % attempts)
         self.fail("%s engine: B was written too, %d times out of %d" % (engine, attempts, attempts))
+
+    def flush_attempt(self, engine, attempt):
+        """One measurement: seconds from the read to A's flush, or None when
+        B was written too (by us: b_flushed_by_us; or by someone else)."""
+        log_start = len(self.daemon_log())
+        run = self.scenario()
+        if run is None:
+            raise Disturbed("both disks written before the read (a sync() elsewhere)")
+        t0, wa, wb, rb = run
+        # Generous: the flush comes SECONDS after the read; a busy
+        # machine may delay it, but no writeback of the kernel's comes
+        # this early with laptop mode's tunables.
+        done = self.wait_written(self.a, wa, t0 + FLUSH_DEADLINE)
+        if done is None:
+            self.check_vm_ours()
+        self.assertIsNotNone(done, "%s engine: A's %d KiB were not written within %d s of "
+                             "the read (%d sectors written)\n%s"
+                             % (engine, DIRTY >> 10, FLUSH_DEADLINE, self.a.written() - wa,
+                                self.daemon_log()[-3000:]))
+        # B was not read, so it stays as it was, also a little later
+        # (an absence, watched for a second).
+        time.sleep(1)
+        self.assertEqual(self.b.read_sectors(), rb, "something read B: the test is not clean")
+        log = self.daemon_log()[log_start:]
+        self.assertNotIn("on %s in" % self.b.disk, log, "the daemon flushed B")
+        if self.b.written() == wb:
+            return done - t0
+        self.check_vm_ours()
+        foreign = re.findall(r"Disk %s armed by .*" % self.b.disk, log)
+        self.b_flushed_by_us = self.b_flushed_by_us or bool(foreign)
+        print("attempt %d: B was written by someone else (%s); again"
+              % (attempt + 1, "; ".join(foreign) or "no arming of ours"))
+        return None
 
 
 class FlushTest(EngineTestCase):
@@ -318,15 +338,22 @@ class FlushTest(EngineTestCase):
         self.start("userspace", mode="off")
         self.assertEqual(read_real_vm()["laptop_mode"], "0")
         for _ in range(3):
-            run = self.scenario()
+            try:
+                run = self.scenario()
+            except Disturbed as e:
+                print("disturbed: %s; again" % e)
+                continue
             if run is not None:
                 break
         else:
-            self.machine_busy("the machine is too busy: other programs' sync() wrote the test disks")
+            self.machine_busy("other programs' sync() or sysctl writes disturbed the test disks")
         t0, wa, wb, rb = run
         written = self.wait_written(self.a, wa, t0 + SECONDS + 2)
         if written is not None:
-            self.check_vm_ours()
+            try:
+                self.check_vm_ours()
+            except Disturbed as e:
+                self.machine_busy(str(e))
         self.assertIsNone(written,
                           "A was written within %d s of a read with laptop mode off"
                           % (SECONDS + 2))
@@ -343,41 +370,76 @@ class WriterTest(EngineTestCase):
     def test_writer_every_two_seconds(self):
         write_real_vm({"laptop_mode": "0"})
         self.start("userspace")
+        for attempt in range(3):
+            try:
+                return self.writer_attempt(attempt)
+            except Disturbed as e:
+                print("attempt %d: %s; again" % (attempt + 1, e))
+        self.machine_busy("B, the control, was written around the read in each of 3 attempts")
+
+    def writer_attempt(self, attempt):
         write_file(self.a.path("old"), 1 << 20, sync=True)
-        os.sync()
+        os.sync()  # this sync() of ours arms both disks: judged from after it
         self.settle()
+        log_start = len(self.daemon_log())
         stop = threading.Event()
 
+        # The same writer on B, which is never read: B is the control. A
+        # write of both disks at once is not the engine's (it flushes only
+        # the disk that was read): the kernel's writeback, or another
+        # program's sync() on this shared machine. Only A's own bursts are
+        # judged.
         def writer():
-            with open(self.a.path("log"), "a") as f:
+            with open(self.a.path("log"), "a") as fa, open(self.b.path("log"), "a") as fb:
                 while not stop.wait(2):
-                    f.write("line at %.1f\n" % time.monotonic())
-                    f.flush()
+                    for f in (fa, fb):
+                        f.write("line at %.1f\n" % time.monotonic())
+                        f.flush()
         th = threading.Thread(target=writer)
         th.start()
         try:
             t0 = time.monotonic()
             samples = [(0.0, self.a.written())]
+            samples_b = [(0.0, self.b.written())]
             read_done = False
             while time.monotonic() - t0 < self.duration:
-                time.sleep(0.2)
+                time.sleep(0.2)  # the sampling period of the measurement
                 t = time.monotonic() - t0
                 if not read_done and t >= 5:
                     read_uncached(self.a.path("old"))  # wakes A once: one flush
                     read_done = True
                 samples.append((t, self.a.written()))
+                samples_b.append((t, self.b.written()))
         finally:
             stop.set()
             th.join()
-        found = bursts(samples, gap=SECONDS + 1)
+        found_b = bursts(samples_b, gap=SECONDS + 1)
+        shared = [a for a in bursts(samples, gap=SECONDS + 1)
+                  if any(b[0] - 1 <= a[1] and a[0] <= b[1] + 1 for b in found_b)]
+        found = [a for a in bursts(samples, gap=SECONDS + 1) if a not in shared]
         desc = ", ".join("%.1f-%.1f s" % b for b in found)
-        # The read's flush, then one per MaxLostWork from the kernel's
-        # periodic writeback and the journal (each may come on its own).
+        desc += "; with B too: " + (", ".join("%.1f-%.1f s" % b for b in shared) or "none")
+        log = self.daemon_log()[log_start:]
+        if "on %s in" % self.b.disk in log:
+            # B is never read: only I/O of another program (a sync() of
+            # another laptop-moded on this machine, say) arms it.
+            armers = re.findall(r"Disk %s armed by an? \w+ of (.*?) \((\d+)\)" % self.b.disk, log)
+            self.assertTrue(armers, "the daemon flushed B, unarmed:\n" + log[-3000:])
+            self.assertNotIn(str(os.getpid()), [pid for _, pid in armers],
+                             "the daemon flushed B for the test's own writes:\n" + log[-3000:])
+            raise Disturbed("B armed by other programs: %s" % ", ".join("%s[%s]" % a for a in armers))
+        read_window = (5, 5 + SECONDS + 1.5)
+        if (not any(s <= read_window[1] and e >= read_window[0] for s, e in found)
+                and any(s <= read_window[1] + 1 and e >= read_window[0] - 1 for s, e in shared)):
+            # B was written when the read's flush of A came: another
+            # program's sync() (the daemon did not flush B, above).
+            raise Disturbed("A's flush after the read hidden by writes of B: " + desc)
+        # The read's flush, then one per MaxLostWork from the journal.
         periods = self.duration // self.max_lost_work
         self.assertLessEqual(len(found), 1 + 2 * periods, "A was written in %d bursts in %d s: %s\n%s"
                              % (len(found), self.duration, desc, self.daemon_log()[-3000:]))
         self.assertTrue(any(s <= 5 + SECONDS + 1.5 and e >= 5 for s, e in found),
-                        "no flush after the read: %s" % desc)
+                        "no flush of A alone after the read: %s" % desc)
         gaps = [b[0] - a[1] for a, b in zip(found, found[1:])]
         self.assertGreaterEqual(max(gaps + [self.duration - found[-1][1]]),
                                 self.max_lost_work * 0.6, "never idle for long: %s" % desc)
@@ -387,36 +449,33 @@ class IdleCostTest(EngineTestCase):
     def test_no_wakeups_while_disks_idle(self):
         write_real_vm({"laptop_mode": "0"})
         self.start("userspace")
-        os.sync()
-        self.settle()
-        log_before = len(self.daemon_log())
-        before = ctx_switches(self.daemon.pid)
-        time.sleep(8)
-        after = ctx_switches(self.daemon.pid)
-        log = self.daemon_log()[log_before:]
-        # The machine's own disk may be armed and busy meanwhile (other
-        # programs write to it): each arming, check of a busy disk and flush
-        # is logged and costs a few wake-ups; nothing else may wake us.
-        activity = len(re.findall(r"Disk \S+ (armed|still busy)|Flushed", log))
-        self.assertNotIn("Disk %s armed" % self.a.disk, log)
-        self.assertNotIn("Disk %s armed" % self.b.disk, log)
-        self.assertLessEqual(after - before, 2 + 4 * activity,
-                             "the daemon woke %d times in 8 s with %d logged events:\n%s"
-                             % (after - before, activity, log))
+        # Wake-ups are voluntary context switches (lmtest.ctx_switches); a
+        # window that something else disturbed is measured again, 3 times
+        # at most, and then fails.
+        for attempt in range(3):
+            os.sync()
+            self.settle()
+            lmtest.wait_quiet(self, self.daemon.pid)
+            log_before = len(self.daemon_log())
+            before = ctx_switches(self.daemon.pid)
+            time.sleep(8)  # the measurement itself: 8 s of idle disks
+            after = ctx_switches(self.daemon.pid)
+            log = self.daemon_log()[log_before:]
+            # The machine's own disk may be armed and busy meanwhile (other
+            # programs write to it): each arming, check of a busy disk and
+            # flush is logged and costs a few wake-ups; nothing else may wake us.
+            activity = len(re.findall(r"Disk \S+ (armed|still busy)|Flushed", log))
+            self.assertNotIn("Disk %s armed" % self.a.disk, log)
+            self.assertNotIn("Disk %s armed" % self.b.disk, log)
+            if after - before <= 2 + 4 * activity:
+                return
+            print("attempt %d: the daemon woke %d times in 8 s with %d logged events"
+                  % (attempt + 1, after - before, activity))
+        self.fail("the daemon woke %d times in 8 s with %d logged events (3 attempts):\n%s"
+                  % (after - before, activity, log))
 
 
-def ctx_switches(pid):
-    """All context switches of all threads of @pid so far."""
-    total = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-                for line in f:
-                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                        total += int(line.split()[1])
-        except FileNotFoundError:
-            pass  # a flush thread that just ended
-    return total
+ctx_switches = lmtest.ctx_switches
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ COUNT_UEVENTS = r"""
 import socket, sys, time
 s = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, 15)
 s.bind((0, 1))
+print("ready", flush=True)
 end = time.monotonic() + float(sys.argv[1])
 n = 0
 while True:
@@ -56,18 +57,46 @@ while True:
 print(n)
 """
 
+# Seven OnBattery changes on one connection, sent back to back without
+# waiting for each answer: they reach the daemon well inside its settle
+# time however slowly a busy machine starts processes.
+FLAP = r"""
+import sys
+from gi.repository import Gio, GLib
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+loop = GLib.MainLoop()
+left = [int(sys.argv[1])]
+def done(conn, res):
+    conn.call_finish(res)
+    left[0] -= 1
+    if left[0] == 0:
+        loop.quit()
+for i in range(left[0]):
+    bus.call("org.freedesktop.UPower", "/org/freedesktop/UPower", "org.freedesktop.DBus.Properties",
+             "Set", GLib.Variant("(ssv)", ("org.freedesktop.UPower", "OnBattery",
+                                           GLib.Variant("b", i % 2 == 0))),
+             None, 0, -1, None, done)
+loop.run()
+"""
+
+SETTLE = 1.0  # LM_POWER_SETTLE_MS in lm-daemon.c
+
+
+def log_times(log, text):
+    """Seconds of the day at which the daemon logged lines containing @text."""
+    out = []
+    for m in re.finditer(r"(\d\d):(\d\d):(\d\d\.\d+): (.*)", log):
+        if text in m.group(4):
+            t = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+            out.append(t + 86400 if out and t < out[-1] else t)
+    return out
+
+
 needs_root = unittest.skipUnless(is_root(), "needs root: runs clients as other users, namespaces")
 
 
-def ctx_switches(pid):
-    """All context switches of all threads of @pid so far."""
-    total = 0
-    for tid in os.listdir("/proc/%d/task" % pid):
-        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-            for line in f:
-                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
-                    total += int(line.split()[1])
-    return total
+ctx_switches = lmtest.ctx_switches
+wait_quiet = lmtest.wait_quiet
 
 
 class PowerTestCase(DaemonTestCase):
@@ -149,13 +178,30 @@ class UPowerTest(PowerTestCase):
         self.wait_state(True, "on-battery")
 
     def test_flapping_settles(self):
-        for i in range(7):
-            self.on_battery(i % 2 == 0)  # ends on battery
-        self.wait_state(True, "on-battery")
-        time.sleep(1.5)
-        switches = re.findall(r"Laptop mode (on|off) \(mode", self.daemon_log())
-        # From the initial "off (ac)" there is one switch, not seven.
-        self.assertEqual(switches.count("on"), 1, self.daemon_log())
+        self.wait_state(False, "ac")
+        for attempt in range(3):
+            start = len(self.this_daemon_log())
+            self.run_as(["/usr/bin/python3", "-c", FLAP, "7"], check=True)  # ends on battery
+            self.wait_state(True, "on-battery")
+            log = self.this_daemon_log()[start:]
+            changes = log_times(log, "Power: ")
+            self.assertEqual(len(changes), 7, log)
+            gaps = [b - a for a, b in zip(changes, changes[1:])]
+            if max(gaps) < SETTLE * 0.8:
+                break
+            # A machine that stalled the daemon between two changes for the
+            # settle time has made the attempt meaningless: again.
+            print("attempt %d: changes %s s apart; again" % (attempt + 1, gaps))
+            self.on_battery(False)
+            self.wait_state(False, "ac")
+        else:
+            self.fail("in 3 attempts the changes never reached the daemon within %.1f s" % SETTLE)
+        # One switch, not seven, and only once the last change had settled:
+        # it is logged after it, so no later one can be pending.
+        switches = log_times(log, "Laptop mode ")
+        self.assertEqual(len(switches), 1, log)
+        self.assertIn("Laptop mode on (mode auto, reason on-battery", log)
+        self.assertGreaterEqual(switches[0] - changes[-1], SETTLE * 0.9, log)
 
     def test_upower_leaving_falls_back_to_sysfs(self):
         self.on_battery(True)
@@ -238,22 +284,27 @@ class SysfsTest(PowerTestCase):
         self.wait_state(False, "low-battery")
 
     def test_no_wakeups_while_idle(self):
-        time.sleep(1.5)  # let start-up settle
         # Other device events on the machine (a loop device elsewhere) do
-        # wake the daemon, once each: count them alongside.
-        listener = subprocess.Popen(["nsenter", "--net=/proc/%d/ns/net" % self.daemon.pid,
-                                     "/usr/bin/python3", "-c", COUNT_UEVENTS, "6"],
-                                    stdout=subprocess.PIPE, text=True)
-        self.procs.append(listener)
-        time.sleep(0.3)
-        before = ctx_switches(self.daemon.pid)
-        out = listener.communicate(timeout=20)[0]
-        after = ctx_switches(self.daemon.pid)
-        events = int(out.strip())
-        # A one-second poll would show at least six.
-        self.assertLessEqual(after - before, 2 + 2 * events,
-                             "the daemon woke up %d times in 6 s idle, with %d device events"
-                             % (after - before, events))
+        # wake the daemon, once each: count them alongside. Anything else
+        # that wakes it on a busy machine is retried (3 times at most).
+        for attempt in range(3):
+            wait_quiet(self, self.daemon.pid)
+            listener = subprocess.Popen(["nsenter", "--net=/proc/%d/ns/net" % self.daemon.pid,
+                                         "/usr/bin/python3", "-c", COUNT_UEVENTS, "6"],
+                                        stdout=subprocess.PIPE, text=True)
+            self.procs.append(listener)
+            self.assertEqual(listener.stdout.readline(), "ready\n", "the uevent listener did not start")
+            before = ctx_switches(self.daemon.pid)
+            out = listener.communicate(timeout=30)[0]
+            after = ctx_switches(self.daemon.pid)
+            events = int(out.strip())
+            # A one-second poll would show at least six.
+            if after - before <= 2 + 2 * events:
+                return
+            print("attempt %d: the daemon woke up %d times in 6 s idle, with %d device events"
+                  % (attempt + 1, after - before, events))
+        self.fail("the daemon woke up %d times in 6 s idle, with %d device events (3 attempts)"
+                  % (after - before, events))
 
 
 @needs_root
@@ -261,7 +312,7 @@ class InhibitTest(PowerTestCase):
     config_text = "[LaptopMode]\nMode=on\n"
 
     HOLDER = r"""
-import sys, time
+import signal, sys
 from gi.repository import Gio, GLib
 bus = Gio.bus_get_sync(Gio.BusType.SYSTEM)
 n = int(sys.argv[1])
@@ -275,7 +326,7 @@ for i in range(n):
     except GLib.Error as e:
         print("error", e.message, flush=True)
 print("ready", flush=True)
-time.sleep(60)
+signal.pause()  # holds until the test kills it
 """
 
     def setUp(self):
@@ -329,6 +380,34 @@ time.sleep(60)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("No hold with cookie 12345", r.err)
         self.wait_state(True, "manual")
+
+    def test_release_own_hold(self):
+        """Release by the connection that took the hold ends it at once."""
+        self.wait_state(True, "manual")
+        code = ("import sys\nfrom gi.repository import Gio, GLib\n"
+                "bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)\n"
+                "call = lambda m, a, t: bus.call_sync('%s', '%s', '%s', m, a, t, 0, -1, None)\n"
+                "c = call('Inhibit', GLib.Variant('(ss)', ('backup', 'copying')), GLib.VariantType('(u)'))\n"
+                "print('held', flush=True); sys.stdin.readline()\n"
+                "call('Release', GLib.Variant('(u)', c.unpack()), None)\n"
+                "print('released', flush=True); sys.stdin.readline()\n"
+                % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        p = subprocess.Popen(["/usr/bin/python3", "-c", code], env=self.env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.procs.append(p)
+        self.addCleanup(p.stdin.close)
+        self.assertEqual(p.stdout.readline(), "held\n")
+        self.wait_state(False, "inhibited")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), "released\n")
+        # Still connected: it is the Release, not a disconnect, that ends it.
+        self.wait_state(True, "manual")
+        self.assertEqual(self.status()["Inhibitors"], [])
+        self.assertIsNone(p.poll())
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.wait(timeout=10), 0)
 
     def test_release_of_another_clients_hold_refused(self):
         p, lines = self.holder(1)

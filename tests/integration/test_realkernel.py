@@ -8,6 +8,7 @@ restore to defaults instead of to the originals cannot pass.
 
 import os
 import signal
+import subprocess
 import unittest
 
 import lmtest
@@ -22,6 +23,7 @@ def can_run():
     return True, ""
 
 
+NS_MARK = "LM_TEST_REALKERNEL_NAMESPACE"
 ok, why = can_run()
 
 
@@ -108,6 +110,35 @@ class RealKernelTunablesTest(DaemonTestCase):
         self.ctl_run("stop", check=True)
         self.assertEqual(read_real_vm(), before)
 
+    def test_kernel_refusal_rolls_back(self):
+        """A real refusal: the last sysctl Start writes is made read-only by
+        a bind mount in this test's own mount namespace (the machine's
+        /proc/sys/vm is untouched outside it); every value written before
+        it goes back to what it was."""
+        if not lmtest.in_private_mount_namespace(NS_MARK):
+            self.fail("not in a private mount namespace: unshare -m failed")
+        # The last in lm-tunables-sysctl.c's plan: laptop_mode, writeback,
+        # expire and dirty_ratio are written before it is refused.
+        target = "/proc/sys/vm/dirty_background_ratio"
+        before = self.set_odd(self.ODD)
+        r = subprocess.run(["mount", "--bind", target, target], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.addCleanup(subprocess.run, ["umount", target], capture_output=True)
+        r = subprocess.run(["mount", "-o", "remount,bind,ro", target], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with self.assertRaises(OSError, msg="the read-only bind mount did not stop a write"):
+            with open(target, "w") as f:
+                f.write(before["dirty_background_ratio"] + "\n")
+        self.start_daemon()
+        r = self.ctl_run("start")
+        self.assertNotEqual(r.returncode, 0, r)
+        self.assertIn("dirty_background_ratio", r.err)
+        self.assertIn("Read-only file system", r.err)
+        self.assertEqual(read_real_vm(), before, "the values written before the refusal were put back")
+        self.assertEqual(self.status()["Active"], False)
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+
 
 if __name__ == "__main__":
+    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
     lmtest.main()

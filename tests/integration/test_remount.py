@@ -98,16 +98,9 @@ class RemountTest(DaemonTestCase):
         self.mounted = []  # mount points (bytes), in mount order
         self.images = []
         self.addCleanup(self.cleanup_mounts)
-        self.fail_remount = None
         # Tunables are fake; the mount table is the real one (see lm-remount.h).
         os.makedirs(self.root.file("/proc/self"))
         os.symlink("/proc/self/mountinfo", self.root.file("/proc/self/mountinfo"))
-
-    def daemon_env(self):
-        env = super().daemon_env()
-        if self.fail_remount is not None:
-            env["LAPTOP_MODED_TEST_FAIL_REMOUNT"] = os.fsdecode(self.fail_remount)
-        return env
 
     # --- filesystems ----------------------------------------------------
 
@@ -235,17 +228,32 @@ class RemountTest(DaemonTestCase):
         self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
         self.assertEqual(mountinfo(), before)
 
-    def test_failure_on_third_of_five_rolls_back(self):
+    def loop_device(self, mp):
+        """The loop device under mount point @mp (bytes)."""
+        r = subprocess.run(["findmnt", "--noheadings", "--output", "SOURCE", "--mountpoint",
+                            os.fsdecode(mp)], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.strip()
+
+    def test_kernel_refusal_on_third_of_five_rolls_back(self):
         mps = [self.make(Filesystem("f%d" % i, "ext4", b"five-%d" % i, "commit=%d" % (10 + i)
                                     if i % 2 else "")) for i in range(1, 6)]
+        # The kernel itself refuses the third: a read-write remount of a
+        # filesystem whose device was made read-only fails with EACCES.
+        dev = self.loop_device(mps[2])
+        os.sync()
+        self.run_ok(["blockdev", "--setro", dev])
+        self.addCleanup(subprocess.run, ["blockdev", "--setrw", dev], capture_output=True)
         before = mountinfo()
-        self.fail_remount = mps[2]
+        r = subprocess.run(["mount", "-o", "remount,rw,relatime,commit=600", mps[2]], capture_output=True)
+        self.assertNotEqual(r.returncode, 0, "the kernel accepted the remount: nothing to test")
+        self.assertEqual(mountinfo(), before)
         self.start_daemon()
         r = self.ctl_run("start")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn(os.fsdecode(mps[2]), r.err)
-        self.assertIn("Device or resource busy", r.err)
-        self.assertEqual(mountinfo(), before, "the first two are put back, nothing else changed")
+        self.assertIn("Permission denied", r.err)
+        self.assertEqual(mountinfo(), before, "the others are put back exactly, nothing else changed")
         self.assertEqual(self.root.vm(), lmtest.SYSCTL_VM, "tunables untouched")
         st = self.status()
         self.assertEqual((st["Active"], st["Remounted"]), (False, []))
@@ -258,6 +266,13 @@ class RemountTest(DaemonTestCase):
                 self.assertIn("Remounted %s with remount,rw,relatime,commit=600" % os.fsdecode(mp), log)
                 self.assertNotIn(os.fsdecode(mp) + " ", r.err)
         self.assertNotIn("Remounted %s " % os.fsdecode(mps[2]), log)
+        # Once the device is writable again, Start works on all five.
+        self.run_ok(["blockdev", "--setrw", dev])
+        self.ctl_run("start", check=True)
+        for mp in mps:
+            self.assertIn("commit=600", self.options_of(mp)[3].split(","))
+        self.ctl_run("stop", check=True)
+        self.assertEqual(mountinfo(), before)
 
     def test_configure_types_and_opt_out(self):
         fss = self.standard_set()
@@ -304,6 +319,65 @@ class RemountTest(DaemonTestCase):
         self.assertIn("remounted by someone else", log)
         self.assertIn("no longer mounted", log)
         self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+
+
+
+def meminfo_dirty():
+    """Bytes the whole machine has dirty in the page cache."""
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("Dirty:"):
+                return int(line.split()[1]) << 10
+    raise AssertionError("no Dirty in /proc/meminfo")
+
+
+@unittest.skipUnless(OK, WHY)
+class SyncTest(DaemonTestCase):
+    """Sync puts a real filesystem's dirty data on its disk."""
+
+    fake_root = True
+    config_text = "[LaptopMode]\nMode=off\nRemount=false\n"
+    DATA = 64 << 20
+
+    def setUp(self):
+        super().setUp()
+        self.fs = lmtest.LoopFilesystem(self.tmp, "disk", size_mb=160)
+        self.addCleanup(self.fs.cleanup)
+
+    def dirty_file(self, name):
+        """Write DATA bytes that stay dirty; False if something wrote them
+        out meanwhile (another program's sync() on this shared machine)."""
+        os.sync()
+        self.written = self.fs.written_sectors()
+        dirty = meminfo_dirty()
+        with open(os.path.join(self.fs.mount_point, name), "wb") as f:
+            f.write(os.urandom(self.DATA))
+        # The kernel holds it for dirty_expire_centisecs (30 s at least).
+        self.before = meminfo_dirty()
+        return (self.before - dirty > self.DATA // 2
+                and self.fs.written_sectors() - self.written < self.DATA // 512 // 2)
+
+    def test_sync_writes_dirty_data(self):
+        self.start_daemon()
+        for attempt in range(3):
+            if self.dirty_file("data%d" % attempt):
+                break
+            print("attempt %d: the data was written before Sync was called; again" % (attempt + 1))
+        else:
+            self.fail("in 3 attempts the test's data never stayed dirty until Sync")
+        self.gdbus_call("Sync", check=True)
+        # When Sync answers, the data is on the loop disk, and no longer dirty.
+        self.assertGreaterEqual(self.fs.written_sectors() - self.written, self.DATA // 512)
+        dropped = self.before - meminfo_dirty()
+        self.assertGreater(dropped, self.DATA * 3 // 4,
+                           "Dirty fell by %d KiB only, the file is %d KiB" % (dropped >> 10, self.DATA >> 10))
+
+    def test_sync_unauthorized(self):
+        self.start_daemon()
+        name, message = self.call_error("Sync", user=lmtest.UNPRIVILEGED)
+        self.assertEqual(name, "org.freedesktop.DBus.Error.AccessDenied")
+        self.assertRegex(message, r"^Not authorized to Sync: polkit action "
+                         r"org\.laptopmode\.LaptopMode1\.switch \S")
 
 
 if __name__ == "__main__":

@@ -9,10 +9,8 @@ vm.block_dump is restored, also after a crash.
 import json
 import os
 import pwd
-import queue
 import signal
 import subprocess
-import threading
 import time
 import unittest
 
@@ -30,7 +28,9 @@ try:
     print("became-monitor", flush=True)
 except GLib.Error as e:
     print("monitor-denied", flush=True)
-for rule in ("eavesdrop=true,type='signal',member='SpinUp'", "type='signal',member='SpinUp'"):
+for rule in ("eavesdrop=true,type='signal',member='SpinUp'", "type='signal',member='SpinUp'",
+             # The positive control: an ordinary broadcast it must see.
+             "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'"):
     try:
         bus.call_sync("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                       "AddMatch", GLib.Variant("(s)", (rule,)), None, 0, -1, None)
@@ -39,6 +39,8 @@ for rule in ("eavesdrop=true,type='signal',member='SpinUp'", "type='signal',memb
 def on_message(conn, msg, incoming):
     if msg.get_member() == "SpinUp":
         print("GOT", msg.get_destination(), flush=True)
+    elif msg.get_member() == "PropertiesChanged":
+        print("BROADCAST", msg.get_sender(), msg.get_body().unpack()[0], flush=True)
     return msg
 bus.add_filter(on_message)
 print("ready", flush=True)
@@ -46,39 +48,19 @@ GLib.MainLoop().run()
 '''
 
 
+# What a caller without the monitor right is told when it did not allow
+# interactive authorization (lm-auth.c: deny()).
+DENIED_MONITOR = ("Not authorized to %s: polkit action org.laptopmode.LaptopMode1.monitor needs "
+                  "authentication, and the call did not allow interactive authorization (run it "
+                  "from a terminal to be asked for a password)")
+
+
 def kmsg_line(seq, usec, text, level=7):
     return "%d,%d,%d,-;%s\n" % (level, seq, usec, text)
 
 
-class LineReader:
-    """Lines of a child's stdout, with a timeout."""
-
-    def __init__(self, stream):
-        self.q = queue.Queue()
-        self.t = threading.Thread(target=self._run, args=(stream,), daemon=True)
-        self.t.start()
-
-    def _run(self, stream):
-        for line in stream:
-            self.q.put(line)
-
-    def get(self, timeout):
-        try:
-            return self.q.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    def drain(self, wait):
-        """Everything that arrives within @wait seconds."""
-        out = []
-        deadline = time.monotonic() + wait
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return out
-            line = self.get(left)
-            if line is not None:
-                out.append(line)
+# Kept here too: other test files import it from this one.
+LineReader = lmtest.LineReader
 
 
 class SpinUpBusTest(DaemonTestCase):
@@ -166,8 +148,13 @@ class SubscriptionTest(SpinUpBusTest):
                   (9.2, "jbd2/sda1-8(98): WRITE block 200 on sda1 (8 sectors)"),
                   # Forged by a user process (facility LOG_USER), and garbage.
                   (20.0, "evil(1): READ block 1 on sda", 13),
-                  (20.0, "garbage((( on on on"))
-        got = [json.loads(line) for line in lines.drain(3)]
+                  (20.0, "garbage((( on on on"),
+                  # A marker that closes the batch: records are read in
+                  # order, so what came before it is all the batch gave.
+                  (40.0, "marker(7): READ block 1 on sda1"))
+        batch = lines.until(lambda x: json.loads(x)["Comm"] == "marker", 20)
+        self.assertIsNotNone(batch, "the marker spin-up never came:\n" + self.daemon_log())
+        got = [json.loads(line) for line in batch[:-1]]
         self.assertEqual(len(got), 2, got)
         cat, dd = got
         self.assertEqual((cat["Comm"], cat["Pid"], cat["Disk"], cat["Operation"], cat["Via"]),
@@ -179,9 +166,13 @@ class SubscriptionTest(SpinUpBusTest):
         self.assertEqual((dd["Inode"], dd["Path"]), (12, "out.bin"))
         self.assertLess(abs(cat["Time"] / 1e6 - (time.time() + 5)), 5)
 
+        # GetSpinUps over the bus has both, with the fields the signal had.
+        r = self.gdbus_call("GetSpinUps", check=True)
+        self.assertIn("'Comm': <'cat'>", r.out)
+        self.assertIn("'Comm': <'dd'>", r.out)
         # The same two in the history, newest last, with a summary.
         hist = self.ctl_run("spinups", "--json", check=True).out.splitlines()
-        self.assertEqual([json.loads(x)["Comm"] for x in hist], ["cat", "dd"])
+        self.assertEqual([json.loads(x)["Comm"] for x in hist], ["cat", "dd", "marker"])
         text = self.ctl_run("spinups", check=True).out
         self.assertIn("Spin-ups per process", text)
         self.assertIn("cat[4242]", text)
@@ -230,8 +221,70 @@ class SubscriptionTest(SpinUpBusTest):
         first = lines.get(10)
         self.assertIsNotNone(first, "the root subscriber got no SpinUp:\n" + self.daemon_log())
         self.assertEqual(json.loads(first)["Comm"], "cat")
-        leaked = [x for x in spy_lines.drain(2) if x.startswith("GOT")]
+        # The positive control: the same spy, with the same kind of match,
+        # does receive a broadcast sent after the SpinUp (the bus keeps one
+        # sender's messages in order), so its silence about SpinUp counts.
+        self.ctl_run("start", check=True)
+        seen = spy_lines.until(lambda x: x.startswith("BROADCAST") and lmtest.IFACE in x, 20)
+        self.assertIsNotNone(seen, "the eavesdropper did not even see PropertiesChanged")
+        leaked = [x for x in seen if x.startswith("GOT")]
         self.assertEqual(leaked, [], "an unprivileged eavesdropper saw a SpinUp")
+
+    def test_denied_get_spinups_and_unsubscribe(self):
+        self.start_daemon()
+        user = lmtest.UNPRIVILEGED
+        w, lines = self.subscribed_watch()
+        self.kmsg((5.0, "cat(4242): READ block 8 on sda1"))
+        self.assertIsNotNone(lines.get(10), "no SpinUp for the root subscriber")
+        history = self.call_history()
+        self.assertEqual([h["Comm"] for h in history], ["cat"])
+        before = self.properties()
+        for method in ("GetSpinUps", "Unsubscribe"):
+            with self.subTest(method):
+                name, message = self.call_error(method, user=user)
+                self.assertEqual(name, "org.freedesktop.DBus.Error.AccessDenied")
+                self.assertRegex(message, r"^Not authorized to %s: polkit action "
+                                 r"org\.laptopmode\.LaptopMode1\.monitor \S" % method)
+                self.assertEqual(message, DENIED_MONITOR % method)
+                # Nothing changed: monitoring on for root's subscriber, the
+                # history kept, the properties as they were.
+                self.assertEqual(self.block_dump(), "1")
+                self.assertEqual(self.call_history(), history)
+                self.assertEqual(self.properties(), before)
+        # Root's subscription survived nobody's Unsubscribe: it still gets spin-ups.
+        self.kmsg((9.0, "vim(77): READ block 16 on sda1"))
+        line = lines.get(10)
+        self.assertIsNotNone(line, "root's subscription was dropped by a denied Unsubscribe")
+        self.assertEqual(json.loads(line)["Comm"], "vim")
+
+    def call_history(self):
+        return [json.loads(x) for x in self.ctl_run("spinups", "--json", check=True).out.splitlines()]
+
+    def test_unsubscribe_stops_monitoring(self):
+        """Subscribe and Unsubscribe on one connection: monitoring starts and
+        stops with it, while the caller stays on the bus."""
+        self.start_daemon()
+        code = ("from gi.repository import Gio\n"
+                "import sys\n"
+                "bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)\n"
+                "call = lambda m: bus.call_sync('%s', '%s', '%s', m, None, None, 0, -1, None)\n"
+                "call('Subscribe'); print('subscribed', flush=True); sys.stdin.readline()\n"
+                "call('Unsubscribe'); print('unsubscribed', flush=True); sys.stdin.readline()\n"
+                % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        p = subprocess.Popen(["/usr/bin/python3", "-c", code], env=self.env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.procs.append(p)
+        self.addCleanup(p.stdin.close)
+        self.assertEqual(p.stdout.readline(), "subscribed\n")
+        self.assertEqual(self.block_dump(), "1")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline(), "unsubscribed\n")
+        self.assertEqual(self.block_dump(), "0", "Unsubscribe left monitoring on")
+        self.assertIsNone(p.poll(), "the caller is still on the bus")
+        p.stdin.write("\n")
+        p.stdin.flush()
+        self.assertEqual(p.wait(timeout=10), 0)
 
     def test_subscriber_that_exits_is_dropped(self):
         self.start_daemon()

@@ -13,6 +13,7 @@ instances and any tracefs mount.
 """
 
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -55,6 +56,18 @@ def can_run(backend):
             if "tracefs" not in f.read():
                 return False, "the kernel has no tracefs"
     return True, ""
+
+
+def direct_read(path, offset):
+    """One 4 KiB read of @path that goes to the disk (O_DIRECT), from this
+    process: no fork and exec whose cost a busy machine stretches."""
+    buf = mmap.mmap(-1, 4096)  # page-aligned, as O_DIRECT wants
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        os.preadv(fd, [buf], offset)
+    finally:
+        os.close(fd)
+        buf.close()
 
 
 def uncache(path):
@@ -160,25 +173,87 @@ class RealSpinUp:
         got = [json.loads(x) for x in lines.drain(wait)]
         return [g for g in got if g["Disk"] == self.fs.disk]
 
-    def wait_idle(self, lines):
-        # Whatever the set-up did must be over and past the idle time.
-        self.loop_spinups(lines, IDLE + 1.5)
+    def next_loop_spinup(self, lines, timeout=20):
+        """The next SpinUp on the loop disk, waited for."""
+        deadline = time.monotonic() + timeout
+        while True:
+            line = lines.get(deadline - time.monotonic())
+            if line is None:
+                return None
+            s = json.loads(line)
+            if s["Disk"] == self.fs.disk:
+                return s
+
+    def disk_io(self):
+        with open("/sys/block/%s/stat" % self.fs.disk) as f:
+            fields = f.read().split()
+        return int(fields[0]), int(fields[4])  # reads and writes completed
+
+    def wait_idle(self, lines, timeout=60, keep=False):
+        """Until the loop disk has done no I/O for longer than SpinUpIdle
+        (so the next I/O is a spin-up); what arrived meanwhile is dropped
+        unless @keep."""
+        quiet = IDLE + 0.5
+        last, since = self.disk_io(), time.monotonic()
+        deadline = since + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = self.disk_io()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                while not keep and lines.get(0) is not None:
+                    pass
+                return
+        self.fail("the loop disk never went quiet for %.1f s" % quiet)
+
+    def marker(self, lines):
+        """A positive control that closes a measurement: after another idle
+        period, one read of ours must be a SpinUp of its own. SpinUps come
+        in order, so what arrived before it is all the measurement made."""
+        self.wait_idle(lines, keep=True)
+        direct_read(self.files[2], 0)
+        before = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            s = self.next_loop_spinup(lines, deadline - time.monotonic())
+            if s is None:
+                break
+            if s["Pid"] == os.getpid():
+                return before
+            before.append(s)
+        self.fail("the marker read made no SpinUp; before it: %r\n%s" % (before, self.daemon_log()))
 
     def test_cat_of_uncached_file(self):
         lines = self.subscribe()
-        self.wait_idle(lines)
-        for f in self.files:
-            uncache(f)
-        cat = subprocess.Popen(["cat", self.files[0]], stdout=subprocess.DEVNULL)
-        cat.wait()
-        # More I/O inside the busy period: another cat, then direct reads
-        # every half second, each well within SpinUpIdle of the last.
-        subprocess.run(["cat", self.files[1]], stdout=subprocess.DEVNULL, check=True)
-        for i in range(4):
-            time.sleep(IDLE / 4)
-            subprocess.run(["dd", "if=" + self.files[2], "of=/dev/null", "bs=4k", "count=1",
-                            "skip=%d" % i, "iflag=direct", "status=none"], check=True)
-        got = self.loop_spinups(lines, 1)
+        # The gaps between I/Os must stay below SpinUpIdle for the busy
+        # period to hold; a machine that stalls us longer than that makes
+        # the attempt meaningless, and it is made again (3 at most).
+        for attempt in range(3):
+            self.wait_idle(lines)
+            for f in self.files:
+                uncache(f)
+            t0 = time.monotonic()
+            cat = subprocess.Popen(["cat", self.files[0]], stdout=subprocess.DEVNULL)
+            cat.wait()
+            # More I/O inside the busy period: another cat, then direct reads
+            # a quarter of SpinUpIdle apart, together longer than SpinUpIdle.
+            subprocess.run(["cat", self.files[1]], stdout=subprocess.DEVNULL, check=True)
+            spans = [time.monotonic() - t0]
+            start = time.monotonic()
+            for i in range(1, 5):
+                time.sleep(IDLE / 4)
+                direct_read(self.files[2], i * 4096)
+                now = time.monotonic()
+                spans.append(now - start)
+                start = now
+            got = self.marker(lines)
+            if max(spans) < IDLE * 0.8:
+                break
+            print("attempt %d: the machine stalled the test (gaps %s s, SpinUpIdle %d s); again"
+                  % (attempt + 1, ", ".join("%.2f" % g for g in spans), IDLE))
+        else:
+            self.fail("in 3 attempts the machine never let the reads come within SpinUpIdle")
         self.assertEqual(len(got), 1, "expected one SpinUp on %s, got %r\n%s"
                          % (self.fs.disk, got, self.daemon_log()))
         s = got[0]
@@ -189,7 +264,7 @@ class RealSpinUp:
         if self.backend == "bpf" or "Uid" in s:
             self.assertEqual(s["Uid"], 0)
         self.assertEqual(s["Backend"], self.backend)
-        self.assertLess(abs(s["Time"] / 1e6 - time.time()), 30)
+        self.assertLess(abs(s["Time"] / 1e6 - time.time()), 60)
 
     def test_buffered_write_blamed_on_writer(self):
         lines = self.subscribe()
@@ -213,7 +288,7 @@ class RealSpinUp:
         self.wait_idle(lines)
         uncache(self.files[0])
         subprocess.run(["cat", self.files[0]], stdout=subprocess.DEVNULL, check=True)
-        self.assertEqual(len(self.loop_spinups(lines, 1)), 1)
+        self.assertIsNotNone(self.next_loop_spinup(lines), "no SpinUp for the cat")
         hist = [json.loads(x) for x in self.ctl_run("spinups", "--json", check=True).out.splitlines()]
         self.assertIn(self.fs.disk, [h["Disk"] for h in hist])
         self.assertEqual(self.stop_daemon(), 0)

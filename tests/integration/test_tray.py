@@ -21,7 +21,7 @@ import unittest
 from gi.repository import Gio, GLib
 
 import lmtest
-from lmtest import DaemonTestCase
+from lmtest import DaemonTestCase, ctx_switches, wait_quiet
 from test_spinup_dbus import LineReader, SpinUpBusTest
 
 TRAY = os.path.join(lmtest.BUILDDIR, "client", "laptop-mode-tray")
@@ -339,19 +339,18 @@ class TrayTest(TrayMixin, DaemonTestCase):
         self.start_daemon()
         self.start_tray()
         self.wait_icon("laptop-mode-off")
-        time.sleep(1)
-
-        def switches():
-            total = 0
-            for tid in os.listdir("/proc/%d/task" % self.tray.pid):
-                with open("/proc/%d/task/%s/status" % (self.tray.pid, tid)) as f:
-                    for line in f:
-                        if "ctxt_switches" in line:
-                            total += int(line.split()[1])
-            return total
-        before = switches()
-        time.sleep(5)
-        self.assertLessEqual(switches() - before, 1, "the idle tray woke up")
+        # A wake-up of the tray ends in a voluntary context switch; what a
+        # busy machine adds (preemptions) is not counted, and a window that
+        # something else disturbed is measured again, 3 times at most.
+        for attempt in range(3):
+            wait_quiet(self, self.tray.pid)
+            before = ctx_switches(self.tray.pid)
+            time.sleep(5)  # the measurement itself: 5 s of nothing happening
+            woke = ctx_switches(self.tray.pid) - before
+            if woke <= 1:
+                return
+            print("attempt %d: the idle tray woke %d times in 5 s" % (attempt + 1, woke))
+        self.fail("the idle tray woke %d times in 5 s (3 attempts)" % woke)
 
     def test_watcher_restart(self):
         self.start_daemon()
@@ -401,10 +400,14 @@ class DeniedTest(TrayMixin, DaemonTestCase):
         self.wait_icon("laptop-mode-unavailable")
         self.start_daemon()
         self.wait_icon("laptop-mode-off")
-        time.sleep(1)
+        # The new daemon's own log shows the tray's Subscribe, refused.
+        log = self.wait_for_log("Denied Subscribe to ")
+        sender = re.search(r"Denied Subscribe to (:\d+\.\d+)", log).group(1)
+        self.assertEqual(self.connection_pid(sender), self.tray.pid)
+        # A denied Start after it is explained again; the subscription is not.
+        self.activate()
+        self.wait_for(lambda: len(self.notifications()) == 3, "the second denied Start explained")
         self.assertEqual(len(self.monitor_notes()), 1, self.notifications())
-        self.assertEqual(len(self.notifications()), 2, self.notifications())
-        self.assertIn("Not authorized to Subscribe", self.tray_log())
         self.assertIsNone(self.tray.poll())
 
 
@@ -434,7 +437,8 @@ class BurstTest(TrayMixin, SpinUpBusTest):
         self.assertIn("Latest: sda woken by cron (13): read", summary[2])
         # It replaces the first popup instead of stacking another.
         self.assertNotEqual(summary[0], 0)
-        # And the burst is over: nothing more pops up.
+        # And the burst is over: nothing more pops up. An absence can only
+        # be watched for: one whole interval, the next moment a popup is due.
         time.sleep(INTERVAL + 1)
         self.assertEqual(len(self.notifications()), 2, self.notifications())
         # The tooltip and the menu show the last ones.
@@ -449,6 +453,26 @@ class BurstTest(TrayMixin, SpinUpBusTest):
         self.wait_for(lambda: self.block_dump() == "0", "the tray to unsubscribe")
         with open(os.path.join(self.tmp, "config", "laptop-mode-tray", "settings.ini")) as f:
             self.assertIn("NotifySpinUps=false", f.read())
+
+    def test_resubscribes_after_daemon_restart(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: self.block_dump() == "1", "the tray's subscription")
+        self.assertEqual(self.stop_daemon(), 0)
+        self.wait_icon("laptop-mode-unavailable")
+        self.assertEqual(self.block_dump(), "0", "the stopped daemon left block_dump on")
+        self.start_daemon()
+        # Shown by the new daemon, not by anything the first one wrote: its
+        # log names the subscriber, which is the tray's connection, and it
+        # has started monitoring for it.
+        log = self.wait_for_log("Spin-up subscriber ")
+        sender = re.search(r"Spin-up subscriber (:\d+\.\d+)", log).group(1)
+        self.assertEqual(self.connection_pid(sender), self.tray.pid)
+        self.wait_for(lambda: self.block_dump() == "1", "the new daemon monitoring for the tray")
+        self.kmsg((5.0, "cron(11): READ block 8 on sda1"))
+        self.wait_for(lambda: len(self.notifications()) >= 1, "a popup from the new daemon")
+        self.assertEqual(self.notifications()[0][1], "sda woken by cron (11): read")
 
 
 def in_private_namespace():
@@ -484,14 +508,29 @@ class RealSpinUpTest(TrayMixin, DaemonTestCase):
             f.write(os.urandom(256 << 10))
         os.sync()
 
+    def wait_disk_quiet(self, quiet, timeout=60):
+        def io():
+            with open("/sys/block/%s/stat" % self.fs.disk) as f:
+                fields = f.read().split()
+            return fields[0], fields[4]
+        last, since = io(), time.monotonic()
+        while time.monotonic() < since + timeout:
+            time.sleep(0.1)
+            now = io()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+        self.fail("the loop disk never went quiet")
+
     def test_real_spin_up_notified(self):
         self.start_daemon()
         self.start_tray()
         self.wait_icon("laptop-mode-off")
         self.wait_for(lambda: "Subscribed to spin-ups" in self.tray_log(), "the subscription")
-        # Past the idle time, and past the popup interval of anything the
-        # set-up may have woken.
-        time.sleep(max(self.idle, INTERVAL) + 1.5)
+        # Past the idle time: the loop disk quiet for longer than SpinUpIdle.
+        # Popups of what the set-up woke do not match the one looked for.
+        self.wait_disk_quiet(self.idle + 0.5)
         before = len(self.notifications())
         self.uncache(self.file)
         cat = subprocess.Popen(["cat", self.file], stdout=subprocess.DEVNULL)
