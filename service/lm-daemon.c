@@ -51,6 +51,7 @@ struct _LmDaemon
 
   const LmEngineOps *running; /* the engine whose run is engine_run */
   gpointer engine_run;        /* what it runs while in effect (lm-engine.h) */
+  guint engine_start_id;      /* the run starts once the caller has its answer */
 
   /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
   LmPower *power;
@@ -212,9 +213,30 @@ flush_in_background (void)
 static void
 stop_engine (LmDaemon *self)
 {
+  g_clear_handle_id (&self->engine_start_id, g_source_remove);
   if (self->engine_run != NULL)
     self->running->stop (g_steal_pointer (&self->engine_run));
   self->running = NULL;
+}
+
+static gboolean
+start_engine (gpointer user_data)
+{
+  LmDaemon *self = user_data;
+  const LmEngineOps *ops = lm_engine_ops (self->engine);
+  g_autoptr (GError) error = NULL;
+
+  self->engine_start_id = 0;
+  if (!self->active || ops->start == NULL || self->engine_run != NULL)
+    return G_SOURCE_REMOVE;
+  self->engine_run = ops->start (self->settings->laptop_mode_seconds, &error);
+  if (self->engine_run == NULL)
+    g_warning ("%s; dirty data is now written only every MaxLostWork seconds, not when a "
+               "disk is awake anyway",
+               error->message);
+  else
+    self->running = ops;
+  return G_SOURCE_REMOVE;
 }
 
 /* An engine runs exactly while its tunables are applied: the user-space one
@@ -222,7 +244,6 @@ stop_engine (LmDaemon *self)
 static void
 update_engine (LmDaemon *self)
 {
-  g_autoptr (GError) error = NULL;
   const LmEngineOps *ops = lm_engine_ops (self->engine);
 
   if (!self->active || ops != self->running)
@@ -234,13 +255,10 @@ update_engine (LmDaemon *self)
       ops->retune (self->engine_run, self->settings->laptop_mode_seconds);
       return;
     }
-  self->engine_run = ops->start (self->settings->laptop_mode_seconds, &error);
-  if (self->engine_run == NULL)
-    g_warning ("%s; dirty data is now written only every MaxLostWork seconds, not when a "
-               "disk is awake anyway",
-               error->message);
-  else
-    self->running = ops;
+  /* Loading the user-space engine's BPF program takes tens of
+   * milliseconds: not while the caller of Start waits for its answer. */
+  if (self->engine_start_id == 0)
+    self->engine_start_id = g_idle_add (start_engine, self);
 }
 
 /* The one way the daemon changes the system: to @mode, with @next as the
