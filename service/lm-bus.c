@@ -689,6 +689,16 @@ lm_bus_connect (GBusType type, GError **error)
   GDBusConnection *connection = g_dbus_connection_new_sync (
       guarded, NULL, G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION, NULL, NULL, error);
   if (connection != NULL)
-    g_weak_ref_set (&in->connection, connection);
+    {
+      g_weak_ref_set (&in->connection, connection);
+      g_object_set_data_full (G_OBJECT (connection), "lm-bus-address", g_steal_pointer (&address),
+                              g_free);
+    }
   return connection;
+}
+
+const char *
+lm_bus_get_address (GDBusConnection *connection)
+{
+  return g_object_get_data (G_OBJECT (connection), "lm-bus-address");
 }
