@@ -720,6 +720,8 @@ run_waiting (LmDaemon *self)
   const GDBusInterfaceVTable *vtable = g_dbus_interface_skeleton_get_vtable (skeleton);
   GDBusMethodInvocation *invocation;
 
+  if (self->waiting.length > 0)
+    g_debug ("Running %u calls that came before the name was ours", self->waiting.length);
   while ((invocation = g_queue_pop_head (&self->waiting)) != NULL)
     vtable->method_call (g_dbus_method_invocation_get_connection (invocation),
                          g_dbus_method_invocation_get_sender (invocation),
