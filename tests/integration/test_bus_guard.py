@@ -97,6 +97,9 @@ class UnicastSignalTest(DaemonTestCase):
 
         # The guard logs each dropped message once; both reached the daemon.
         def logged():
+            if self.daemon.poll() is not None:
+                self.fail("the daemon exited (%s) after signals to %s:\n%s"
+                          % (self.daemon.returncode, names, self.daemon_log()[-2000:]))
             log = self.daemon_log()
             return "cannot be decoded" in log and "unread" in log
         self.wait_until(logged, timeout=15, message="the daemon logging both signals dropped")
