@@ -1,12 +1,31 @@
 /* lm-auth.c: who may call what: uid 0 always, everyone else as polkit
  * decides, asked asynchronously. Owns the method-to-action table; must
  * never allow a call polkit did not explicitly authorize (root aside), nor
- * wait for polkit on the main loop. */
+ * wait for polkit on the main loop.
+ * polkitd is asked through its D-Bus interface on the caller's connection,
+ * the guarded one (lm-bus.c), not through libpolkit-gobject, whose
+ * authority lives on GLib's shared system-bus connection: that one is
+ * unguarded, and any local user could close it with one undecodable
+ * message. */
 #include "config.h"
 
 #include "lm-auth.h"
 
-#include <polkit/polkit.h>
+#include <string.h>
+
+#define POLKIT_NAME "org.freedesktop.PolicyKit1"
+#define POLKIT_PATH "/org/freedesktop/PolicyKit1/Authority"
+#define POLKIT_AUTHORITY "org.freedesktop.PolicyKit1.Authority"
+#define POLKIT_ALLOW_USER_INTERACTION 1u /* CheckAuthorizationFlags */
+
+/* The details a rule sees: key to value, both owned. */
+typedef GHashTable PolkitDetails;
+
+static void
+polkit_details_insert (PolkitDetails *details, const char *key, const char *value)
+{
+  g_hash_table_replace (details, g_strdup (key), g_strdup (value));
+}
 
 /* A non-interactive check is one round trip to polkitd; if that takes this
  * long polkitd is stuck, and the caller is better told so than left
@@ -163,7 +182,7 @@ request_free (LmAuthRequest *req)
   g_clear_handle_id (&req->timeout_id, g_source_remove);
   g_clear_object (&req->cancellable);
   g_clear_object (&req->caller_cancellable);
-  g_clear_object (&req->details);
+  g_clear_pointer (&req->details, g_hash_table_unref);
   g_clear_object (&req->invocation);
   g_clear_object (&req->connection);
   g_free (req->sender);
@@ -181,6 +200,7 @@ request_new (GDBusConnection *connection, const char *sender, const char *method
   req->method = method;
   req->rule = rule_for_method (method);
   req->cancellable = g_cancellable_new ();
+  req->details = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return req;
 }
 
@@ -247,10 +267,12 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (LmAuthRequest) req = user_data;
   g_autoptr (GError) error = NULL;
-  g_autoptr (PolkitAuthorizationResult) res
-      = polkit_authority_check_authorization_finish (POLKIT_AUTHORITY (source), result, &error);
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  g_autoptr (GVariant) result_details = NULL;
+  gboolean is_authorized, is_challenge;
 
-  if (res == NULL)
+  if (reply == NULL)
     {
       g_autofree char *why = NULL;
 
@@ -262,80 +284,69 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
       deny_unreachable (req, why);
       return;
     }
-  if (polkit_authorization_result_get_is_authorized (res))
+  g_variant_get (reply, "((bb@a{ss}))", &is_authorized, &is_challenge, &result_details);
+  if (is_authorized)
     {
       allow (req);
       return;
     }
   /* With the flag set, a challenge means no authentication agent could
    * ask the caller for a password (no desktop session, no pkttyagent). */
-  if (polkit_authorization_result_get_is_challenge (res) && req->interactive)
+  if (is_challenge && req->interactive)
     deny (req, "needs authentication, and no polkit authentication agent was there to ask for "
                "it");
-  else if (polkit_authorization_result_get_is_challenge (res) && req->invocation == NULL)
+  else if (is_challenge && req->invocation == NULL)
     deny (req, "needs authentication, which nobody can give to a check made again without a "
                "call");
-  else if (polkit_authorization_result_get_is_challenge (res))
+  else if (is_challenge)
     deny (req, "needs authentication, and the call did not allow interactive authorization "
                "(run it from a terminal to be asked for a password)");
-  else if (polkit_authorization_result_get_dismissed (res))
+  else if (g_variant_lookup (result_details, "polkit.dismissed", "&s", NULL))
     deny (req, "was not granted: the authentication dialog was dismissed");
   else
     deny (req, "is not granted to this user");
 }
 
-/* polkit drops its authority (a D-Bus proxy) with the last reference; one
- * kept for the daemon's lifetime spares a round trip on every call. */
-static PolkitAuthority *authority;
-
+/* CheckAuthorization, as polkit's D-Bus interface documents it. No
+ * cancellation id: a check is only ever given up by its timeout, and
+ * polkitd drops a non-interactive check's answer itself. */
 static void
-check (LmAuthRequest *req_in)
+ask_polkit (LmAuthRequest *req_in)
 {
   g_autoptr (LmAuthRequest) req = req_in;
-  g_autoptr (PolkitSubject) subject = polkit_system_bus_name_new (req->sender);
-  PolkitCheckAuthorizationFlags flags = POLKIT_CHECK_AUTHORIZATION_FLAGS_NONE;
+  GVariantBuilder subject_details, details;
+  GHashTableIter iter;
+  gpointer key, value;
+  guint32 flags = 0;
+  int timeout_ms;
 
   if (req->interactive)
-    flags |= POLKIT_CHECK_AUTHORIZATION_FLAGS_ALLOW_USER_INTERACTION;
+    {
+      flags |= POLKIT_ALLOW_USER_INTERACTION;
+      timeout_ms = G_MAXINT; /* a person typing a password: no limit of ours */
+    }
   else
-    req->timeout_id = g_timeout_add_seconds (LM_AUTH_TIMEOUT_SECONDS, on_timeout, req);
+    {
+      req->timeout_id = g_timeout_add_seconds (LM_AUTH_TIMEOUT_SECONDS, on_timeout, req);
+      timeout_ms = (LM_AUTH_TIMEOUT_SECONDS + 5) * 1000; /* ours cancels first */
+    }
+  g_variant_builder_init (&subject_details, G_VARIANT_TYPE ("a{sv}"));
+  g_variant_builder_add (&subject_details, "{sv}", "name", g_variant_new_string (req->sender));
+  g_variant_builder_init (&details, G_VARIANT_TYPE ("a{ss}"));
+  g_hash_table_iter_init (&iter, req->details);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    g_variant_builder_add (&details, "{ss}", key, value);
 
   /* Read before req is handed on: argument order is unspecified in C. */
-  const char *action = req->rule->action;
-  PolkitDetails *details = req->details;
+  const char *action = req->rule != NULL ? req->rule->action : "";
+  GDBusConnection *connection = req->connection;
   GCancellable *cancellable = req->cancellable;
-  polkit_authority_check_authorization (authority, subject, action, details, flags, cancellable,
-                                        got_result, g_steal_pointer (&req));
-}
-
-static void
-got_authority (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr (LmAuthRequest) req = user_data;
-  g_autoptr (GError) error = NULL;
-  PolkitAuthority *got = polkit_authority_get_finish (result, &error);
-
-  if (got == NULL)
-    {
-      g_autofree char *why = g_strdup_printf ("polkit failed: %s", error->message);
-
-      deny_unreachable (req, why);
-      return;
-    }
-  if (authority == NULL)
-    authority = g_steal_pointer (&got);
-  else
-    g_object_unref (got);
-  check (g_steal_pointer (&req));
-}
-
-static void
-ask_polkit (LmAuthRequest *req)
-{
-  if (authority != NULL)
-    check (req);
-  else
-    polkit_authority_get_async (NULL, got_authority, req);
+  g_dbus_connection_call (connection, POLKIT_NAME, POLKIT_PATH, POLKIT_AUTHORITY,
+                          "CheckAuthorization",
+                          g_variant_new ("((sa{sv})sa{ss}us)", "system-bus-name", &subject_details,
+                                         action, &details, flags, ""),
+                          G_VARIANT_TYPE ("((bba{ss}))"), G_DBUS_CALL_FLAGS_NONE, timeout_ms,
+                          cancellable, got_result, g_steal_pointer (&req));
 }
 
 /* The bus daemon took the uid from the socket's credentials when the
@@ -413,7 +424,6 @@ lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointe
       deny (req, "cannot be checked: the caller has no bus name");
       return;
     }
-  req->details = polkit_details_new ();
   if (req->rule->add_details != NULL)
     req->rule->add_details (g_dbus_method_invocation_get_parameters (invocation), req->details);
   decide (g_steal_pointer (&req));

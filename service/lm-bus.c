@@ -3,13 +3,17 @@
  * it on the one worker thread all connections share, one GVariant per
  * value, before any handler runs: a caller's 30 MiB Configure() would cost
  * a third of a second with every other call queued behind it, and keep
- * 30 MiB resident for good. The guard reads each message's fixed header
- * first: one larger than LM_LIMIT_MESSAGE is discarded as it arrives,
- * without being kept; one larger than WALK_FROM is read whole and its
- * values counted first. A refused call is answered with InvalidArgs. The
- * guard must never hand GDBus a partial message, nor change one it lets
- * through. The connection carries no file descriptors (GDBus passes them
- * only on a socket it reads itself). */
+ * 30 MiB resident for good. And a message GDBus cannot decode (dbus-daemon
+ * lets through some that GLib 2.74 refuses, e.g. a body of type aa{yg})
+ * makes GDBus close the whole connection: any local user could stop the
+ * daemon with one unicast signal. The guard reads each message's fixed
+ * header first: one larger than LM_LIMIT_MESSAGE is discarded as it
+ * arrives, without being kept; any other is read whole, its values counted
+ * if it is larger than WALK_FROM, and then decoded by GDBus's own decoder:
+ * only a message that decodes is handed on. A refused call is answered
+ * with InvalidArgs. The guard must never hand GDBus a partial message, nor
+ * change one it lets through. The connection carries no file descriptors
+ * (GDBus passes them only on a socket it reads itself). */
 #include "config.h"
 
 #include "lm-bus.h"
@@ -29,6 +33,14 @@
 #define FIELDS_KEPT 4096      /* of a refused message: enough to find its sender */
 #define SCRATCH (256 * 1024)
 
+/* Why a message was refused. */
+typedef enum
+{
+  WHY_SIZE,   /* larger than LM_LIMIT_MESSAGE */
+  WHY_VALUES, /* more than WALK_BUDGET values */
+  WHY_DECODE, /* GDBus cannot decode it */
+} Why;
+
 #define LM_TYPE_GUARD_INPUT (lm_guard_input_get_type ())
 G_DECLARE_FINAL_TYPE (LmGuardInput, lm_guard_input, LM, GUARD_INPUT, GFilterInputStream)
 
@@ -41,14 +53,15 @@ struct _LmGuardInput
   gsize header_out;            /* bytes of it handed on (FIXED_HEADER: none pending) */
   guint64 pass;                /* bytes after the header of a message let through */
   guint64 drop;                /* bytes after the header of a refused message */
-  guint8 *whole;               /* a large message, read whole to count its values */
+  guint8 *whole;               /* a message, read whole to be judged */
   gsize whole_size;
   gsize whole_have; /* bytes read into it */
   gsize whole_out;  /* bytes of it handed on, once let through */
 
   /* The refused message, for the reply. */
   guint64 refused_size;
-  gboolean refused_values; /* for its many values, not its size */
+  int refused_why;      /* Why */
+  char *refused_detail; /* GDBus's reason, bounded, for the log */
   guint32 refused_serial;
   gboolean refused_wants_reply;
   gboolean little_endian;
@@ -323,7 +336,8 @@ typedef struct
   char *sender;
   guint32 serial;
   guint64 size;
-  gboolean values;
+  Why why;
+  char *detail;
 } Refusal;
 
 static gboolean
@@ -333,16 +347,21 @@ send_refusal (gpointer user_data)
   g_autoptr (GDBusMessage) reply = g_dbus_message_new ();
   g_autoptr (GError) error = NULL;
 
-  g_autofree char *text
-      = r->values ? g_strdup_printf ("The call holds more than %d values; a message to "
-                                     "laptop-moded larger than %d bytes holds at most %d",
-                                     WALK_BUDGET, WALK_FROM, WALK_BUDGET)
-                  : g_strdup_printf ("The call is %" G_GUINT64_FORMAT " bytes long; a message to "
-                                     "laptop-moded is at most %d bytes (2 MiB)",
-                                     r->size, LM_LIMIT_MESSAGE);
+  g_autofree char *text = NULL;
 
-  g_message ("Refused a %" G_GUINT64_FORMAT "-byte call from %s unparsed: %s", r->size, r->sender,
-             text);
+  if (r->why == WHY_VALUES)
+    text = g_strdup_printf ("The call holds more than %d values; a message to laptop-moded "
+                            "larger than %d bytes holds at most %d",
+                            WALK_BUDGET, WALK_FROM, WALK_BUDGET);
+  else if (r->why == WHY_DECODE)
+    text = g_strdup ("The call cannot be decoded (its body does not match its signature as "
+                     "GDBus reads it)");
+  else
+    text = g_strdup_printf ("The call is %" G_GUINT64_FORMAT " bytes long; a message to "
+                            "laptop-moded is at most %d bytes (2 MiB)",
+                            r->size, LM_LIMIT_MESSAGE);
+  g_message ("Refused a %" G_GUINT64_FORMAT "-byte call from %s: %s%s%s", r->size, r->sender, text,
+             r->detail != NULL ? ": " : "", r->detail != NULL ? r->detail : "");
   g_dbus_message_set_message_type (reply, G_DBUS_MESSAGE_TYPE_ERROR);
   g_dbus_message_set_flags (reply, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED);
   g_dbus_message_set_reply_serial (reply, r->serial);
@@ -354,6 +373,7 @@ send_refusal (gpointer user_data)
     g_debug ("Cannot refuse a call: %s", error->message);
   g_object_unref (r->connection);
   g_free (r->sender);
+  g_free (r->detail);
   g_free (r);
   return G_SOURCE_REMOVE;
 }
@@ -367,8 +387,19 @@ refused (LmGuardInput *self)
 
   if (!self->refused_wants_reply || sender == NULL || connection == NULL)
     {
-      g_message ("Dropped a %" G_GUINT64_FORMAT "-byte message unread (at most %d bytes)",
-                 self->refused_size, LM_LIMIT_MESSAGE);
+      g_autofree char *from = sender != NULL ? g_strdup (sender) : g_strdup ("an unknown sender");
+
+      if (self->refused_why == WHY_SIZE)
+        g_message ("Dropped a %" G_GUINT64_FORMAT "-byte message from %s unread (at most %d "
+                   "bytes)",
+                   self->refused_size, from, LM_LIMIT_MESSAGE);
+      else if (self->refused_why == WHY_VALUES)
+        g_message ("Dropped a %" G_GUINT64_FORMAT "-byte message from %s: more than %d values",
+                   self->refused_size, from, WALK_BUDGET);
+      else
+        g_message ("Dropped a %" G_GUINT64_FORMAT "-byte message from %s: it cannot be decoded: "
+                   "%s",
+                   self->refused_size, from, self->refused_detail);
       return;
     }
   Refusal *r = g_new0 (Refusal, 1);
@@ -376,9 +407,12 @@ refused (LmGuardInput *self)
   r->sender = g_steal_pointer (&sender);
   r->serial = self->refused_serial;
   r->size = self->refused_size;
-  r->values = self->refused_values;
+  r->why = (Why) self->refused_why;
+  r->detail = g_strdup (self->refused_detail);
   g_main_context_invoke (self->context, send_refusal, r);
 }
+
+static void judge_whole (LmGuardInput *self);
 
 /* A new message's fixed header is complete: let it through or refuse it. */
 static void
@@ -391,14 +425,15 @@ judge (LmGuardInput *self)
 
   self->header_have = 0;
   /* Not D-Bus at all: GDBus reports the broken stream and closes it. */
-  if ((h[0] != 'l' && h[0] != 'B') || total <= WALK_FROM)
+  if (h[0] != 'l' && h[0] != 'B')
     {
       self->header_out = 0;
       self->pass = total - FIXED_HEADER;
       return;
     }
   self->refused_size = total;
-  self->refused_values = FALSE;
+  self->refused_why = WHY_SIZE;
+  g_clear_pointer (&self->refused_detail, g_free);
   self->refused_serial = get_u32 (h + 8, little);
   self->refused_wants_reply = h[1] == DBUS_METHOD_CALL && !(h[2] & DBUS_NO_REPLY_EXPECTED);
   self->little_endian = little;
@@ -409,6 +444,8 @@ judge (LmGuardInput *self)
       memcpy (self->whole, h, FIXED_HEADER);
       self->whole_have = FIXED_HEADER;
       self->whole_out = total; /* nothing to hand on until it is judged */
+      if (total == FIXED_HEADER)
+        judge_whole (self);
       return;
     }
   g_debug ("Discarding a %" G_GUINT64_FORMAT "-byte message as it arrives", total);
@@ -417,22 +454,37 @@ judge (LmGuardInput *self)
   self->fields_want = MIN (fields, FIELDS_KEPT);
 }
 
-/* A large message is all read: let it through if its values are few. */
+/* A message is all read: let it through if its values are few (when it is
+ * large) and GDBus can decode it, which costs a small one little. GDBus
+ * decodes it once more when it reads it: the guard hands on the bytes, not
+ * its own GDBusMessage, so that nothing it lets through is changed. */
 static void
 judge_whole (LmGuardInput *self)
 {
   guint32 fields = get_u32 (self->whole + 12, self->little_endian);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GDBusMessage) decoded = NULL;
 
+  self->refused_why = WHY_VALUES;
   if (FIXED_HEADER + (gsize) fields <= self->whole_size
-      && few_values (self->whole, self->whole_size, self->little_endian))
+      && (self->whole_size <= WALK_FROM
+          || few_values (self->whole, self->whole_size, self->little_endian)))
     {
-      self->whole_out = 0;
-      return;
+      self->refused_why = WHY_DECODE;
+      decoded = g_dbus_message_new_from_blob (self->whole, self->whole_size,
+                                              G_DBUS_CAPABILITY_FLAGS_NONE, &error);
+      if (decoded != NULL)
+        {
+          self->whole_out = 0;
+          return;
+        }
+      /* GDBus's reason may quote the signature: bounded and escaped. */
+      g_free (self->refused_detail);
+      self->refused_detail = lm_limits_escape (error->message);
     }
   self->fields_have = MIN ((gsize) fields, MIN (FIELDS_KEPT, self->whole_size - FIXED_HEADER));
   memcpy (self->fields, self->whole + FIXED_HEADER, self->fields_have);
   g_clear_pointer (&self->whole, g_free);
-  self->refused_values = TRUE;
   refused (self);
 }
 
@@ -514,6 +566,7 @@ lm_guard_input_finalize (GObject *object)
 
   g_free (self->scratch);
   g_free (self->whole);
+  g_free (self->refused_detail);
   g_weak_ref_clear (&self->connection);
   g_main_context_unref (self->context);
   G_OBJECT_CLASS (lm_guard_input_parent_class)->finalize (object);
@@ -636,6 +689,16 @@ lm_bus_connect (GBusType type, GError **error)
   GDBusConnection *connection = g_dbus_connection_new_sync (
       guarded, NULL, G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION, NULL, NULL, error);
   if (connection != NULL)
-    g_weak_ref_set (&in->connection, connection);
+    {
+      g_weak_ref_set (&in->connection, connection);
+      g_object_set_data_full (G_OBJECT (connection), "lm-bus-address", g_steal_pointer (&address),
+                              g_free);
+    }
   return connection;
+}
+
+const char *
+lm_bus_get_address (GDBusConnection *connection)
+{
+  return g_object_get_data (G_OBJECT (connection), "lm-bus-address");
 }

@@ -59,7 +59,17 @@ struct _LmDaemon
   LmInhibitors *inhibitors;
   guint settle_id;     /* power and hold changes settle before anything is remounted */
   gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
+
+  /* The object is on the bus before the name is ours (lm_daemon_export);
+   * until lm_daemon_start() ran no method runs. */
+  gboolean started;
+  GQueue waiting; /* calls to the name that came before we knew it was ours */
 };
+
+/* Calls kept for lm_daemon_start(); more are refused. */
+#define LM_WAITING_MAX 64
+
+static void refuse_waiting (LmDaemon *self);
 
 G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
 
@@ -71,6 +81,7 @@ lm_daemon_finalize (GObject *object)
   LmDaemon *self = LM_DAEMON (object);
 
   lm_daemon_unexport (self);
+  refuse_waiting (self);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
@@ -688,6 +699,65 @@ on_sleep (LmSleep *sleep, LmSleepEvent event, gpointer user_data)
 
 /* --- Life cycle -------------------------------------------------------- */
 
+#define LM_STARTING_TEXT "laptop-moded is still starting; try again in a moment"
+
+/* Every method (those of lm-spinup.c and lm-disks.c too) passes here
+ * first. Before lm_daemon_start() nothing may run: this daemon does not own
+ * the name yet, and another may be in charge (--replace). A call addressed
+ * to a well-known name was routed to us because we own it (the only one we
+ * ask for): D-Bus activation's first call can come before GDBus tells us
+ * the name is ours, so it waits for lm_daemon_start(). Any other call is
+ * refused. */
+static gboolean
+authorize_method (GDBusInterfaceSkeleton *skeleton, GDBusMethodInvocation *invocation,
+                  gpointer user_data)
+{
+  LmDaemon *self = user_data;
+  const char *destination
+      = g_dbus_message_get_destination (g_dbus_method_invocation_get_message (invocation));
+
+  if (self->started)
+    return TRUE;
+  if (destination != NULL && destination[0] != ':' && self->waiting.length < LM_WAITING_MAX)
+    {
+      g_queue_push_tail (&self->waiting, g_object_ref (invocation));
+      return FALSE;
+    }
+  g_dbus_method_invocation_return_error_literal (invocation, LM_ERROR, LM_ERROR_FAILED,
+                                                 LM_STARTING_TEXT);
+  return FALSE;
+}
+
+static void
+refuse_waiting (LmDaemon *self)
+{
+  GDBusMethodInvocation *invocation;
+
+  while ((invocation = g_queue_pop_head (&self->waiting)) != NULL)
+    g_dbus_method_invocation_return_error_literal (invocation, LM_ERROR, LM_ERROR_FAILED,
+                                                   "laptop-moded is stopping");
+}
+
+/* The calls that waited run now, in order, as GDBus would have run them. */
+static void
+run_waiting (LmDaemon *self)
+{
+  GDBusInterfaceSkeleton *skeleton = G_DBUS_INTERFACE_SKELETON (self->skeleton);
+  const GDBusInterfaceVTable *vtable = g_dbus_interface_skeleton_get_vtable (skeleton);
+  GDBusMethodInvocation *invocation;
+
+  if (self->waiting.length > 0)
+    g_debug ("Running %u calls that came before the name was ours", self->waiting.length);
+  while ((invocation = g_queue_pop_head (&self->waiting)) != NULL)
+    vtable->method_call (g_dbus_method_invocation_get_connection (invocation),
+                         g_dbus_method_invocation_get_sender (invocation),
+                         g_dbus_method_invocation_get_object_path (invocation),
+                         g_dbus_method_invocation_get_interface_name (invocation),
+                         g_dbus_method_invocation_get_method_name (invocation),
+                         g_dbus_method_invocation_get_parameters (invocation), invocation,
+                         skeleton);
+}
+
 /* A state file at start-up means the last run ended without restoring
  * (crash, kill -9, power loss): put the originals back first. */
 static void
@@ -738,6 +808,7 @@ lm_daemon_new (GError **error)
   lm_spinup_set_wake_func (self->spinup, (LmSpinupWakeFunc) lm_disks_note_activity, self->disks);
   sync_properties (self);
 
+  g_signal_connect (self->skeleton, "g-authorize-method", G_CALLBACK (authorize_method), self);
   g_signal_connect (self->skeleton, "handle-start", G_CALLBACK (handle_start), self);
   g_signal_connect (self->skeleton, "handle-stop", G_CALLBACK (handle_stop), self);
   g_signal_connect (self->skeleton, "handle-set-mode", G_CALLBACK (handle_set_mode), self);
@@ -750,9 +821,9 @@ lm_daemon_new (GError **error)
 
 /* Take charge of the system: undo what a crashed run left, then enter the
  * configured start-up mode. @bus is the guarded connection that owns the
- * name (lm-bus.c); @fd_bus one that carries file descriptors. */
+ * name (lm-bus.c). */
 void
-lm_daemon_start (LmDaemon *self, GDBusConnection *bus, GDBusConnection *fd_bus)
+lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
 {
   g_autoptr (GError) mode_error = NULL;
 
@@ -765,8 +836,9 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus, GDBusConnection *fd_bus)
   self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
   self->power = lm_power_new (bus, self->settings->low_battery_percent);
   g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
-  /* logind's delay lock is a file descriptor: not on the guarded bus. */
-  self->sleep = lm_sleep_new (fd_bus, on_sleep, self);
+  /* logind's delay lock is a file descriptor: lm-sleep.c takes it on a
+   * connection of its own, its signals come on @bus. */
+  self->sleep = lm_sleep_new (bus, on_sleep, self);
 
   g_free (self->mode);
   self->mode = g_strdup (self->settings->mode);
@@ -775,6 +847,8 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus, GDBusConnection *fd_bus)
       g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
       sync_properties (self);
     }
+  self->started = TRUE;
+  run_waiting (self);
 }
 
 gboolean

@@ -11,7 +11,7 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (LmDaemon, lm_daemon, LM, DAEMON, GObject)
 
 LmDaemon *lm_daemon_new (GError **error);
-void lm_daemon_start (LmDaemon *daemon, GDBusConnection *bus, GDBusConnection *fd_bus);
+void lm_daemon_start (LmDaemon *daemon, GDBusConnection *bus);
 gboolean lm_daemon_export (LmDaemon *daemon, GDBusConnection *connection, GError **error);
 void lm_daemon_unexport (LmDaemon *daemon);
 gboolean lm_daemon_shutdown (LmDaemon *daemon, GError **error);

@@ -2,8 +2,14 @@
  * A delay lock makes logind wait (up to its InhibitDelayMaxSec) while dirty
  * data held back by laptop mode reaches the disk; it is taken again after
  * resume. Without logind on the bus this does nothing; its signals count
- * only from the unique name that owns org.freedesktop.login1. */
+ * only from the unique name that owns org.freedesktop.login1.
+ * The lock is a file descriptor, which the guarded connection (lm-bus.c)
+ * cannot carry, and a connection left open unguarded could be closed by
+ * any local user with one undecodable message: each Inhibit call goes on
+ * a private connection opened for it and closed once it answered. */
 #include "lm-sleep.h"
+
+#include "lm-bus.h"
 
 #include <unistd.h>
 
@@ -17,7 +23,9 @@
 
 struct _LmSleep
 {
-  GDBusConnection *bus;
+  GDBusConnection *bus; /* guarded: logind's signals */
+  char *address;        /* of the bus, for the connection each Inhibit call has */
+  gboolean taking;      /* an Inhibit call is under way */
   GCancellable *cancellable;
   LmOwnerSignals *logind; /* PrepareFor*, only from logind's unique name */
   int lock_fd;
@@ -39,6 +47,15 @@ release_lock (LmSleep *self)
     }
 }
 
+/* The connection is done with once the call answered; whatever becomes of
+ * it (closed by us, by the bus or by a message it could not read) is no
+ * concern of the daemon's. */
+static void
+close_private (GDBusConnection *connection)
+{
+  g_dbus_connection_close (connection, NULL, NULL, NULL);
+}
+
 static void
 lock_taken (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -49,15 +66,21 @@ lock_taken (GObject *source, GAsyncResult *result, gpointer user_data)
   LmSleep *self;
   gint32 index;
 
+  close_private (G_DBUS_CONNECTION (source));
+  g_object_unref (source); /* the reference connected() kept */
   if (reply == NULL)
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_warning ("Cannot take a logind delay lock; dirty data will not be flushed before "
-                   "suspend: %s",
-                   error->message);
+        {
+          g_warning ("Cannot take a logind delay lock; dirty data will not be flushed before "
+                     "suspend: %s",
+                     error->message);
+          ((LmSleep *) user_data)->taking = FALSE;
+        }
       return;
     }
   self = user_data;
+  self->taking = FALSE;
   g_variant_get (reply, "(h)", &index);
   int fd = fds != NULL ? g_unix_fd_list_get (fds, index, &error) : -1;
   if (fd < 0)
@@ -71,16 +94,44 @@ lock_taken (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 static void
-take_lock (LmSleep *self)
+connected (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  if (self->lock_fd >= 0)
-    return;
+  g_autoptr (GError) error = NULL;
+  GDBusConnection *connection = g_dbus_connection_new_for_address_finish (result, &error);
+  LmSleep *self;
+
+  if (connection == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_warning ("Cannot connect to the bus for a logind delay lock; dirty data will not "
+                     "be flushed before suspend: %s",
+                     error->message);
+          ((LmSleep *) user_data)->taking = FALSE;
+        }
+      return;
+    }
+  self = user_data;
+  g_dbus_connection_set_exit_on_close (connection, FALSE);
+  /* Released in lock_taken(). */
   g_dbus_connection_call_with_unix_fd_list (
-      self->bus, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "Inhibit",
+      connection, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "Inhibit",
       g_variant_new ("(ssss)", "sleep:shutdown", "laptop-moded",
                      "Writing data held back by laptop mode to disk", "delay"),
       G_VARIANT_TYPE ("(h)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, self->cancellable, lock_taken,
       self);
+}
+
+static void
+take_lock (LmSleep *self)
+{
+  if (self->lock_fd >= 0 || self->taking || self->address == NULL)
+    return;
+  self->taking = TRUE;
+  g_dbus_connection_new_for_address (self->address,
+                                     G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT
+                                         | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION,
+                                     NULL, self->cancellable, connected, self);
 }
 
 static void
@@ -142,6 +193,9 @@ lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data)
   LmSleep *self = g_new0 (LmSleep, 1);
 
   self->bus = g_object_ref (bus);
+  self->address = g_strdup (lm_bus_get_address (bus));
+  if (self->address == NULL)
+    self->address = g_dbus_address_get_for_bus_sync (G_BUS_TYPE_SYSTEM, NULL, NULL);
   self->cancellable = g_cancellable_new ();
   self->lock_fd = -1;
   self->func = func;
@@ -163,5 +217,6 @@ lm_sleep_free (LmSleep *self)
   g_clear_pointer (&self->logind, lm_owner_signals_free);
   release_lock (self);
   g_clear_object (&self->bus);
+  g_free (self->address);
   g_free (self);
 }

@@ -22,8 +22,7 @@ typedef struct
   LmDaemon *daemon;
   int exit_code;
   gboolean owned;
-  gboolean quitting;       /* the first reason to stop wins */
-  GDBusConnection *fd_bus; /* for the one call that returns a file descriptor */
+  gboolean quitting; /* the first reason to stop wins */
 } LmMain;
 
 static void
@@ -70,19 +69,13 @@ static void
 on_name_acquired (GDBusConnection *connection, const char *name, gpointer user_data)
 {
   LmMain *m = user_data;
-  g_autoptr (GError) error = NULL;
 
   m->owned = TRUE;
   g_message ("Owning %s", name);
   /* Only the owner of the name touches the system, so two daemons never
-   * act at once (e.g. during --replace); the object appears once the
-   * system is in the state its properties describe. */
-  lm_daemon_start (m->daemon, connection, m->fd_bus);
-  if (!lm_daemon_export (m->daemon, connection, &error))
-    {
-      g_warning ("Cannot export the object: %s", error->message);
-      quit (m, EXIT_FAILURE, TRUE);
-    }
+   * act at once (e.g. during --replace). The object is already exported,
+   * refusing every method until now (lm-daemon.c). */
+  lm_daemon_start (m->daemon, connection);
 }
 
 static void
@@ -161,15 +154,13 @@ main (int argc, char **argv)
   g_unix_signal_add (SIGTERM, on_signal, &m);
   g_unix_signal_add (SIGINT, on_signal, &m);
 
-  /* Everything but file descriptors comes through the guarded connection
-   * (lm-bus.c); logind's delay lock, a file descriptor, through GLib's
-   * own. Neither raises SIGTERM when it closes, as GLib's default would:
-   * that would look like a clean stop (exit 0, no restart). */
+  /* The one long-lived connection, guarded (lm-bus.c); logind's delay
+   * lock, a file descriptor, comes on a short-lived one of lm-sleep.c's.
+   * Closing must not raise SIGTERM, as GLib's default would: that would
+   * look like a clean stop (exit 0, no restart). */
   GBusType type = session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM;
   g_autoptr (GDBusConnection) bus = lm_bus_connect (type, &error);
-  if (bus != NULL)
-    m.fd_bus = g_bus_get_sync (type, NULL, &error);
-  if (m.fd_bus == NULL)
+  if (bus == NULL)
     {
       g_printerr ("laptop-moded: cannot connect to the bus: %s\n", error->message);
       g_clear_object (&m.daemon);
@@ -177,9 +168,17 @@ main (int argc, char **argv)
       return EXIT_FAILURE;
     }
   g_dbus_connection_set_exit_on_close (bus, FALSE);
-  g_dbus_connection_set_exit_on_close (m.fd_bus, FALSE);
   g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), &m);
-  g_signal_connect (m.fd_bus, "closed", G_CALLBACK (on_bus_closed), &m);
+  /* Exported before the name is asked for: with D-Bus activation the bus
+   * hands over the first call as soon as the name is ours, and GDBus
+   * would answer it UnknownObject if the object came only then. */
+  if (!lm_daemon_export (m.daemon, bus, &error))
+    {
+      g_printerr ("laptop-moded: cannot export the object: %s\n", error->message);
+      g_clear_object (&m.daemon);
+      g_main_loop_unref (m.loop);
+      return EXIT_FAILURE;
+    }
   guint owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
                                               G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
                                                   | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
@@ -189,7 +188,6 @@ main (int argc, char **argv)
   g_bus_unown_name (owner);
   lm_daemon_unexport (m.daemon);
   g_clear_object (&m.daemon);
-  g_clear_object (&m.fd_bus);
   g_main_loop_unref (m.loop);
   return m.exit_code;
 }
