@@ -329,6 +329,7 @@ lm_ledger_append (LmLedger *self, const LmLedgerRecord *r)
 {
   roll_day (self, g_get_real_time ());
   count_record (self, r);
+  self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   self->n_pending++;
   if (!self->defer || self->state_disk == NULL || self->n_pending >= LM_LEDGER_MAX_PENDING)
