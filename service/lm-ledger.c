@@ -338,7 +338,8 @@ lm_ledger_append (LmLedger *self, const LmLedgerRecord *r)
     self->timer_id = g_timeout_add_seconds (MAX (1, self->max_wait_s), on_timer, self);
   if (self->n_pending >= LM_LEDGER_MAX_PENDING)
     {
-      /* The file cannot be written: keep memory bounded, newest kept. */
+      /* The file cannot be written (the flush above warned why): keep
+       * memory bounded by dropping what waits, rather than the daemon. */
       g_warning ("Ledger: dropping %u records that could not be written", self->n_pending);
       g_byte_array_set_size (self->pending, 0);
       self->n_pending = 0;
