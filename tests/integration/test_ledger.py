@@ -44,11 +44,12 @@ def parse_ledger(data):
 
 class LedgerTest(DaemonTestCase):
     mode = "on"
+    max_lost_work = MAX_LOST_WORK
 
     def setUp(self):
         self.config_text = ("[LaptopMode]\nMode=%s\nAttribution=block_dump\nSpinUpIdle=1\n"
                             "SpinUpHistory=true\nRemount=false\nMaxLostWork=%d\n"
-                            % (self.mode, MAX_LOST_WORK))
+                            % (self.mode, self.max_lost_work))
         super().setUp()
         r = self.root
         r.write("/proc/sys/vm/block_dump", "0\n")
@@ -226,6 +227,25 @@ class DeferredLedgerTest(LedgerTest):
         self.assertLess(t_kill - lost["Time"] / 1e6, MAX_LOST_WORK)
         self.start()
         self.assertEqual([s["Comm"] for s in self.spinups()], ["cat", "vim"])
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd needs root")
+class MaxLostWorkTest(LedgerTest):
+    max_lost_work = 6
+
+    def test_written_after_max_lost_work_while_disk_sleeps(self):
+        self.start()
+        stamp = self.file_stamp()
+        self.kmsg((5.0, "cat(4242): READ block 8 on vdc1 (8 sectors)"))
+        self.wait_until(lambda: "cat" in [s["Comm"] for s in self.spinups()], timeout=20,
+                        message="cat in GetLedger")
+        seen = time.monotonic()
+        self.assertEqual(self.file_stamp(), stamp)
+        self.wait_until(lambda: "cat" in [r[2] for r in self.file_records()], timeout=20,
+                        message="written after MaxLostWork\n" + self.daemon_log())
+        waited = time.monotonic() - seen
+        self.assertLess(waited, self.max_lost_work + 2)
+        self.assertIn("records waited MaxLostWork", self.daemon_log())
 
 
 @unittest.skipUnless(lmtest.is_root(), "real polkitd needs root")
