@@ -130,6 +130,7 @@ static const LmAuthRule rules[] = {
   { "Subscribe", LM_ACTION_MONITOR, NULL },
   { "Unsubscribe", LM_ACTION_MONITOR, NULL },
   { "GetSpinUps", LM_ACTION_MONITOR, NULL },
+  { "GetLedger", LM_ACTION_MONITOR, NULL },
 };
 
 static const LmAuthRule *

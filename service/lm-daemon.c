@@ -6,9 +6,12 @@
 
 #include "lm-daemon.h"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "lm-auth.h"
+#include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-disks.h"
 #include "lm-engine.h"
@@ -22,6 +25,7 @@
 #include "lm-remount.h"
 #include "lm-settings.h"
 #include "lm-spinup.h"
+#include "lm-ledger.h"
 #include "lm-sleep.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
@@ -46,6 +50,7 @@ struct _LmDaemon
   LmState *state;
   LmSpinup *spinup; /* SpinUp subscribers and attribution */
   LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
+  LmLedger *ledger; /* spin-ups and sleep per disk, 30 days */
 
   LmSystem sys; /* the participants' view of the above */
 
@@ -87,6 +92,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
   g_clear_pointer (&self->spinup, lm_spinup_free);
+  g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
   g_clear_object (&self->skeleton);
@@ -321,6 +327,7 @@ transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
     g_message ("Laptop mode %s (mode %s, reason %s, engine %s)", self->active ? "on" : "off",
                self->mode, reason, lm_engine_to_string (self->engine));
   self->reason = reason;
+  lm_ledger_set_deferring (self->ledger, self->active, self->settings->max_lost_work);
   update_engine (self);
   if (was_active && !self->active)
     flush_in_background ();
@@ -775,6 +782,23 @@ recover (LmDaemon *self)
   sync_properties (self);
 }
 
+/* The ledger in the state directory, waiting for the disk under it. */
+static LmLedger *
+lm_daemon_ledger_new (LmExportedLaptopMode *skeleton)
+{
+  g_autofree char *path = g_build_filename (lm_state_dir (), "ledger", NULL);
+  LmLedger *ledger = lm_ledger_new (path, skeleton);
+  g_autofree char *disk = NULL;
+  struct stat st;
+
+  g_mkdir_with_parents (lm_state_dir (), 0755);
+  /* Major 0: no block device under it (tmpfs), so nothing to wake. */
+  if (stat (lm_state_dir (), &st) == 0 && major (st.st_dev) != 0)
+    disk = lm_blockdev_disk_for_devnum (major (st.st_dev), minor (st.st_dev));
+  lm_ledger_set_state_disk (ledger, disk);
+  return ledger;
+}
+
 LmDaemon *
 lm_daemon_new (GError **error)
 {
@@ -806,6 +830,9 @@ lm_daemon_new (GError **error)
   self->disks = lm_disks_new (self->skeleton, self->state);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, (LmSpinupWakeFunc) lm_disks_note_activity, self->disks);
+  self->ledger = lm_daemon_ledger_new (self->skeleton);
+  lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
+  lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
   sync_properties (self);
 
   g_signal_connect (self->skeleton, "g-authorize-method", G_CALLBACK (authorize_method), self);
@@ -873,8 +900,11 @@ gboolean
 lm_daemon_shutdown (LmDaemon *self, GError **error)
 {
   gboolean ok = TRUE;
+  g_autoptr (GError) ledger_error = NULL;
 
   lm_spinup_shutdown (self->spinup);
+  if (!lm_ledger_flush (self->ledger, TRUE, &ledger_error))
+    g_warning ("%s", ledger_error->message);
   stop_engine (self);
   if (lm_participants_saved (&self->sys))
     {

@@ -44,6 +44,8 @@ struct _LmDisks
   LmUevent *uevent;
   guint rescan_id;
   guint settle_id;
+  LmDisksPowerFunc power_func; /* the ledger */
+  gpointer power_data;
 };
 
 void lm_disks_publish (LmDisks *self);

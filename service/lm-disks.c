@@ -54,6 +54,8 @@ set_asleep (LmDisk *d, gboolean asleep)
   if (!asleep)
     d->spinups++;
   g_debug ("Disk %s: %s", d->name, asleep ? "standby" : "active");
+  if (d->owner->power_func != NULL)
+    d->owner->power_func (d->owner->power_data, d->name, asleep);
   lm_disks_publish (d->owner);
 }
 
@@ -492,4 +494,11 @@ lm_disks_free (LmDisks *self)
   g_hash_table_unref (self->disks);
   g_hash_table_unref (self->policies);
   g_free (self);
+}
+
+void
+lm_disks_set_power_func (LmDisks *self, LmDisksPowerFunc func, gpointer user_data)
+{
+  self->power_func = func;
+  self->power_data = user_data;
 }

@@ -31,6 +31,10 @@ void lm_disks_resume (LmDisks *disks);
  * spinning now. Called by spin-up attribution. */
 void lm_disks_note_activity (LmDisks *disks, const char *disk_name);
 
+/* Told each time a disk is counted asleep or awake (the ledger). */
+typedef void (*LmDisksPowerFunc) (gpointer user_data, const char *disk, gboolean asleep);
+void lm_disks_set_power_func (LmDisks *disks, LmDisksPowerFunc func, gpointer user_data);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)
 
 G_END_DECLS

@@ -32,6 +32,8 @@ struct _LmSpinup
   gulong handlers[3];
   LmSpinupWakeFunc wake_func; /* the disks' accounting */
   gpointer wake_data;
+  LmSpinUpFunc record_func; /* the ledger */
+  gpointer record_data;
 };
 
 static GVariant *
@@ -78,6 +80,8 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
   if (self->wake_func != NULL)
     self->wake_func (self->wake_data, s->disk);
+  if (self->record_func != NULL)
+    self->record_func (s, self->record_data);
   g_queue_push_tail (&self->history, g_variant_ref (v));
   while (self->history.length > HISTORY_MAX)
     g_variant_unref (g_queue_pop_head (&self->history));
@@ -466,4 +470,11 @@ void
 lm_spinup_recover (LmState *state)
 {
   lm_attrib_recover (state);
+}
+
+void
+lm_spinup_set_record_func (LmSpinup *self, LmSpinUpFunc func, gpointer user_data)
+{
+  self->record_func = func;
+  self->record_data = user_data;
 }

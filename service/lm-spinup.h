@@ -4,6 +4,7 @@
 
 #include <gio/gio.h>
 
+#include "lm-attrib.h"
 #include "lm-generated.h"
 #include "lm-settings.h"
 #include "lm-state.h"
@@ -21,6 +22,8 @@ void lm_spinup_configure (LmSpinup *spinup, const LmSettings *settings);
 void lm_spinup_shutdown (LmSpinup *spinup);
 void lm_spinup_recover (LmState *state);
 void lm_spinup_set_wake_func (LmSpinup *spinup, LmSpinupWakeFunc func, gpointer user_data);
+/* Told every spin-up in full, after the wake func (the ledger). */
+void lm_spinup_set_record_func (LmSpinup *spinup, LmSpinUpFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
 

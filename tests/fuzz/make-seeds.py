@@ -142,5 +142,27 @@ def bpf():
     put("bpf", b"")
 
 
-for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf):
+def ledger_record(kind, disk, t, end, pid=0, uid=-1, via=0, comm=b"", path=b"", flushed=0):
+    """One record as lm-ledger-record.c frames it: magic, length, CRC32."""
+    import zlib
+    payload = struct.pack("<BBBBHHqqIqI", kind, via, len(disk), len(comm), len(path), 0, t, end,
+                          pid, uid, flushed) + disk + comm + path
+    return b"LMr1" + struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
+
+
+def ledger():
+    t = 1_780_000_000_000_000
+    spin = ledger_record(1, b"sda", t, t, 4242, 1000, 0, b"cat", b"notes.txt")
+    wb = ledger_record(1, b"sda", t + 5, t + 5, 4343, 1000, 1, b"dd", b"out.bin", 3)
+    asleep = ledger_record(2, b"sda", t - 600_000_000, t)
+    awake = ledger_record(3, b"nvme0n1", t, t + 20_000_000)
+    put("ledger", spin)
+    put("ledger", asleep + spin + wb + awake)
+    put("ledger", spin + wb[:-7])                      # torn tail
+    put("ledger", spin[:20] + bytes([spin[20] ^ 1]) + spin[21:] + wb)  # flipped byte
+    put("ledger", b"LMr1" + b"\xff" * 8 + asleep)       # corrupt length
+    put("ledger", b"")
+
+
+for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger):
     f()

@@ -1,0 +1,245 @@
+/* lm-ledger-record.c: encoding and parsing of ledger records. A pure
+ * function of its bytes (fuzzed by tests/fuzz/fuzz-ledger.c); never does I/O. */
+#define _GNU_SOURCE /* memmem */
+#include "config.h"
+
+#include "lm-ledger-record.h"
+
+#include <string.h>
+
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), as zlib's crc32(); a table
+ * is built once as this file has no other reason to link zlib. */
+guint32
+lm_ledger_crc32 (const guint8 *data, gsize length)
+{
+  static guint32 table[256];
+  static gsize init = 0;
+
+  if (g_once_init_enter (&init))
+    {
+      for (guint32 i = 0; i < 256; i++)
+        {
+          guint32 c = i;
+          for (int k = 0; k < 8; k++)
+            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+          table[i] = c;
+        }
+      g_once_init_leave (&init, 1);
+    }
+  guint32 crc = 0xFFFFFFFFu;
+  for (gsize i = 0; i < length; i++)
+    crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+static void
+put_u16 (guint8 *p, guint16 v)
+{
+  v = GUINT16_TO_LE (v);
+  memcpy (p, &v, 2);
+}
+
+static void
+put_u32 (guint8 *p, guint32 v)
+{
+  v = GUINT32_TO_LE (v);
+  memcpy (p, &v, 4);
+}
+
+static void
+put_u64 (guint8 *p, guint64 v)
+{
+  v = GUINT64_TO_LE (v);
+  memcpy (p, &v, 8);
+}
+
+static guint16
+get_u16 (const guint8 *p)
+{
+  guint16 v;
+  memcpy (&v, p, 2);
+  return GUINT16_FROM_LE (v);
+}
+
+static guint32
+get_u32 (const guint8 *p)
+{
+  guint32 v;
+  memcpy (&v, p, 4);
+  return GUINT32_FROM_LE (v);
+}
+
+static guint64
+get_u64 (const guint8 *p)
+{
+  guint64 v;
+  memcpy (&v, p, 8);
+  return GUINT64_FROM_LE (v);
+}
+
+/* Payload: kind u8, via u8, disk length u8, comm length u8, path length
+ * u16, reserved u16 (0), time i64, end i64, pid u32, uid i64, flushed u32,
+ * then the disk, comm and path bytes, no NULs. All little-endian. */
+void
+lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
+{
+  gsize disk_len = strnlen (r->disk, sizeof r->disk - 1);
+  gsize comm_len = strnlen (r->comm, sizeof r->comm - 1);
+  gsize path_len = strnlen (r->path, sizeof r->path - 1);
+  gsize payload = LM_LEDGER_FIXED_SIZE + disk_len + comm_len + path_len;
+  guint8 buf[LM_LEDGER_MAX_RECORD];
+  guint8 *p = buf + LM_LEDGER_HEADER_SIZE;
+
+  memset (buf, 0, sizeof buf);
+  memcpy (buf, LM_LEDGER_MAGIC, 4);
+  put_u32 (buf + 4, (guint32) payload);
+  p[0] = (guint8) r->kind;
+  p[1] = (guint8) r->via;
+  p[2] = (guint8) disk_len;
+  p[3] = (guint8) comm_len;
+  put_u16 (p + 4, (guint16) path_len);
+  put_u64 (p + 8, (guint64) r->time_us);
+  put_u64 (p + 16, (guint64) r->end_us);
+  put_u32 (p + 24, r->pid);
+  put_u64 (p + 28, (guint64) r->uid);
+  put_u32 (p + 36, r->flushed);
+  p += LM_LEDGER_FIXED_SIZE;
+  memcpy (p, r->disk, disk_len);
+  memcpy (p + disk_len, r->comm, comm_len);
+  memcpy (p + disk_len + comm_len, r->path, path_len);
+  put_u32 (buf + 8, lm_ledger_crc32 (buf + LM_LEDGER_HEADER_SIZE, payload));
+  g_byte_array_append (out, buf, LM_LEDGER_HEADER_SIZE + payload);
+}
+
+static gboolean
+copy_string (char *dst, gsize dst_size, const guint8 *src, gsize len)
+{
+  if (len >= dst_size || memchr (src, '\0', len) != NULL)
+    return FALSE;
+  memcpy (dst, src, len);
+  dst[len] = '\0';
+  return TRUE;
+}
+
+gssize
+lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
+{
+  LmLedgerRecord r = { 0 };
+
+  if (length < 4)
+    return memcmp (data, LM_LEDGER_MAGIC, length) == 0 ? 0 : -1;
+  if (memcmp (data, LM_LEDGER_MAGIC, 4) != 0)
+    return -1;
+  if (length < LM_LEDGER_HEADER_SIZE)
+    return 0;
+  guint32 payload = get_u32 (data + 4);
+  if (payload < LM_LEDGER_FIXED_SIZE || payload > LM_LEDGER_MAX_RECORD - LM_LEDGER_HEADER_SIZE)
+    return -1;
+  if (length - LM_LEDGER_HEADER_SIZE < payload)
+    return 0;
+  const guint8 *p = data + LM_LEDGER_HEADER_SIZE;
+  if (lm_ledger_crc32 (p, payload) != get_u32 (data + 8))
+    return -1;
+
+  gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4);
+  if (LM_LEDGER_FIXED_SIZE + disk_len + comm_len + path_len != payload || get_u16 (p + 6) != 0)
+    return -1;
+  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_AWAKE || p[1] > LM_VIA_KERNEL)
+    return -1;
+  r.kind = p[0];
+  r.via = p[1];
+  r.time_us = (gint64) get_u64 (p + 8);
+  r.end_us = (gint64) get_u64 (p + 16);
+  r.pid = get_u32 (p + 24);
+  r.uid = (gint64) get_u64 (p + 28);
+  r.flushed = get_u32 (p + 36);
+  if (r.end_us < r.time_us || disk_len == 0)
+    return -1;
+  p += LM_LEDGER_FIXED_SIZE;
+  if (!copy_string (r.disk, sizeof r.disk, p, disk_len)
+      || !copy_string (r.comm, sizeof r.comm, p + disk_len, comm_len)
+      || !copy_string (r.path, sizeof r.path, p + disk_len + comm_len, path_len))
+    return -1;
+  if (out != NULL)
+    *out = r;
+  return LM_LEDGER_HEADER_SIZE + payload;
+}
+
+guint
+lm_ledger_parse (const guint8 *data, gsize length, LmLedgerRecordFunc func, gpointer user_data,
+                 gsize *skipped)
+{
+  gsize pos = 0, lost = 0;
+  guint count = 0;
+
+  while (pos < length)
+    {
+      LmLedgerRecord r;
+      gssize n = lm_ledger_record_decode (data + pos, length - pos, &r);
+
+      if (n > 0)
+        {
+          if (func != NULL)
+            func (&r, pos, (gsize) n, user_data);
+          count++;
+          pos += (gsize) n;
+          continue;
+        }
+      /* Corrupt, or torn (n == 0): a torn record may also be a corrupt
+       * length in front of whole records, so resume at the next magic. */
+      const guint8 *next = memmem (data + pos + 1, length - pos - 1, LM_LEDGER_MAGIC, 4);
+      gsize to = next != NULL ? (gsize) (next - data) : length;
+      lost += to - pos;
+      pos = to;
+    }
+  if (skipped != NULL)
+    *skipped = lost;
+  return count;
+}
+
+const char *
+lm_ledger_kind_to_string (LmLedgerKind kind)
+{
+  switch (kind)
+    {
+      case LM_LEDGER_SPINUP:
+        return "spinup";
+      case LM_LEDGER_ASLEEP:
+        return "asleep";
+      case LM_LEDGER_AWAKE:
+        return "awake";
+    }
+  return "unknown";
+}
+
+GVariant *
+lm_ledger_record_to_variant (const LmLedgerRecord *r)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  g_autofree char *disk = g_utf8_make_valid (r->disk, -1);
+
+  g_variant_builder_add (&b, "{sv}", "Kind",
+                         g_variant_new_string (lm_ledger_kind_to_string (r->kind)));
+  g_variant_builder_add (&b, "{sv}", "Disk", g_variant_new_string (disk));
+  g_variant_builder_add (&b, "{sv}", "Time", g_variant_new_uint64 ((guint64) MAX (0, r->time_us)));
+  if (r->kind != LM_LEDGER_SPINUP)
+    {
+      g_variant_builder_add (&b, "{sv}", "End",
+                             g_variant_new_uint64 ((guint64) MAX (0, r->end_us)));
+      return g_variant_builder_end (&b);
+    }
+  /* Task and file names are bytes; D-Bus strings must be UTF-8. */
+  g_autofree char *comm = g_utf8_make_valid (r->comm, -1);
+  g_variant_builder_add (&b, "{sv}", "Pid", g_variant_new_uint32 (r->pid));
+  g_variant_builder_add (&b, "{sv}", "Comm", g_variant_new_string (comm));
+  if (r->uid >= 0 && r->uid <= G_MAXUINT32)
+    g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32) r->uid));
+  g_variant_builder_add (&b, "{sv}", "Via", g_variant_new_string (lm_via_to_string (r->via)));
+  if (r->path[0] != '\0')
+    {
+      g_autofree char *path = g_utf8_make_valid (r->path, -1);
+      g_variant_builder_add (&b, "{sv}", "Path", g_variant_new_string (path));
+    }
+  g_variant_builder_add (&b, "{sv}", "Flushed", g_variant_new_uint32 (r->flushed));
+  return g_variant_builder_end (&b);
+}

@@ -1,0 +1,56 @@
+/* lm-ledger-record.h: one record of the spin-up ledger on disk: a magic, a
+ * length and a CRC32 around it. Pure encoding and parsing; never does I/O. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "lm-attrib.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  LM_LEDGER_SPINUP = 1, /* time_us == end_us: the spin-up and its blame */
+  LM_LEDGER_ASLEEP = 2, /* the disk was asleep from time_us to end_us */
+  LM_LEDGER_AWAKE = 3,  /* the disk was awake from time_us to end_us */
+} LmLedgerKind;
+
+typedef struct
+{
+  LmLedgerKind kind;
+  char disk[32];
+  gint64 time_us; /* realtime, µs since the epoch */
+  gint64 end_us;
+  /* Spin-ups only; zero elsewhere. */
+  guint32 pid;
+  gint64 uid; /* -1 when not known */
+  LmVia via;
+  char comm[16];
+  char path[256];
+  guint32 flushed; /* writes held back and flushed at this spin-up */
+} LmLedgerRecord;
+
+#define LM_LEDGER_MAGIC "LMr1"
+#define LM_LEDGER_HEADER_SIZE 12 /* magic, payload length, CRC32 of the payload */
+#define LM_LEDGER_FIXED_SIZE 40  /* the payload before its strings */
+#define LM_LEDGER_MAX_RECORD (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + 32 + 16 + 256)
+
+guint32 lm_ledger_crc32 (const guint8 *data, gsize length);
+void lm_ledger_record_encode (const LmLedgerRecord *record, GByteArray *out);
+/* Bytes taken by the record at @data, 0 when @data ends inside it (a torn
+ * tail), -1 when it is no valid record. */
+gssize lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out);
+
+/* Called for each valid record with its offset and size in the buffer. */
+typedef void (*LmLedgerRecordFunc) (const LmLedgerRecord *record, gsize offset, gsize size,
+                                    gpointer user_data);
+/* Every valid record in @data, in order; corrupt bytes are skipped up to
+ * the next record's magic. Returns the number of records; *skipped (may
+ * be NULL) gets the number of bytes that were not part of one. */
+guint lm_ledger_parse (const guint8 *data, gsize length, LmLedgerRecordFunc func,
+                       gpointer user_data, gsize *skipped);
+
+GVariant *lm_ledger_record_to_variant (const LmLedgerRecord *record);
+const char *lm_ledger_kind_to_string (LmLedgerKind kind);
+
+G_END_DECLS

@@ -1,0 +1,48 @@
+/* lm-ledger.h: the spin-up ledger: per disk, asleep and awake intervals and
+ * each spin-up with its blame, kept 30 days in the state directory. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "lm-attrib.h"
+#include "lm-generated.h"
+#include "lm-ledger-record.h"
+
+G_BEGIN_DECLS
+
+#define LM_LEDGER_MAX_BYTES (2 * 1024 * 1024)
+#define LM_LEDGER_MAX_AGE_US ((gint64) 30 * 24 * 3600 * G_USEC_PER_SEC)
+#define LM_LEDGER_MAX_PENDING 4096
+#define LM_LEDGER_MAX_QUERY 100000
+
+typedef struct _LmLedger LmLedger;
+
+/* @skeleton may be NULL (unit tests): then no D-Bus members are served. */
+LmLedger *lm_ledger_new (const char *path, LmExportedLaptopMode *skeleton);
+void lm_ledger_free (LmLedger *ledger);
+
+/* The disk whose waking lets pending records be written; NULL: write at
+ * once (no disk under the state directory, as on tmpfs). */
+void lm_ledger_set_state_disk (LmLedger *ledger, const char *disk);
+const char *lm_ledger_get_state_disk (LmLedger *ledger);
+/* While laptop mode is on, records wait for the state disk to wake, at
+ * most @max_wait_s seconds; while off they are written at once. */
+void lm_ledger_set_deferring (LmLedger *ledger, gboolean defer, guint max_wait_s);
+
+/* An LmSpinUpFunc. */
+void lm_ledger_note_spinup (const LmSpinUp *spinup, gpointer ledger);
+/* A disk went to sleep or woke (lm-disks.c). */
+void lm_ledger_note_power (gpointer ledger, const char *disk, gboolean asleep);
+void lm_ledger_append (LmLedger *ledger, const LmLedgerRecord *record);
+
+/* Write what waits in memory; closes open intervals first if @closing. */
+gboolean lm_ledger_flush (LmLedger *ledger, gboolean closing, GError **error);
+guint lm_ledger_pending (LmLedger *ledger);
+/* Records in [@since_us, @until_us], oldest first, at most @max: aa{sv}. */
+GVariant *lm_ledger_query (LmLedger *ledger, gint64 since_us, gint64 until_us, guint max);
+/* Per disk, today: a{sa{sv}} with SpinUpsToday, AsleepShareToday, LastWake. */
+GVariant *lm_ledger_summary (LmLedger *ledger);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmLedger, lm_ledger_free)
+
+G_END_DECLS
