@@ -1,8 +1,5 @@
-/* lm-remount.c: the save-remount-restore transaction over the mount table.
- * Owns remounting through a held, checked mount point (lm-mountfd.c; never a
- * mount command or a shell), one superblock at a time; must never change a
- * mount it has not saved first, nor fight over one that someone else
- * remounted meanwhile, nor follow a mount point that was replaced. */
+/* lm-remount.c: the save-remount-restore transaction over the mount table; never changes
+ * a mount not saved first, nor one remounted by someone else (jobs: lm-remount-jobs.c). */
 #include "config.h"
 
 #include "lm-remount.h"
