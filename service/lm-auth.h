@@ -4,12 +4,8 @@
 
 #include <gio/gio.h>
 
+#include "lm-names.h"
 G_BEGIN_DECLS
-
-#define LM_ACTION_SWITCH "org.laptopmode.LaptopMode1.switch"
-#define LM_ACTION_CONFIGURE "org.laptopmode.LaptopMode1.configure"
-#define LM_ACTION_MONITOR "org.laptopmode.LaptopMode1.monitor"
-#define LM_ACTION_INHIBIT "org.laptopmode.LaptopMode1.inhibit"
 
 /* Called on the main loop once the caller is allowed; a denied call has
  * already been answered with AccessDenied and @allowed is never called.

@@ -10,15 +10,24 @@
 #include "lm-attrib-bpf-event.h"
 #include "lm-flush-bpf-event.h"
 
+/* Zero @out, and copy the event of @data into @e when it is whole. */
+static gboolean
+record_copy (const void *data, gsize size, void *e, gsize e_size, void *out, gsize out_size)
+{
+  memset (out, 0, out_size);
+  if (data == NULL || size < e_size)
+    return FALSE;
+  memcpy (e, data, e_size);
+  return TRUE;
+}
+
 gboolean
 lm_bpf_record_spinup (const void *data, gsize size, LmBpfSpinupRecord *out)
 {
   struct lm_bpf_spinup e;
 
-  memset (out, 0, sizeof *out);
-  if (data == NULL || size < sizeof e)
+  if (!record_copy (data, size, &e, sizeof e, out, sizeof *out))
     return FALSE;
-  memcpy (&e, data, sizeof e);
   out->boot_ns = e.boot_ns;
   out->sector = e.sector;
   out->dirtier_ino = e.dirtier_ino;
@@ -42,10 +51,8 @@ lm_bpf_record_armed (const void *data, gsize size, LmBpfArmedRecord *out)
 {
   struct lm_flush_armed e;
 
-  memset (out, 0, sizeof *out);
-  if (data == NULL || size < sizeof e)
+  if (!record_copy (data, size, &e, sizeof e, out, sizeof *out))
     return FALSE;
-  memcpy (&e, data, sizeof e);
   out->boot_ns = e.boot_ns;
   out->major = e.major;
   out->minor = e.minor;

@@ -4,11 +4,12 @@
 
 #include <gio/gio.h>
 
+#include "lm-names.h"
 static const GDBusErrorEntry lm_error_entries[] = {
-  { LM_ERROR_FAILED, "org.laptopmode.LaptopMode1.Error.Failed" },
-  { LM_ERROR_INVALID_ARGS, "org.laptopmode.LaptopMode1.Error.InvalidArgs" },
-  { LM_ERROR_NOT_SUPPORTED, "org.laptopmode.LaptopMode1.Error.NotSupported" },
-  { LM_ERROR_KERNEL, "org.laptopmode.LaptopMode1.Error.Kernel" },
+  { LM_ERROR_FAILED, LM_ERROR_NAME_FAILED },
+  { LM_ERROR_INVALID_ARGS, LM_ERROR_NAME_INVALID_ARGS },
+  { LM_ERROR_NOT_SUPPORTED, LM_ERROR_NAME_NOT_SUPPORTED },
+  { LM_ERROR_KERNEL, LM_ERROR_NAME_KERNEL },
 };
 
 GQuark

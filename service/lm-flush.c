@@ -31,13 +31,12 @@
 #include <bpf/libbpf.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
-#include <libmount.h>
 #include <linux/types.h>
 
 #include "lm-flush-bpf-event.h"
 #include "lm-flush.skel.h"
+#include "lm-mounts.h"
 
-#define LM_MOUNTINFO "/proc/self/mountinfo"
 #define PROGRAM "the user-space laptop-mode engine"
 /* dm on dm on a partition is the deepest real stack; a loop in sysfs must
  * not hang the flush thread. */
@@ -83,15 +82,13 @@ boot_ns (void)
 /* The block device of a superblock: mountinfo's major:minor, or for
  * filesystems with an anonymous device number (btrfs) the source's. */
 static dev_t
-block_device_of (struct libmnt_fs *fs)
+block_device_of (const LmMount *m)
 {
-  dev_t dev = mnt_fs_get_devno (fs);
-  const char *source = mnt_fs_get_source (fs);
   struct stat st;
 
-  if (major (dev) != 0)
-    return dev;
-  if (source != NULL && g_str_has_prefix (source, "/dev/") && stat (source, &st) == 0
+  if (major (m->devno) != 0)
+    return m->devno;
+  if (m->source != NULL && g_str_has_prefix (m->source, "/dev/") && stat (m->source, &st) == 0
       && S_ISBLK (st.st_mode))
     return st.st_rdev;
   return 0;
@@ -114,56 +111,31 @@ target_free (Target *t)
 static GPtrArray *
 filesystems_on (const char *disk, GError **error)
 {
-  g_autofree char *path = lm_path (LM_MOUNTINFO);
-  g_autoptr (GPtrArray) targets = g_ptr_array_new_with_free_func ((GDestroyNotify) target_free);
-  g_autoptr (GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
-  g_autoptr (GArray) keys = g_array_new (FALSE, FALSE, sizeof (gint64));
-  struct libmnt_table *table = mnt_new_table ();
-  struct libmnt_iter *iter = mnt_new_iter (MNT_ITER_FORWARD);
-  struct libmnt_fs *fs;
-  int rc;
+  g_autoptr (GPtrArray) mounts = lm_mounts_read (error);
+  g_autoptr (GPtrArray) targets = NULL;
+  g_autoptr (GHashTable) seen = NULL;
 
-  if (table == NULL || iter == NULL)
+  if (mounts == NULL)
+    return NULL;
+  targets = g_ptr_array_new_with_free_func ((GDestroyNotify) target_free);
+  seen = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  for (guint i = 0; i < mounts->len; i++)
     {
-      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read %s: out of memory", path);
-      goto out;
-    }
-  rc = mnt_table_parse_file (table, path);
-  if (rc != 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read the mount table %s: %s", path,
-                   g_strerror (rc < 0 ? -rc : EINVAL));
-      goto out;
-    }
-  g_array_set_size (keys, mnt_table_get_nents (table));
-  for (guint i = 0; mnt_table_next_fs (table, iter, &fs) == 0; i++)
-    {
-      dev_t sb_dev = mnt_fs_get_devno (fs);
-      dev_t blk = block_device_of (fs);
-      const char *target = mnt_fs_get_target (fs);
+      LmMount *m = g_ptr_array_index (mounts, i);
+      dev_t blk = block_device_of (m);
+      gint64 sb_dev = (gint64) m->devno;
 
-      if (blk == 0 || target == NULL || i >= keys->len)
-        continue;
-      gint64 *k = &g_array_index (keys, gint64, i);
-      *k = (gint64) sb_dev;
-      if (g_hash_table_contains (seen, k))
+      if (blk == 0 || g_hash_table_contains (seen, &sb_dev))
         continue;
       g_autofree char *name = lm_blockdev_disk_for_devnum (major (blk), minor (blk));
       if (!lm_blockdev_is_on (name, disk))
         continue;
-      g_hash_table_add (seen, k);
+      g_hash_table_add (seen, g_memdup2 (&sb_dev, sizeof sb_dev));
       Target *t = g_new0 (Target, 1);
-      t->target = g_strdup (target);
-      t->sb_dev = sb_dev;
+      t->target = g_strdup (m->target);
+      t->sb_dev = m->devno;
       g_ptr_array_add (targets, t);
     }
-out:
-  if (iter != NULL)
-    mnt_free_iter (iter);
-  if (table != NULL)
-    mnt_unref_table (table);
-  if (error != NULL && *error != NULL)
-    return NULL;
   return g_steal_pointer (&targets);
 }
 

@@ -210,8 +210,13 @@ on_upower_changed (GDBusProxy *proxy, GVariant *changed, GStrv invalidated, gpoi
   refresh_upower (user_data);
 }
 
-static void
-display_ready (GObject *source, GAsyncResult *result, gpointer user_data)
+/* The proxy of @result, or NULL when it failed (logged as @what at @level
+ * unless cancelled) or is for an owner that has left the bus since.
+ * @user_data is the LmPower, read only once the proxy exists: a cancelled
+ * call may come after it was freed. */
+static GDBusProxy *
+upower_proxy_finish (GAsyncResult *result, gpointer user_data, GLogLevelFlags level,
+                     const char *what)
 {
   g_autoptr (GError) error = NULL;
   GDBusProxy *proxy = g_dbus_proxy_new_finish (result, &error);
@@ -220,16 +225,27 @@ display_ready (GObject *source, GAsyncResult *result, gpointer user_data)
   if (proxy == NULL)
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_debug ("No UPower display device: %s", error->message);
-      return;
+        g_log (G_LOG_DOMAIN, level, "%s: %s", what, error->message);
+      return NULL;
     }
   self = user_data;
   if (g_strcmp0 (g_dbus_proxy_get_name (proxy), self->upower_owner) != 0)
     {
-      /* For an owner that has left the bus since. */
       g_object_unref (proxy);
-      return;
+      return NULL;
     }
+  return proxy;
+}
+
+static void
+display_ready (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  GDBusProxy *proxy
+      = upower_proxy_finish (result, user_data, G_LOG_LEVEL_DEBUG, "No UPower display device");
+  LmPower *self = user_data;
+
+  if (proxy == NULL)
+    return;
   g_clear_object (&self->display);
   self->display = proxy;
   g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_upower_changed), self);
@@ -239,22 +255,12 @@ display_ready (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 upower_ready (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autoptr (GError) error = NULL;
-  GDBusProxy *proxy = g_dbus_proxy_new_finish (result, &error);
-  LmPower *self;
+  GDBusProxy *proxy
+      = upower_proxy_finish (result, user_data, G_LOG_LEVEL_WARNING, "Cannot talk to UPower");
+  LmPower *self = user_data;
 
   if (proxy == NULL)
-    {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_warning ("Cannot talk to UPower: %s", error->message);
-      return;
-    }
-  self = user_data;
-  if (g_strcmp0 (g_dbus_proxy_get_name (proxy), self->upower_owner) != 0)
-    {
-      g_object_unref (proxy);
-      return;
-    }
+    return;
   g_clear_object (&self->upower);
   self->upower = proxy;
   /* UPower announces changes; the sysfs watch is not needed meanwhile. */

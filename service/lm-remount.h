@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "lm-mount-options.h"
+#include "lm-mounts.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
@@ -17,23 +19,13 @@ G_BEGIN_DECLS
  * with a fake /proc/sys/vm never touch the machine's filesystems. */
 #define LM_MOUNTINFO "/proc/self/mountinfo"
 
-/* Option strings as in /proc/self/mountinfo: comma-separated, a value may
- * be double-quoted and then may contain commas. */
-char **lm_remount_options_split (const char *options);
-char *lm_remount_options_get (const char *options, const char *name);
-char *lm_remount_options_set (const char *options, const char *name, const char *value);
-char *lm_remount_options_for_restore (const char *options);
-
 gboolean lm_remount_apply (const LmSettings *settings, LmState *state, GError **error);
 gboolean lm_remount_restore (LmState *state, GError **error);
 gboolean lm_remount_saved (LmState *state);
 GVariant *lm_remount_list (LmState *state);
 
-char *lm_remount_escape (const char *bytes);
-char *lm_remount_unescape (const char *text);
-
 #ifdef LM_REMOUNT_TEST_HOOKS
-/* Only in tests/test-remount-race, which compiles lm-remount.c itself with
+/* Only in tests/test-remount-race, which compiles lm-remount-jobs.c with
  * this defined: the daemon's library has no hook at all, so nothing from
  * outside (environment, bus, config) can reach one. Called with "apply" or
  * "restore" after the mount table was read and before the mount points of

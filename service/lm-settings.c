@@ -2,6 +2,7 @@
  * Every check lives in the key table below, so Configure() and the config
  * file cannot disagree about what is valid. */
 #include "lm-settings.h"
+#include "lm-settings-keys.h"
 
 #include <errno.h>
 #include <string.h>
@@ -19,19 +20,6 @@ static const char *const attribution_choices[]
 /* Types whose drivers take commit=<seconds> on remount: xfs and others
  * would refuse it, so they cannot be listed. */
 static const char *const remount_type_choices[] = { "ext3", "ext4", "reiserfs", "btrfs", NULL };
-
-typedef struct
-{
-  const char *key;
-  char type; /* 'u', 's', 'b' or 'a' (as: each item one of choices, or
-              * an absolute path when choices is NULL) */
-  guint min;
-  guint max;
-  const char *const *choices;
-  gsize offset;
-  gsize max_bytes; /* of a value ('s') or of each item ('a') */
-  guint max_items; /* of a list ('a') */
-} LmSettingKey;
 
 /* One table row per line reads better than clang-format's layout of
  * brace-initialiser macros. The size bounds (lm-limits.h) are columns of
@@ -59,6 +47,13 @@ static const LmSettingKey setting_keys[] = {
   BOOL_KEY ("SpinUpHistory", spinup_history),
   UINT_KEY ("DiskRecheck", disk_recheck, 0, 86400),
 };
+
+const LmSettingKey *
+lm_settings_keys (gsize *n_keys)
+{
+  *n_keys = G_N_ELEMENTS (setting_keys);
+  return setting_keys;
+}
 
 /* Configure's per-disk key; its checks live in lm-disk-policy.c. */
 #define DISK_SETTINGS_KEY "DiskSettings"
@@ -133,8 +128,8 @@ lm_settings_valid_mode (const char *mode)
   return mode != NULL && g_strv_contains (mode_choices, mode);
 }
 
-static const LmSettingKey *
-find_key (const char *name)
+const LmSettingKey *
+lm_settings_find_key (const char *name)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (setting_keys); i++)
     if (g_str_equal (setting_keys[i].key, name))
@@ -142,8 +137,8 @@ find_key (const char *name)
   return NULL;
 }
 
-static char *
-known_keys (void)
+char *
+lm_settings_known_keys (void)
 {
   g_autoptr (GString) s = g_string_new (NULL);
 
@@ -152,8 +147,9 @@ known_keys (void)
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
-static void
-set_range_error (GError **error, const LmSettingKey *k, const char *origin, const char *got)
+void
+lm_settings_set_range_error (GError **error, const LmSettingKey *k, const char *origin,
+                             const char *got)
 {
   if (k->type == 'u')
     {
@@ -180,27 +176,28 @@ set_range_error (GError **error, const LmSettingKey *k, const char *origin, cons
     }
 }
 
-static gboolean
-set_uint (LmSettings *s, const LmSettingKey *k, guint64 value, const char *origin, GError **error)
+gboolean
+lm_settings_set_uint (LmSettings *s, const LmSettingKey *k, guint64 value, const char *origin,
+                      GError **error)
 {
   if (value < k->min || value > k->max)
     {
       g_autofree char *got = g_strdup_printf ("%" G_GUINT64_FORMAT, value);
-      set_range_error (error, k, origin, got);
+      lm_settings_set_range_error (error, k, origin, got);
       return FALSE;
     }
   G_STRUCT_MEMBER (guint, s, k->offset) = (guint) value;
   return TRUE;
 }
 
-static gboolean
-set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char *origin,
-            GError **error)
+gboolean
+lm_settings_set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char *origin,
+                        GError **error)
 {
   if (!g_strv_contains (k->choices, value))
     {
       g_autofree char *got = lm_limits_quote (value);
-      set_range_error (error, k, origin, got);
+      lm_settings_set_range_error (error, k, origin, got);
       return FALSE;
     }
   char **field = &G_STRUCT_MEMBER (char *, s, k->offset);
@@ -242,9 +239,9 @@ check_item_size (const LmSettingKey *k, gsize index, gsize length, const char *o
 /* A list: each item one of the key's choices, or an absolute path when it
  * has none; duplicates are dropped (a hash set: linear, not quadratic),
  * order kept. */
-static gboolean
-set_strv (LmSettings *s, const LmSettingKey *k, const char *const *value, const char *origin,
-          GError **error)
+gboolean
+lm_settings_set_strv (LmSettings *s, const LmSettingKey *k, const char *const *value,
+                      const char *origin, GError **error)
 {
   g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
@@ -261,7 +258,7 @@ set_strv (LmSettings *s, const LmSettingKey *k, const char *const *value, const 
       if (!ok)
         {
           g_autofree char *got = lm_limits_quote (value[i]);
-          set_range_error (error, k, origin, got);
+          lm_settings_set_range_error (error, k, origin, got);
           return FALSE;
         }
       if (g_hash_table_add (seen, (gpointer) value[i]))
@@ -291,8 +288,8 @@ key_variant_type (const LmSettingKey *k)
 }
 
 /* Give @a the contents of @b and @b the old ones of @a (freed by its owner). */
-static void
-swap_settings (LmSettings *a, LmSettings *b)
+void
+lm_settings_swap (LmSettings *a, LmSettings *b)
 {
   LmSettings tmp = *a;
   *a = *b;
@@ -300,8 +297,8 @@ swap_settings (LmSettings *a, LmSettings *b)
 }
 
 /* Rules that involve more than one key. */
-static gboolean
-check_consistency (const LmSettings *s, const char *origin, GError **error)
+gboolean
+lm_settings_check_consistency (const LmSettings *s, const char *origin, GError **error)
 {
   if (s->dirty_background_ratio >= s->dirty_ratio)
     {
@@ -415,7 +412,7 @@ lm_settings_check_bounds (GVariant *asv, GError **error)
             return FALSE;
           continue;
         }
-      const LmSettingKey *k = find_key (key);
+      const LmSettingKey *k = lm_settings_find_key (key);
       if (k == NULL || !g_variant_is_of_type (v, key_variant_type (k)))
         continue;
       if (k->type == 's' && string_size (v) > k->max_bytes)
@@ -468,7 +465,7 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
   while (g_variant_iter_next (&iter, "{&sv}", &name, &value))
     {
       g_autoptr (GVariant) v = value;
-      const LmSettingKey *k = find_key (name);
+      const LmSettingKey *k = lm_settings_find_key (name);
 
       if (g_str_equal (name, DISK_SETTINGS_KEY))
         {
@@ -479,7 +476,7 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
       if (k == NULL)
         {
           g_autofree char *quoted = lm_limits_quote (name);
-          g_autofree char *keys = known_keys ();
+          g_autofree char *keys = lm_settings_known_keys ();
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                        "Unknown setting %s; known settings: %s, " DISK_SETTINGS_KEY, quoted, keys);
           return FALSE;
@@ -495,7 +492,7 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
         }
       gboolean ok;
       if (k->type == 'u')
-        ok = set_uint (s, k, g_variant_get_uint32 (v), NULL, error);
+        ok = lm_settings_set_uint (s, k, g_variant_get_uint32 (v), NULL, error);
       else if (k->type == 'b')
         {
           G_STRUCT_MEMBER (gboolean, s, k->offset) = g_variant_get_boolean (v);
@@ -504,169 +501,16 @@ lm_settings_update (LmSettings *settings, GVariant *asv, GError **error)
       else if (k->type == 'a')
         {
           g_autofree const char **strv = g_variant_get_strv (v, NULL);
-          ok = set_strv (s, k, strv, NULL, error);
+          ok = lm_settings_set_strv (s, k, strv, NULL, error);
         }
       else
-        ok = set_string (s, k, g_variant_get_string (v, NULL), NULL, error);
+        ok = lm_settings_set_string (s, k, g_variant_get_string (v, NULL), NULL, error);
       if (!ok)
         return FALSE;
     }
-  if (!check_consistency (s, NULL, error))
+  if (!lm_settings_check_consistency (s, NULL, error))
     return FALSE;
 
-  swap_settings (settings, s);
+  lm_settings_swap (settings, s);
   return TRUE;
-}
-
-gboolean
-lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
-                           GError **error)
-{
-  g_autoptr (LmSettings) s = lm_settings_copy (settings);
-  g_auto (GStrv) groups = g_key_file_get_groups (key_file, NULL);
-
-  for (guint g = 0; groups[g] != NULL; g++)
-    {
-      if (g_str_has_prefix (groups[g], LM_DISK_GROUP_PREFIX))
-        {
-          if (!lm_disk_policies_load_group (s->disks, key_file, groups[g], origin, error))
-            return FALSE;
-          continue;
-        }
-      if (!g_str_equal (groups[g], LM_SETTINGS_GROUP))
-        {
-          g_autofree char *escaped = lm_limits_escape (groups[g]);
-          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown section [%s] in %s; known sections: [%s], [" LM_DISK_GROUP_PREFIX
-                       "ID]",
-                       escaped, origin, LM_SETTINGS_GROUP);
-          return FALSE;
-        }
-    }
-
-  g_auto (GStrv) keys = g_key_file_get_keys (key_file, LM_SETTINGS_GROUP, NULL, NULL);
-  for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
-    {
-      const LmSettingKey *k = find_key (keys[i]);
-      g_autofree char *raw = g_key_file_get_value (key_file, LM_SETTINGS_GROUP, keys[i], NULL);
-      g_autofree char *value = g_strstrip (g_strdup (raw != NULL ? raw : ""));
-
-      if (k == NULL)
-        {
-          g_autofree char *quoted = lm_limits_quote (keys[i]);
-          g_autofree char *known = known_keys ();
-          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                       "Unknown setting %s in %s; known settings: %s", quoted, origin, known);
-          return FALSE;
-        }
-      if (k->type == 'u')
-        {
-          guint64 n;
-          /* Strict: "600s", "-1" or "0x10" are mistakes worth reporting. */
-          if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
-            {
-              g_autofree char *got = lm_limits_quote (value);
-              set_range_error (error, k, origin, got);
-              return FALSE;
-            }
-          if (!set_uint (s, k, n, origin, error))
-            return FALSE;
-        }
-      else if (k->type == 'b')
-        {
-          g_autoptr (GError) bool_error = NULL;
-          gboolean b = g_key_file_get_boolean (key_file, LM_SETTINGS_GROUP, keys[i], &bool_error);
-          if (bool_error != NULL)
-            {
-              g_autofree char *got = lm_limits_quote (value);
-              set_range_error (error, k, origin, got);
-              return FALSE;
-            }
-          G_STRUCT_MEMBER (gboolean, s, k->offset) = b;
-        }
-      else if (k->type == 'a')
-        {
-          /* The key file's list form: items separated by ";", a ";" inside
-           * an item written "\;"; an empty value is an empty list. */
-          g_auto (GStrv) list
-              = g_key_file_get_string_list (key_file, LM_SETTINGS_GROUP, keys[i], NULL, NULL);
-          g_auto (GStrv) empty = g_new0 (char *, 1);
-          g_auto (GStrv) stripped = g_strdupv (list != NULL ? list : empty);
-          for (guint j = 0; stripped[j] != NULL; j++)
-            g_strstrip (stripped[j]);
-          if (!set_strv (s, k, (const char *const *) stripped, origin, error))
-            return FALSE;
-        }
-      else if (!set_string (s, k, value, origin, error))
-        {
-          return FALSE;
-        }
-    }
-  if (!check_consistency (s, origin, error))
-    return FALSE;
-
-  swap_settings (settings, s);
-  return TRUE;
-}
-
-/* A missing file means the defaults; a broken one is an error, so a typo is
- * never silently replaced by a default. */
-LmSettings *
-lm_settings_load (const char *path, GError **error)
-{
-  g_autoptr (LmSettings) s = lm_settings_new ();
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_autoptr (GError) local_error = NULL;
-
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, &local_error))
-    {
-      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-        return g_steal_pointer (&s);
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "Cannot load %s: %s", path,
-                   local_error->message);
-      return NULL;
-    }
-  if (!lm_settings_load_key_file (s, kf, path, error))
-    return NULL;
-  return g_steal_pointer (&s);
-}
-
-/* Rewrite the file keeping the user's comments and layout; only our keys
- * change. */
-gboolean
-lm_settings_save (const LmSettings *settings, const char *path, GError **error)
-{
-  g_autoptr (GKeyFile) kf = g_key_file_new ();
-  g_autoptr (GError) local_error = NULL;
-
-  if (!g_key_file_load_from_file (kf, path, G_KEY_FILE_KEEP_COMMENTS, &local_error)
-      && !g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot load %s: %s", path,
-                   local_error->message);
-      return FALSE;
-    }
-  for (gsize i = 0; i < G_N_ELEMENTS (setting_keys); i++)
-    {
-      const LmSettingKey *k = &setting_keys[i];
-      if (k->type == 'u')
-        g_key_file_set_uint64 (kf, LM_SETTINGS_GROUP, k->key,
-                               G_STRUCT_MEMBER (guint, settings, k->offset));
-      else if (k->type == 'b')
-        g_key_file_set_boolean (kf, LM_SETTINGS_GROUP, k->key,
-                                G_STRUCT_MEMBER (gboolean, settings, k->offset));
-      else if (k->type == 'a')
-        {
-          char **list = G_STRUCT_MEMBER (char **, settings, k->offset);
-          g_key_file_set_string_list (kf, LM_SETTINGS_GROUP, k->key, (const char *const *) list,
-                                      g_strv_length (list));
-        }
-      else
-        g_key_file_set_string (kf, LM_SETTINGS_GROUP, k->key,
-                               G_STRUCT_MEMBER (char *, settings, k->offset));
-    }
-  lm_disk_policies_save (settings->disks, kf);
-  gsize length;
-  g_autofree char *data = g_key_file_to_data (kf, &length, NULL);
-  return lm_io_write_atomic (path, data, length, 0644, error);
 }

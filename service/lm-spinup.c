@@ -11,6 +11,7 @@
 #include "lm-auth.h"
 #include "lm-error.h"
 #include "lm-logind.h"
+#include "lm-names.h"
 
 #define HISTORY_MAX 256
 
@@ -93,8 +94,8 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
     {
       g_autoptr (GError) error = NULL;
       if (!g_dbus_connection_emit_signal (
-              connection, name, g_dbus_interface_skeleton_get_object_path (skel),
-              "org.laptopmode.LaptopMode1", "SpinUp", g_variant_new ("(@a{sv})", v), &error))
+              connection, name, g_dbus_interface_skeleton_get_object_path (skel), LM_INTERFACE,
+              "SpinUp", g_variant_new ("(@a{sv})", v), &error))
         g_debug ("Cannot send SpinUp to %s: %s", (const char *) name, error->message);
     }
 }
@@ -224,8 +225,8 @@ drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, 
                                              on_dropped_vanished, self, NULL);
   g_hash_table_replace (self->dropped, g_strdup (name), d);
   if (!g_dbus_connection_emit_signal (
-          connection, name, g_dbus_interface_skeleton_get_object_path (skel),
-          "org.laptopmode.LaptopMode1", "Unsubscribed", g_variant_new ("(s)", reason), &error))
+          connection, name, g_dbus_interface_skeleton_get_object_path (skel), LM_INTERFACE,
+          "Unsubscribed", g_variant_new ("(s)", reason), &error))
     g_debug ("Cannot send Unsubscribed to %s: %s", name, error->message);
   update_monitoring (self);
 }
@@ -286,8 +287,7 @@ answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
   if (d == NULL)
     return FALSE;
   g_autofree char *text = g_strdup_printf ("Subscription ended: %s", d->reason);
-  g_dbus_method_invocation_return_dbus_error (invocation, "org.freedesktop.DBus.Error.AccessDenied",
-                                              text);
+  g_dbus_method_invocation_return_dbus_error (invocation, LM_ERROR_NAME_ACCESS_DENIED, text);
   g_hash_table_remove (self->dropped, sender);
   return TRUE;
 }

@@ -1,0 +1,63 @@
+/* lm-daemon-private.h: the LmDaemon instance, shared by lm-daemon.c (the
+ * state machine and life cycle) and lm-daemon-methods.c (its D-Bus methods). */
+#pragma once
+
+#include "lm-daemon.h"
+#include "lm-disks.h"
+#include "lm-engine.h"
+#include "lm-generated.h"
+#include "lm-inhibitors.h"
+#include "lm-ledger.h"
+#include "lm-participants.h"
+#include "lm-power.h"
+#include "lm-settings.h"
+#include "lm-sleep.h"
+#include "lm-spinup.h"
+#include "lm-state.h"
+#include "lm-tunables.h"
+
+G_BEGIN_DECLS
+
+struct _LmDaemon
+{
+  GObject parent_instance;
+
+  LmExportedLaptopMode *skeleton;
+  LmSettings *settings; /* as in the config file */
+  char *mode;           /* what the user asked for now: "off", "on", "auto" */
+  const char *reason;   /* why laptop mode is on or off now (see the XML) */
+  gboolean active;      /* tunables applied */
+  const LmTunablesBackend *backend;
+  LmEngine engine;
+  LmState *state;
+  LmSpinup *spinup; /* SpinUp subscribers and attribution */
+  LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
+  LmLedger *ledger; /* spin-ups and sleep per disk, 30 days */
+
+  LmSystem sys; /* the participants' view of the above */
+
+  const LmEngineOps *running; /* the engine whose run is engine_run */
+  gpointer engine_run;        /* what it runs while in effect (lm-engine.h) */
+  guint engine_start_id;      /* the run starts once the caller has its answer */
+
+  /* Inputs to the decision; NULL until lm_daemon_start() has a bus. */
+  LmPower *power;
+  LmSleep *sleep;
+  LmInhibitors *inhibitors;
+  guint settle_id;     /* power and hold changes settle before anything is remounted */
+  gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
+
+  /* The object is on the bus before the name is ours (lm_daemon_export);
+   * until lm_daemon_start() ran no method runs. */
+  gboolean started;
+  GQueue waiting; /* calls to the name that came before we knew it was ours */
+};
+
+/* The one way the daemon changes the system (lm-daemon.c). */
+gboolean lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error);
+/* sync() in a GTask thread: it can take seconds on a slow disk. */
+void lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data,
+                             GCancellable *cancellable);
+void lm_daemon_methods_connect (LmDaemon *self);
+
+G_END_DECLS

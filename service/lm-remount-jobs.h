@@ -1,0 +1,47 @@
+/* lm-remount-jobs.h: private to the remount transaction (lm-remount.c):
+ * holding checked mount points, and remounting through them side by side. */
+#pragma once
+
+#include <glib.h>
+
+#include "lm-mountfd.h"
+#include "lm-mounts.h"
+
+G_BEGIN_DECLS
+
+struct libmnt_context;
+
+GPtrArray *lm_remount_read_mounts (GError **error);
+
+typedef struct
+{
+  LmMount *mount; /* owned; NULL when skipped */
+  int fd;
+  char *skip; /* why it is not the mount that was read */
+} LmHeld;
+
+void lm_held_free (LmHeld *held);
+GPtrArray *lm_remount_hold (GPtrArray *wanted, const char *phase);
+void lm_remount_log_skip (const LmMount *was, const LmHeld *held);
+
+typedef struct
+{
+  const LmMount *mount; /* borrowed, as read while held */
+  int fd;               /* borrowed from its LmHeld */
+  char *options;        /* the equivalent mount(8) options, "remount,..." */
+  char **sb_options;    /* the superblock's part, for fsconfig() */
+  gboolean applying;
+  LmMountfdMethod method;
+  struct libmnt_context *cxt; /* for mount(2) on /proc/self/fd/N */
+  int err;
+  char *why; /* the failure in words, when more than strerror(err) */
+} LmRemountJob;
+
+LmRemountJob *lm_remount_job_new (const LmMount *m, int fd, const char *fs_options,
+                                  gboolean applying);
+void lm_remount_job_free (LmRemountJob *job);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmRemountJob, lm_remount_job_free)
+void lm_remount_run_jobs (GPtrArray *jobs);
+gboolean lm_remount_job_result (const LmRemountJob *job, GError **error);
+
+G_END_DECLS
