@@ -59,5 +59,7 @@ gboolean lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *nex
 void lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data,
                              GCancellable *cancellable);
 void lm_daemon_methods_connect (LmDaemon *self);
+/* Publish the state as properties (lm-daemon-properties.c). */
+void lm_daemon_sync_properties (LmDaemon *self);
 
 G_END_DECLS

@@ -79,41 +79,6 @@ lm_daemon_init (LmDaemon *self)
 {
 }
 
-/* The skeleton coalesces these into one PropertiesChanged per idle. */
-static void
-sync_properties (LmDaemon *self)
-{
-  LmExportedLaptopMode *s = self->skeleton;
-
-  lm_exported_laptop_mode_set_active (s, self->active);
-  lm_exported_laptop_mode_set_mode (s, self->mode);
-  lm_exported_laptop_mode_set_engine (s, lm_engine_to_string (self->engine));
-  lm_exported_laptop_mode_set_tunables_backend (s, self->backend ? self->backend->name : "none");
-  lm_exported_laptop_mode_set_max_lost_work (s, self->settings->max_lost_work);
-  lm_exported_laptop_mode_set_laptop_mode_seconds (s, self->settings->laptop_mode_seconds);
-  lm_exported_laptop_mode_set_dirty_ratio (s, self->settings->dirty_ratio);
-  lm_exported_laptop_mode_set_dirty_background_ratio (s, self->settings->dirty_background_ratio);
-  lm_exported_laptop_mode_set_remount (s, self->settings->remount);
-  lm_exported_laptop_mode_set_remount_types (s,
-                                             (const char *const *) self->settings->remount_types);
-  lm_exported_laptop_mode_set_no_remount (s, (const char *const *) self->settings->no_remount);
-  lm_exported_laptop_mode_set_remounted (s, lm_remount_list (self->state));
-  lm_exported_laptop_mode_set_reason (s, self->reason);
-  lm_exported_laptop_mode_set_on_battery (s, self->power && lm_power_get_on_battery (self->power));
-  lm_exported_laptop_mode_set_power_source (s, self->power ? lm_power_get_source (self->power)
-                                                           : "sysfs");
-  lm_exported_laptop_mode_set_low_battery_percent (s, self->settings->low_battery_percent);
-  lm_exported_laptop_mode_set_inhibitors (
-      s, self->inhibitors ? lm_inhibitors_to_variant (self->inhibitors)
-                          : g_variant_new_array (G_VARIANT_TYPE ("(ssu)"), NULL, 0));
-  lm_exported_laptop_mode_set_disk_settings (s,
-                                             lm_disk_policies_to_variant (self->settings->disks));
-  /* Every Configure key is a property of the same name (clients take its type from it). */
-  lm_exported_laptop_mode_set_spin_up_idle (s, self->settings->spinup_idle);
-  lm_exported_laptop_mode_set_spin_up_history (s, self->settings->spinup_history);
-  lm_exported_laptop_mode_set_disk_recheck (s, self->settings->disk_recheck);
-}
-
 static gboolean
 restore_all (LmDaemon *self, GError **error)
 {
@@ -297,7 +262,7 @@ transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
   update_engine (self);
   if (was_active && !self->active)
     flush_in_background ();
-  sync_properties (self);
+  lm_daemon_sync_properties (self);
   return TRUE;
 }
 
@@ -329,7 +294,7 @@ reconcile (LmDaemon *self)
   if (!set_mode (self, self->mode, &error))
     {
       g_warning ("Cannot switch laptop mode: %s", error->message);
-      sync_properties (self);
+      lm_daemon_sync_properties (self);
     }
 }
 
@@ -369,7 +334,7 @@ settled (gpointer user_data)
   if (on != self->active || g_strcmp0 (reason, self->reason) != 0)
     reconcile (self);
   else
-    sync_properties (self);
+    lm_daemon_sync_properties (self);
   /* A hold still younger than the settle time counts once it is not. */
   if (self->inhibitors != NULL)
     lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
@@ -385,7 +350,7 @@ static void
 on_power_changed (LmPower *power, LmDaemon *self)
 {
   settle_in (self, LM_POWER_SETTLE_MS);
-  sync_properties (self);
+  lm_daemon_sync_properties (self);
 }
 
 /* Holds settle like power changes: Inhibit-and-exit in a loop, or holders
@@ -395,7 +360,7 @@ static void
 on_inhibitors_changed (LmDaemon *self)
 {
   settle_in (self, LM_POWER_SETTLE_MS);
-  sync_properties (self);
+  lm_daemon_sync_properties (self);
 }
 
 static void
@@ -504,24 +469,7 @@ recover (LmDaemon *self)
     }
   lm_spinup_recover (self->state);
   lm_participants_recover (&self->sys);
-  sync_properties (self);
-}
-
-/* The ledger in the state directory, waiting for the disk under it. */
-static LmLedger *
-lm_daemon_ledger_new (LmExportedLaptopMode *skeleton)
-{
-  g_autofree char *path = g_build_filename (lm_state_dir (), "ledger", NULL);
-  LmLedger *ledger = lm_ledger_new (path, skeleton);
-  g_autofree char *disk = NULL;
-  struct stat st;
-
-  g_mkdir_with_parents (lm_state_dir (), 0755);
-  /* Major 0: no block device under it (tmpfs), so nothing to wake. */
-  if (stat (lm_state_dir (), &st) == 0 && major (st.st_dev) != 0)
-    disk = lm_blockdev_disk_for_devnum (major (st.st_dev), minor (st.st_dev));
-  lm_ledger_set_state_disk (ledger, disk);
-  return ledger;
+  lm_daemon_sync_properties (self);
 }
 
 LmDaemon *
@@ -555,10 +503,10 @@ lm_daemon_new (GError **error)
   self->disks = lm_disks_new (self->skeleton, self->state);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, (LmSpinupWakeFunc) lm_disks_note_activity, self->disks);
-  self->ledger = lm_daemon_ledger_new (self->skeleton);
+  self->ledger = lm_ledger_new_in_state_dir (self->skeleton);
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
-  sync_properties (self);
+  lm_daemon_sync_properties (self);
 
   g_signal_connect (self->skeleton, "g-authorize-method", G_CALLBACK (authorize_method), self);
   lm_daemon_methods_connect (self);
@@ -591,7 +539,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   if (!set_mode (self, self->settings->mode, &mode_error))
     {
       g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
-      sync_properties (self);
+      lm_daemon_sync_properties (self);
     }
   self->started = TRUE;
   run_waiting (self);
@@ -631,7 +579,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
       if (ok)
         g_message ("Restored the original tunables and mount options");
       self->reason = LM_REASON_MANUAL;
-      sync_properties (self);
+      lm_daemon_sync_properties (self);
     }
   sync ();
   return ok;

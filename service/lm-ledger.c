@@ -16,6 +16,12 @@
 #include "config.h"
 
 #include "lm-ledger.h"
+#include "lm-paths.h"
+#include "lm-blockdev.h"
+
+#include <sys/sysmacros.h>
+
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -552,4 +558,21 @@ lm_ledger_free (LmLedger *self)
   g_free (self->state_disk);
   g_free (self->path);
   g_free (self);
+}
+
+/* The ledger in the state directory, waiting for the disk under it. */
+LmLedger *
+lm_ledger_new_in_state_dir (LmExportedLaptopMode *skeleton)
+{
+  g_autofree char *path = g_build_filename (lm_state_dir (), "ledger", NULL);
+  LmLedger *ledger = lm_ledger_new (path, skeleton);
+  g_autofree char *disk = NULL;
+  struct stat st;
+
+  g_mkdir_with_parents (lm_state_dir (), 0755);
+  /* Major 0: no block device under it (tmpfs), so nothing to wake. */
+  if (stat (lm_state_dir (), &st) == 0 && major (st.st_dev) != 0)
+    disk = lm_blockdev_disk_for_devnum (major (st.st_dev), minor (st.st_dev));
+  lm_ledger_set_state_disk (ledger, disk);
+  return ledger;
 }

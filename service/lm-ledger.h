@@ -45,4 +45,8 @@ GVariant *lm_ledger_summary (LmLedger *ledger);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmLedger, lm_ledger_free)
 
+/* The ledger file in the state directory, held while the disk under it
+ * sleeps (none on tmpfs). */
+LmLedger *lm_ledger_new_in_state_dir (LmExportedLaptopMode *skeleton);
+
 G_END_DECLS
