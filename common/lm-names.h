@@ -14,6 +14,7 @@
 #define LM_ERROR_NAME_KERNEL LM_INTERFACE ".Error.Kernel"
 /* A caller without the right gets the bus's own error. */
 #define LM_ERROR_NAME_ACCESS_DENIED "org.freedesktop.DBus.Error.AccessDenied"
+#define LM_ERROR_NAME_AUTH_FAILED "org.freedesktop.DBus.Error.AuthFailed"
 
 /* polkit actions (polkit/org.laptopmode.LaptopMode1.policy). */
 #define LM_ACTION_SWITCH LM_INTERFACE ".switch"
@@ -27,3 +28,13 @@
 #define LM_REASON_AC "ac"
 #define LM_REASON_LOW_BATTERY "low-battery"
 #define LM_REASON_INHIBITED "inhibited"
+
+/* The services the daemon listens to (it owns none of them). */
+#define LM_LOGIND_NAME "org.freedesktop.login1"
+#define LM_LOGIND_PATH "/org/freedesktop/login1"
+#define LM_LOGIND_MANAGER LM_LOGIND_NAME ".Manager"
+#define LM_LOGIND_SESSION LM_LOGIND_NAME ".Session"
+#define LM_LOGIND_SEAT LM_LOGIND_NAME ".Seat"
+#define LM_UPOWER_NAME "org.freedesktop.UPower"
+#define LM_POLKIT_NAME "org.freedesktop.PolicyKit1"
+#define LM_POLKIT_AUTHORITY LM_POLKIT_NAME ".Authority"

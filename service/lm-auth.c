@@ -10,12 +10,11 @@
 #include "config.h"
 
 #include "lm-auth.h"
+#include "lm-names.h"
 
 #include <string.h>
 
-#define POLKIT_NAME "org.freedesktop.PolicyKit1"
 #define POLKIT_PATH "/org/freedesktop/PolicyKit1/Authority"
-#define POLKIT_AUTHORITY "org.freedesktop.PolicyKit1.Authority"
 #define POLKIT_ALLOW_USER_INTERACTION 1u /* CheckAuthorizationFlags */
 
 /* The details a rule sees: key to value, both owned. */
@@ -229,8 +228,8 @@ deny (LmAuthRequest *req, const char *why)
   if (req->invocation != NULL)
     {
       g_message ("Denied %s to %s: %s", req->method, req->sender, why);
-      g_dbus_method_invocation_return_dbus_error (req->invocation,
-                                                  "org.freedesktop.DBus.Error.AccessDenied", text);
+      g_dbus_method_invocation_return_dbus_error (req->invocation, LM_ERROR_NAME_ACCESS_DENIED,
+                                                  text);
     }
   else if (!g_cancellable_is_cancelled (req->caller_cancellable))
     req->recheck (FALSE, text, req->user_data);
@@ -247,8 +246,7 @@ deny_unreachable (LmAuthRequest *req, const char *why)
 
   g_warning ("Cannot authorize %s: %s", req->method, why);
   if (req->invocation != NULL)
-    g_dbus_method_invocation_return_dbus_error (req->invocation,
-                                                "org.freedesktop.DBus.Error.AuthFailed", text);
+    g_dbus_method_invocation_return_dbus_error (req->invocation, LM_ERROR_NAME_AUTH_FAILED, text);
   else if (!g_cancellable_is_cancelled (req->caller_cancellable))
     req->recheck (FALSE, text, req->user_data);
 }
@@ -342,7 +340,7 @@ ask_polkit (LmAuthRequest *req_in)
   const char *action = req->rule != NULL ? req->rule->action : "";
   GDBusConnection *connection = req->connection;
   GCancellable *cancellable = req->cancellable;
-  g_dbus_connection_call (connection, POLKIT_NAME, POLKIT_PATH, POLKIT_AUTHORITY,
+  g_dbus_connection_call (connection, LM_POLKIT_NAME, POLKIT_PATH, LM_POLKIT_AUTHORITY,
                           "CheckAuthorization",
                           g_variant_new ("((sa{sv})sa{ss}us)", "system-bus-name", &subject_details,
                                          action, &details, flags, ""),

@@ -23,6 +23,7 @@
 
 #include "lm-dbus-wire.h"
 #include "lm-limits.h"
+#include "lm-names.h"
 
 #define DBUS_METHOD_CALL 1
 #define DBUS_NO_REPLY_EXPECTED 0x1
@@ -110,7 +111,7 @@ send_refusal (gpointer user_data)
   g_dbus_message_set_flags (reply, G_DBUS_MESSAGE_FLAGS_NO_REPLY_EXPECTED);
   g_dbus_message_set_reply_serial (reply, r->serial);
   g_dbus_message_set_destination (reply, r->sender);
-  g_dbus_message_set_error_name (reply, "org.laptopmode.LaptopMode1.Error.InvalidArgs");
+  g_dbus_message_set_error_name (reply, LM_ERROR_NAME_INVALID_ARGS);
   g_dbus_message_set_body (reply, g_variant_new ("(s)", text));
   if (!g_dbus_connection_send_message (r->connection, reply, G_DBUS_SEND_MESSAGE_FLAGS_NONE, NULL,
                                        &error))

@@ -3,14 +3,10 @@
  * or seat's Active, State or ActiveSession, taken only from logind's unique
  * name. Never polls; a burst of signals makes one call. */
 #include "lm-logind.h"
+#include "lm-names.h"
 
 #include "lm-owner-signals.h"
 
-#define LOGIND_NAME "org.freedesktop.login1"
-#define LOGIND_PATH "/org/freedesktop/login1"
-#define LOGIND_MANAGER "org.freedesktop.login1.Manager"
-#define LOGIND_SESSION "org.freedesktop.login1.Session"
-#define LOGIND_SEAT "org.freedesktop.login1.Seat"
 #define PROPERTIES "org.freedesktop.DBus.Properties"
 
 /* A session switch is several signals (the old session inactive, the new
@@ -71,8 +67,10 @@ on_properties_changed (GDBusConnection *bus, const char *sender, const char *pat
   if (!g_variant_is_of_type (params, G_VARIANT_TYPE ("(sa{sv}as)")))
     return;
   g_variant_get (params, "(&s@a{sv}^a&s)", &interface, &props, &invalidated);
-  if (!(g_str_equal (interface, LOGIND_SESSION) && g_str_has_prefix (path, LOGIND_PATH "/session/"))
-      && !(g_str_equal (interface, LOGIND_SEAT) && g_str_has_prefix (path, LOGIND_PATH "/seat/")))
+  if (!(g_str_equal (interface, LM_LOGIND_SESSION)
+        && g_str_has_prefix (path, LM_LOGIND_PATH "/session/"))
+      && !(g_str_equal (interface, LM_LOGIND_SEAT)
+           && g_str_has_prefix (path, LM_LOGIND_PATH "/seat/")))
     return;
 
   GVariantIter iter;
@@ -105,9 +103,9 @@ lm_logind_new (GDBusConnection *bus, LmLogindChangedFunc func, gpointer user_dat
 
   self->func = func;
   self->user_data = user_data;
-  self->signals = lm_owner_signals_new (bus, LOGIND_NAME, logind_appeared, NULL, self);
+  self->signals = lm_owner_signals_new (bus, LM_LOGIND_NAME, logind_appeared, NULL, self);
   for (gsize i = 0; i < G_N_ELEMENTS (manager_signals); i++)
-    lm_owner_signals_add (self->signals, LOGIND_MANAGER, manager_signals[i], LOGIND_PATH,
+    lm_owner_signals_add (self->signals, LM_LOGIND_MANAGER, manager_signals[i], LM_LOGIND_PATH,
                           on_manager_signal);
   /* Any object: one subscription for every session and seat, filtered by
    * path and interface; the sender is logind alone, so little arrives. */

@@ -2,12 +2,12 @@
  * bus, else from /sys/class/power_supply followed through kernel uevents.
  * Event driven only: nothing here wakes up on a timer. */
 #include "lm-power.h"
+#include "lm-names.h"
 
 #include "lm-io.h"
 #include "lm-paths.h"
 #include "lm-uevent.h"
 
-#define UPOWER_NAME "org.freedesktop.UPower"
 #define UPOWER_PATH "/org/freedesktop/UPower"
 #define UPOWER_DISPLAY_PATH "/org/freedesktop/UPower/devices/DisplayDevice"
 /* UPower's WarningLevel: 3 low, 4 critical, 5 action. */
@@ -285,7 +285,7 @@ upower_appeared (GDBusConnection *bus, const char *name, const char *owner, gpoi
   g_free (self->upower_owner);
   self->upower_owner = g_strdup (owner);
   g_dbus_proxy_new (bus, G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START, NULL, owner, UPOWER_PATH,
-                    UPOWER_NAME, self->cancellable, upower_ready, self);
+                    LM_UPOWER_NAME, self->cancellable, upower_ready, self);
 }
 
 static void
@@ -312,7 +312,7 @@ lm_power_new (GDBusConnection *bus, guint low_percent)
   self->cancellable = g_cancellable_new ();
   /* Start from sysfs so the first answer does not wait for the bus. */
   use_sysfs (self);
-  self->watch = g_bus_watch_name_on_connection (bus, UPOWER_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
+  self->watch = g_bus_watch_name_on_connection (bus, LM_UPOWER_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                                 upower_appeared, upower_vanished, self, NULL);
   return self;
 }

@@ -8,6 +8,7 @@
  * any local user with one undecodable message: each Inhibit call goes on
  * a private connection opened for it and closed once it answered. */
 #include "lm-sleep.h"
+#include "lm-names.h"
 
 #include "lm-bus.h"
 
@@ -16,10 +17,6 @@
 #include <gio/gunixfdlist.h>
 
 #include "lm-owner-signals.h"
-
-#define LOGIND_NAME "org.freedesktop.login1"
-#define LOGIND_PATH "/org/freedesktop/login1"
-#define LOGIND_MANAGER "org.freedesktop.login1.Manager"
 
 struct _LmSleep
 {
@@ -115,7 +112,7 @@ connected (GObject *source, GAsyncResult *result, gpointer user_data)
   g_dbus_connection_set_exit_on_close (connection, FALSE);
   /* Released in lock_taken(). */
   g_dbus_connection_call_with_unix_fd_list (
-      connection, LOGIND_NAME, LOGIND_PATH, LOGIND_MANAGER, "Inhibit",
+      connection, LM_LOGIND_NAME, LM_LOGIND_PATH, LM_LOGIND_MANAGER, "Inhibit",
       g_variant_new ("(ssss)", "sleep:shutdown", "laptop-moded",
                      "Writing data held back by laptop mode to disk", "delay"),
       G_VARIANT_TYPE ("(h)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, self->cancellable, lock_taken,
@@ -200,9 +197,10 @@ lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data)
   self->lock_fd = -1;
   self->func = func;
   self->user_data = user_data;
-  self->logind = lm_owner_signals_new (bus, LOGIND_NAME, logind_appeared, logind_vanished, self);
-  lm_owner_signals_add (self->logind, LOGIND_MANAGER, "PrepareForSleep", LOGIND_PATH, on_prepare);
-  lm_owner_signals_add (self->logind, LOGIND_MANAGER, "PrepareForShutdown", LOGIND_PATH,
+  self->logind = lm_owner_signals_new (bus, LM_LOGIND_NAME, logind_appeared, logind_vanished, self);
+  lm_owner_signals_add (self->logind, LM_LOGIND_MANAGER, "PrepareForSleep", LM_LOGIND_PATH,
+                        on_prepare);
+  lm_owner_signals_add (self->logind, LM_LOGIND_MANAGER, "PrepareForShutdown", LM_LOGIND_PATH,
                         on_prepare);
   return self;
 }

@@ -12,9 +12,8 @@
 #include "lm-bus.h"
 #include "lm-daemon.h"
 #include "lm-error.h"
+#include "lm-names.h"
 #include "lm-paths.h"
-
-#define LM_BUS_NAME "org.laptopmode.LaptopMode1"
 
 typedef struct
 {
