@@ -103,6 +103,11 @@ print(json.dumps({"daemon": out, "bus": bus}), flush=True)
 """
 
 
+def daemon_has_asan(pid):
+    with open("/proc/%d/maps" % pid) as f:
+        return any("libasan" in line for line in f)
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -200,6 +205,12 @@ class BigCallTest(DaemonTestCase):
     def assert_memory_flat(self):
         after = rss_kib(self.daemon.pid)
         print("VmRSS %d -> %d KiB" % (self.rss_before, after))
+        if daemon_has_asan(self.daemon.pid):
+            # AddressSanitizer keeps freed memory in quarantine by design
+            # (up to 256 MiB), so RSS says nothing there; the --werror
+            # build of the same suite judges it.
+            print("VmRSS not judged: the daemon runs under AddressSanitizer")
+            return
         self.assertLess(after, self.rss_before * 1.10,
                         "VmRSS grew from %d to %d KiB" % (self.rss_before, after))
 
