@@ -23,7 +23,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   /* IDENTIFY: the input, zero-padded as lm-sgio.c zeroes its buffer. */
   g_autofree guint8 *identify = g_malloc0 (LM_ATA_IDENTIFY_LEN);
-  memcpy (identify, data, MIN (size, (size_t) LM_ATA_IDENTIFY_LEN));
+  if (size > 0) /* an empty input may come as NULL */
+    memcpy (identify, data, MIN (size, (size_t) LM_ATA_IDENTIFY_LEN));
   guint level = 0;
   if (lm_ata_identify_apm (identify, &level))
     LM_FUZZ_CHECK (level >= 1 && level <= LM_ATA_APM_OFF);

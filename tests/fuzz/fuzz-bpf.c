@@ -8,7 +8,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   /* Misaligned on purpose: the decoder must not rely on alignment. */
   g_autofree uint8_t *buf = g_malloc (size + 1);
-  memcpy (buf + 1, data, size);
+  if (size > 0) /* an empty input may come as NULL */
+    memcpy (buf + 1, data, size);
   LmBpfSpinupRecord s;
   LmBpfArmedRecord a;
 
