@@ -279,7 +279,8 @@ fsconfig_failed (int fs, const char *what, GError **error)
 {
   int err = errno;
   g_autofree char *said = kernel_messages (fs);
-  g_autofree char *shown = lm_remount_escape (what);
+  /* @what is NULL for fspick() and the reconfigure itself. */
+  g_autofree char *shown = what != NULL ? lm_remount_escape (what) : NULL;
 
   g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "%s%s%s%s%s", g_strerror (err), what ? " at " : "",
                what ? shown : "", said ? "; the kernel says: " : "", said ? said : "");
