@@ -7,6 +7,7 @@
 
 #include "lm-ata.h"
 #include "lm-error.h"
+#include "lm-limits.h"
 
 typedef struct
 {
@@ -120,7 +121,7 @@ valid_id (const char *id, const char *origin, GError **error)
     ok = (guchar) *p > 0x20 && *p != 0x7f && *p != '[' && *p != ']' && *p != '/' && *p != '=';
   if (!ok)
     {
-      g_autofree char *escaped = g_strescape (id, NULL);
+      g_autofree char *escaped = lm_limits_escape (id);
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                    "Disk id “%s”%s%s is not valid: use a name from /dev/disk/by-id (such as "
                    "ata-WDC_WD5000LPVX_WX11A12345) or a kernel name (sda), without spaces, "
@@ -143,7 +144,7 @@ static void
 set_unknown_key_error (GError **error, const char *id, const char *name, const char *origin)
 {
   g_autoptr (GString) known = g_string_new (NULL);
-  g_autofree char *escaped = g_strescape (name, NULL);
+  g_autofree char *escaped = lm_limits_escape (name);
 
   for (gsize i = 0; i < G_N_ELEMENTS (disk_keys); i++)
     g_string_append_printf (known, "%s%s", i ? ", " : "", disk_keys[i].key);
@@ -204,7 +205,7 @@ lm_disk_policies_load_group (GHashTable *policies, GKeyFile *key_file, const cha
             n = g_str_equal (value, "true");
           else
             {
-              g_autofree char *escaped = g_strescape (value, NULL);
+              g_autofree char *escaped = lm_limits_escape (value);
               g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                            "%s for disk %s in %s must be true or false, not “%s”", k->key, id,
                            origin, escaped);
@@ -213,7 +214,7 @@ lm_disk_policies_load_group (GHashTable *policies, GKeyFile *key_file, const cha
         }
       else if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
         {
-          g_autofree char *escaped = g_strescape (value, NULL);
+          g_autofree char *escaped = lm_limits_escape (value);
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
                        "%s for disk %s in %s must be a whole number from %u to %u, not “%s”",
                        k->key, id, origin, k->min, k->max, escaped);

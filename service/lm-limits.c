@@ -4,17 +4,18 @@
 
 #include <string.h>
 
-/* @value with control bytes, backslashes and non-ASCII bytes escaped
- * (g_strescape's octal), cut to LM_LIMIT_ECHO bytes with an ellipsis; the
- * result is ASCII apart from the ellipsis, so always valid UTF-8. strnlen
- * keeps the cost bounded however long @value is. */
+#include "lm-escape.h"
+
+/* @value cut to LM_LIMIT_ECHO bytes with an ellipsis and escaped as the
+ * clients escape everything from outside (common/lm-escape.c: \xNN for
+ * control bytes, backslashes and invalid UTF-8, so a cut character is
+ * escaped too). strnlen keeps the cost bounded however long @value is. */
 char *
 lm_limits_escape (const char *value)
 {
   gsize n = strnlen (value, LM_LIMIT_ECHO + 1);
   gboolean cut = n > LM_LIMIT_ECHO;
-  g_autofree char *head = g_strndup (value, cut ? LM_LIMIT_ECHO : n);
-  g_autofree char *escaped = g_strescape (head, NULL);
+  g_autofree char *escaped = lm_escape (value, cut ? LM_LIMIT_ECHO : n, LM_ESCAPE_DEFAULT);
 
   return cut ? g_strconcat (escaped, "…", NULL) : g_steal_pointer (&escaped);
 }

@@ -283,7 +283,7 @@ test_bounds_quote (void)
   const char *items[] = { item, NULL };
   g_autoptr (GVariant) rel = one_setting ("NoRemount", g_variant_new_strv (items, -1));
 
-  assert_refused (rel, "NoRemount must list absolute paths, not “\\033\\033");
+  assert_refused (rel, "NoRemount must list absolute paths, not “\\x1b\\x1b");
   assert_refused (rel, "…”");
   assert_refused (mode, "Mode must be one of");
 }

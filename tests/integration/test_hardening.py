@@ -251,7 +251,7 @@ class BigCallTest(DaemonTestCase):
                         "\x1b]0;x\x07" + "z" * 5000, user=lmtest.UNPRIVILEGED)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("Mode must be", r.err)
-        self.assertIn("\\033]0;x\\007", r.err)
+        self.assertIn("\\x1b]0;x\\x07", r.err)
         self.assertNotIn("\x1b", r.err)
         self.assertLess(len(r.err), 300, r.err)
 
