@@ -42,6 +42,12 @@ def enter_namespace(script, mark):
             raise SystemExit(128 + signum)
         signal.signal(signal.SIGTERM, term)
         return
+    # Under meson (LM_REALKERNEL=1) wait for the real-kernel lock the tests
+    # take (tests/integration/lmtest.py), held until this process exits.
+    if os.environ.get("LM_REALKERNEL") == "1":
+        import fcntl
+        lock = open("/tmp/lm-realkernel.lock", "a")
+        fcntl.flock(lock, fcntl.LOCK_EX)
     env = dict(os.environ, **{mark: "1"})
     child = subprocess.Popen(["unshare", "-m", "--propagation", "private", sys.executable,
                               os.path.abspath(script)] + sys.argv[1:], env=env,

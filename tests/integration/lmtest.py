@@ -851,12 +851,29 @@ def wait_quiet(test, pid, quiet=1.0, timeout=30):
     test.fail("pid %d never stayed asleep for %.1f s" % (pid, quiet))
 
 
+REALKERNEL_LOCK = "/tmp/lm-realkernel.lock"
+
+
+def hold_realkernel_lock():
+    """With LM_REALKERNEL=1 (meson sets it for the real-kernel tests), wait
+    for and hold an exclusive lock on REALKERNEL_LOCK until this process
+    exits: two suites (two builds, or a suite beside a benchmark) never
+    save each other's /proc/sys/vm values as originals. Returns the file."""
+    import fcntl
+    if os.environ.get("LM_REALKERNEL") != "1":
+        return None
+    f = open(REALKERNEL_LOCK, "a")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
 def main():
     """unittest.main with a TAP report (one line per test method, skips with
     their reason) on stdout, the verbose log on stderr. Exits 1 when a test
     failed or errored, else 0; meson reports a file whose every case
     skipped as SKIP."""
     import sys
+    lock = hold_realkernel_lock()  # noqa: F841 (held until exit)
     runner = _TapRunner()
     unittest.main(testRunner=runner, exit=False)
     sys.exit(1 if runner.failed else 0)
