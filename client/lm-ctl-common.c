@@ -81,16 +81,24 @@ lm_ctl_call (LmExportedLaptopMode *proxy, const char *method, GVariant *params, 
                                  G_MAXINT, NULL, error);
 }
 
+/* A method call needs no proxy: no GetAll of every property and no
+ * GetNameOwner before it, one round trip to the daemon (D-Bus activation
+ * still starts it). ServiceUnknown says when it is not running. */
 int
 lm_ctl_call_and_report (const char *method, GVariant *params)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) owned = params != NULL ? g_variant_ref_sink (params) : NULL;
-  g_autoptr (LmExportedLaptopMode) proxy = lm_ctl_get_proxy ();
+  g_autoptr (GDBusConnection) bus = g_bus_get_sync (G_BUS_TYPE_SYSTEM, NULL, &error);
 
-  if (proxy == NULL)
-    return EXIT_FAILURE;
-  g_autoptr (GVariant) reply = lm_ctl_call (proxy, method, owned, &error);
+  if (bus == NULL)
+    {
+      lm_ctl_print_error ("cannot reach the system bus", error);
+      return EXIT_FAILURE;
+    }
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_sync (bus, LM_BUS_NAME, LM_OBJECT_PATH, LM_INTERFACE, method, owned,
+                                     NULL, lm_ctl_call_flags (), G_MAXINT, NULL, &error);
   if (reply == NULL)
     {
       lm_ctl_print_error (NULL, error);
