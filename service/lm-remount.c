@@ -544,9 +544,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           if (m != NULL)
             state_set (state, GROUP_APPLIED, m->key, m->fs_options);
         }
-      g_autoptr (GError) save_error = NULL;
-      if (!lm_state_save (state, &save_error))
-        g_debug ("Could not record the applied options: %s", save_error->message);
+      lm_state_save_soon (state); /* not needed for an exact restore */
     }
   return TRUE;
 }

@@ -14,6 +14,7 @@ struct _LmState
 {
   char *path;
   GKeyFile *key_file;
+  guint save_id; /* lm_state_save_soon() pending */
 };
 
 LmState *
@@ -31,6 +32,12 @@ lm_state_free (LmState *state)
 {
   if (state == NULL)
     return;
+  if (state->save_id != 0)
+    {
+      g_autoptr (GError) error = NULL;
+      if (!lm_state_save (state, &error))
+        g_warning ("%s", error->message);
+    }
   g_key_file_unref (state->key_file);
   g_free (state->path);
   g_free (state);
@@ -130,6 +137,7 @@ lm_state_is_empty (LmState *state)
 gboolean
 lm_state_save (LmState *state, GError **error)
 {
+  g_clear_handle_id (&state->save_id, g_source_remove);
   if (lm_state_is_empty (state))
     {
       if (g_unlink (state->path) < 0 && errno != ENOENT)
@@ -144,6 +152,25 @@ lm_state_save (LmState *state, GError **error)
   gsize length;
   g_autofree char *data = g_key_file_to_data (state->key_file, &length, NULL);
   return lm_io_write_atomic (state->path, data, length, 0600, error);
+}
+
+static gboolean
+save_idle (gpointer data)
+{
+  LmState *state = data;
+  g_autoptr (GError) error = NULL;
+
+  state->save_id = 0;
+  if (!lm_state_save (state, &error))
+    g_debug ("Could not record the applied values: %s", error->message);
+  return G_SOURCE_REMOVE;
+}
+
+void
+lm_state_save_soon (LmState *state)
+{
+  if (state->save_id == 0)
+    state->save_id = g_idle_add_full (G_PRIORITY_LOW, save_idle, state, NULL);
 }
 
 char *

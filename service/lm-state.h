@@ -15,6 +15,11 @@ const char *lm_state_get_path (LmState *state);
 
 gboolean lm_state_load (LmState *state, GError **error);
 gboolean lm_state_save (LmState *state, GError **error);
+/* Save from an idle callback (at the latest when @state is freed): for
+ * records a crash may lose, such as what the kernel made of a value
+ * already applied, so they cost no fsync while a caller waits. A
+ * lm_state_save() before then writes them too. */
+void lm_state_save_soon (LmState *state);
 gboolean lm_state_is_empty (LmState *state);
 
 char *lm_state_get (LmState *state, const char *group, const char *key);

@@ -161,9 +161,7 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
       if (now != NULL)
         lm_journal_mark (state, PART, backend->side_effects[i], now);
     }
-  g_autoptr (GError) save_error = NULL;
-  if (!lm_state_save (state, &save_error))
-    g_debug ("Could not record side effects: %s", save_error->message);
+  lm_state_save_soon (state); /* not needed for an exact restore */
   return TRUE;
 }
 
