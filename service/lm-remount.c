@@ -4,6 +4,8 @@
 
 #include "lm-remount.h"
 
+#include "lm-expedite.h"
+
 #include <string.h>
 
 #include "lm-error.h"
@@ -120,7 +122,7 @@ state_forget (LmState *state, const char *key)
 gboolean
 lm_remount_saved (LmState *state)
 {
-  return lm_journal_has_pending (state, GROUP_MOUNTS);
+  return lm_journal_has_pending (state, GROUP_MOUNTS) || lm_expedite_saved (state);
 }
 
 /* Whether saved superblock @key may be put back through mount @m: never
@@ -298,6 +300,7 @@ lm_remount_restore (LmState *state, GError **error)
   g_autoptr (GHashTable) expected = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GError) local_error = NULL;
 
+  lm_expedite_end (state); /* left by a crash inside a batch of remounts */
   if (keys[0] == NULL)
     return TRUE;
   g_autoptr (GPtrArray) mounts = lm_remount_read_mounts (&local_error);
@@ -503,7 +506,10 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
       g_ptr_array_add (jobs, lm_remount_job_new (step->mount, step->fd, step->next, TRUE));
     }
+  gboolean expedited = steps->len > 0 && lm_expedite_begin (state);
   lm_remount_run_jobs (jobs);
+  if (expedited)
+    lm_expedite_end (state);
   for (guint i = 0; i < steps->len; i++)
     {
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
