@@ -248,7 +248,10 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
       g_ptr_array_add (jobs, lm_remount_job_new (h->mount, h->fd, options, FALSE));
       g_ptr_array_add (job_keys, (gpointer) key);
     }
+  gboolean expedited = jobs->len > 0 && lm_expedite_begin (state);
   lm_remount_run_jobs (jobs);
+  if (expedited)
+    lm_expedite_end (state);
   for (guint i = 0; i < jobs->len; i++)
     {
       const char *key = g_ptr_array_index (job_keys, i);
