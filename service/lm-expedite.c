@@ -16,30 +16,47 @@
 #define SYSFS "/sys/kernel/rcu_expedited"
 
 gboolean
-lm_expedite_begin (LmState *state)
+lm_expedite_plan (LmState *state)
 {
   g_autofree char *path = lm_path (SYSFS);
   g_autofree char *current = lm_io_read_value (path, NULL);
-  g_autoptr (GError) error = NULL;
 
   /* Missing (tiny RCU, a fake root), or someone else wants it on. */
   if (current == NULL || !g_str_equal (current, "0"))
     return FALSE;
-  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
   lm_journal_remember (state, PART, KEY, current);
   lm_journal_mark (state, PART, KEY, "1");
+  return TRUE;
+}
+
+gboolean
+lm_expedite_start (LmState *state)
+{
+  g_autofree char *path = lm_path (SYSFS);
+  g_autoptr (GError) error = NULL;
+
+  if (lm_io_write_value (path, "1", &error))
+    return TRUE;
+  g_debug ("Not expediting grace periods: %s", error->message);
+  lm_journal_forget (state, PART, KEY);
+  lm_state_save_soon (state);
+  return FALSE;
+}
+
+gboolean
+lm_expedite_begin (LmState *state)
+{
+  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
+  g_autoptr (GError) error = NULL;
+
+  if (!lm_expedite_plan (state))
+    return FALSE;
   if (!lm_journal_commit (tx, &error))
     {
       g_debug ("Not expediting grace periods: %s", error->message);
       return FALSE;
     }
-  if (!lm_io_write_value (path, "1", &error))
-    {
-      g_debug ("Not expediting grace periods: %s", error->message);
-      lm_journal_undo (tx);
-      return FALSE;
-    }
-  return TRUE;
+  return lm_expedite_start (state);
 }
 
 void

@@ -14,6 +14,12 @@ G_BEGIN_DECLS
  * missing, already set by someone else, or the journal cannot be written:
  * the remounts then only take longer. */
 gboolean lm_expedite_begin (LmState *state);
+/* The same in two steps, for a caller with a journal transaction of its
+ * own: plan (remember and mark, TRUE when it is to be set) before that
+ * transaction's commit, start (write; FALSE and forgotten when refused)
+ * after it. */
+gboolean lm_expedite_plan (LmState *state);
+gboolean lm_expedite_start (LmState *state);
 /* After the batch, or at start-up after a crash inside it: puts the
  * original back unless someone else changed it since, and forgets it. */
 void lm_expedite_end (LmState *state);

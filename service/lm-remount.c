@@ -496,9 +496,12 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       g_array_append_val (steps, step);
     }
 
-  /* 3. Make the originals durable before touching anything. */
+  /* 3. Make the originals durable before touching anything (with the
+   * grace-period switch, lm-expedite.c, in the same write). */
+  gboolean expedited = steps->len > 0 && lm_expedite_plan (state);
   if (!lm_journal_commit (tx, error))
     return FALSE;
+  expedited = expedited && lm_expedite_start (state);
 
   /* 4. Remount, side by side; if any fails, undo all the others. */
   g_autoptr (GPtrArray) jobs
@@ -509,7 +512,6 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
       g_ptr_array_add (jobs, lm_remount_job_new (step->mount, step->fd, step->next, TRUE));
     }
-  gboolean expedited = steps->len > 0 && lm_expedite_begin (state);
   lm_remount_run_jobs (jobs);
   if (expedited)
     lm_expedite_end (state);

@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "lm-expedite.h"
+#include "lm-journal.h"
 #include "lm-state.h"
 #include "test-fakeroot.h"
 
@@ -86,6 +87,34 @@ test_changed_meanwhile (LmFakeRoot *f, gconstpointer data)
   g_assert_false (lm_expedite_saved (state));
 }
 
+/* In two steps inside a caller's transaction: nothing is written before
+ * the commit, and a transaction dropped before it forgets the plan. */
+static void
+test_plan_in_transaction (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) state = NULL;
+
+  lm_fake_root_put (f, FILE_REL, "0\n");
+  state = new_state (f);
+  {
+    g_autoptr (LmJournalTx) dropped = lm_journal_begin (state);
+    g_assert_true (lm_expedite_plan (state));
+  }
+  g_assert_false (lm_expedite_saved (state));
+
+  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
+  g_assert_true (lm_expedite_plan (state));
+  g_autofree char *before = lm_fake_root_get (f, FILE_REL);
+  g_assert_cmpstr (before, ==, "0");
+  g_assert_true (lm_journal_commit (tx, NULL));
+  g_assert_true (lm_expedite_start (state));
+  g_autofree char *during = lm_fake_root_get (f, FILE_REL);
+  g_assert_cmpstr (during, ==, "1");
+  lm_expedite_end (state);
+  g_autofree char *after = lm_fake_root_get (f, FILE_REL);
+  g_assert_cmpstr (after, ==, "0");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -98,5 +127,7 @@ main (int argc, char **argv)
               lm_fake_root_teardown);
   g_test_add ("/expedite/changed-meanwhile", LmFakeRoot, NULL, lm_fake_root_setup,
               test_changed_meanwhile, lm_fake_root_teardown);
+  g_test_add ("/expedite/plan-in-transaction", LmFakeRoot, NULL, lm_fake_root_setup,
+              test_plan_in_transaction, lm_fake_root_teardown);
   return g_test_run ();
 }
