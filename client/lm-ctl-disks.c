@@ -66,6 +66,38 @@ get_disks (LmExportedLaptopMode *proxy)
   return disks;
 }
 
+/* One line of what the hardware's own power settings are now (issue 18):
+ * link policy, runtime PM of the disk and its controller, NVMe tolerance.
+ * Every value is sysfs text, so it is printed escaped. */
+static void
+print_hw_power (GVariant *d)
+{
+  static const struct
+  {
+    const char *key, *label;
+  } fields[] = {
+    { "SataHost", "host" },
+    { "LinkPolicy", "link" },
+    { "RuntimePM", "runtime-pm" },
+    { "AutosuspendMs", "autosuspend-ms" },
+    { "Controller", "controller" },
+    { "ControllerRuntimePM", "controller-runtime-pm" },
+    { "NvmeLatencyToleranceUs", "nvme-latency-us" },
+  };
+  g_autoptr (GString) line = g_string_new (NULL);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (fields); i++)
+    {
+      const char *v = NULL;
+      if (!g_variant_lookup (d, fields[i].key, "&s", &v))
+        continue;
+      g_autofree char *safe = lm_ctl_safe (v);
+      g_string_append_printf (line, "%s%s=%s", line->len ? " " : "", fields[i].label, safe);
+    }
+  if (line->len > 0)
+    g_print ("           power: %s\n", line->str);
+}
+
 static void
 print_disk (const char *name, GVariant *d)
 {
@@ -94,6 +126,7 @@ print_disk (const char *name, GVariant *d)
       g_autofree char *safe_error = lm_ctl_safe (error);
       g_print ("           error: %s\n", safe_error);
     }
+  print_hw_power (d);
 }
 
 int

@@ -19,7 +19,10 @@ lm_ctl_set (int argc, char **argv)
           "NoRemount (comma-separated mount points),\n"
           "Attribution (auto|bpf|tracefs|block_dump|none), SpinUpIdle, SpinUpHistory "
           "(true|false),\n"
-          "DiskRecheck, DiskSettings (GVariant text, e.g. \"{'sda': {'APM': <uint32 128>}}\").\n"
+          "DiskRecheck, DiskSettings (GVariant text, e.g. \"{'sda': {'APM': <uint32 128>}}\"),\n"
+          "SataLinkPolicy (med_power_with_dipm|max_performance|medium_power|min_power|\n"
+          "min_power_with_partial|keep), RuntimePM (true|false), RuntimePMAutosuspendMs,\n"
+          "NvmeLatencyToleranceUs (keep|auto|any|microseconds).\n"
           "Each value is read as the type of the property of the same name.",
           NULL))
     return LM_CTL_EXIT_USAGE;

@@ -37,6 +37,7 @@ static const LmDiskKey disk_keys[] = {
   DISK_KEY ("APM", 'u', 1, 255, NULL, apm),
   DISK_KEY ("ReadaheadKiB", 'u', 0, 1048576, NULL, readahead_kib),
   DISK_KEY ("Exclude", 'b', 0, 1, NULL, exclude),
+  DISK_KEY ("RuntimePM", 'b', 0, 1, NULL, runtime_pm),
 };
 
 static LmDiskPolicy *
@@ -45,6 +46,7 @@ policy_new (void)
   LmDiskPolicy *p = g_new (LmDiskPolicy, 1);
 
   p->standby_seconds = p->ac_standby_seconds = p->apm = p->readahead_kib = p->exclude = -1;
+  p->runtime_pm = -1;
   return p;
 }
 

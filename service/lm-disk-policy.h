@@ -16,6 +16,7 @@ typedef struct
   gint apm;                /* 1–254, 255 = off */
   gint readahead_kib;      /* /sys/block/X/queue/read_ahead_kb while on */
   gint exclude;            /* 1: never touched, not even asked its power state */
+  gint runtime_pm;         /* 1/0: power/control=auto for it and its controller (lm-hwpower.c) */
 } LmDiskPolicy;
 
 /* Tables map a stable id ("ata-WDC_…", or a kernel name) to LmDiskPolicy. */

@@ -13,6 +13,7 @@
 #include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-error.h"
+#include "lm-hwpower.h"
 #include "lm-io.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
@@ -285,6 +286,8 @@ disk_to_variant (LmDisk *d)
                            g_variant_new_uint32 ((guint) d->applied_readahead));
   if (d->error != NULL)
     g_variant_builder_add (&b, "{sv}", "Error", g_variant_new_string (d->error));
+  if (!d->excluded)
+    lm_hwpower_describe_disk (d->name, &b);
   return g_variant_builder_end (&b);
 }
 

@@ -4,6 +4,8 @@
  * tunables as they were; disks come last and never keep laptop mode off. */
 #include "lm-participants.h"
 
+#include "lm-disks-private.h"
+#include "lm-hwpower.h"
 #include "lm-remount.h"
 
 typedef struct
@@ -75,10 +77,38 @@ disks_saved (const LmSystem *sys)
   return lm_disks_saved (sys->state);
 }
 
+/* SATA link power, runtime PM, NVMe latency tolerance: best effort like the
+ * disks (a host that refuses ALPM must not keep laptop mode off); the Disks
+ * property shows what sysfs holds now, so it is sent again after. */
+static gboolean
+hwpower_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  gboolean ok = lm_hwpower_apply (settings, sys->state, error);
+  if (sys->disks != NULL)
+    lm_disks_publish (sys->disks);
+  return ok;
+}
+
+static gboolean
+hwpower_restore (const LmSystem *sys, GError **error)
+{
+  gboolean ok = lm_hwpower_restore (sys->state, error);
+  if (sys->disks != NULL)
+    lm_disks_publish (sys->disks);
+  return ok;
+}
+
+static gboolean
+hwpower_saved (const LmSystem *sys)
+{
+  return lm_hwpower_saved (sys->state);
+}
+
 static const LmParticipant participants[] = {
   { "remounts", TRUE, remounts_apply, remounts_restore, remounts_saved },
   { "tunables", TRUE, tunables_apply, tunables_restore, tunables_saved },
   { "disks", FALSE, disks_apply, disks_restore, disks_saved },
+  { "hardware power settings", FALSE, hwpower_apply, hwpower_restore, hwpower_saved },
 };
 
 gboolean

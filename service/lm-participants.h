@@ -1,5 +1,5 @@
 /* lm-participants.h: everything that changes the system while laptop mode
- * is on, in one declared order: remounts, tunables, disks. The daemon
+ * is on, in one declared order: remounts, tunables, disks, hardware power. The daemon
  * drives them through these four calls and never lists them itself. */
 #pragma once
 

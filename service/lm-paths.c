@@ -5,6 +5,9 @@
 
 #include "lm-paths.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static char *root;
 static char *config_file;
 static char *state_dir;
@@ -79,4 +82,30 @@ lm_paths_set_config_file (const char *path)
 {
   g_free (config_file);
   config_file = g_strdup (path);
+}
+
+/* A sysfs path with every symlink resolved, as a system path ("/sys/devices/…"),
+ * or NULL when it does not exist or leads out of @within under the root: a
+ * link in a fake root, or a tampered one, never takes a write elsewhere. */
+char *
+lm_path_resolve (const char *system_path, const char *within)
+{
+  g_autofree char *path = lm_path (system_path);
+  g_autofree char *real = realpath (path, NULL);
+  g_autofree char *real_root = realpath (lm_root (), NULL);
+  const char *rest;
+
+  if (real == NULL || real_root == NULL)
+    return NULL;
+  rest = real;
+  if (!g_str_equal (real_root, "/"))
+    {
+      if (!g_str_has_prefix (real, real_root) || real[strlen (real_root)] != '/')
+        return NULL;
+      rest = real + strlen (real_root);
+    }
+  if (!g_str_equal (rest, within)
+      && !(g_str_has_prefix (rest, within) && rest[strlen (within)] == '/'))
+    return NULL;
+  return g_strdup (rest);
 }

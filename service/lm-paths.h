@@ -8,6 +8,9 @@
 G_BEGIN_DECLS
 
 char *lm_path (const char *system_path);
+/* @system_path with its symlinks resolved inside the root, NULL unless it
+ * exists and lies under @within (e.g. "/sys/devices"). */
+char *lm_path_resolve (const char *system_path, const char *within);
 const char *lm_root (void);
 void lm_paths_reset (void);
 

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "lm-disk-policy.h"
+#include "lm-hwpower.h"
 #include "lm-error.h"
 #include "lm-io.h"
 #include "lm-limits.h"
@@ -20,6 +21,16 @@ static const char *const attribution_choices[]
 /* Types whose drivers take commit=<seconds> on remount: xfs and others
  * would refuse it, so they cannot be listed. */
 static const char *const remount_type_choices[] = { "ext3", "ext4", "reiserfs", "btrfs", NULL };
+/* What link_power_management_policy takes (ata_scsi_lpm_store); "keep" and ""
+ * leave it alone. keep_firmware_settings can be read but not written. */
+static const char *const sata_link_choices[] = { "med_power_with_dipm",
+                                                 "max_performance",
+                                                 "medium_power",
+                                                 "min_power",
+                                                 "min_power_with_partial",
+                                                 "keep",
+                                                 "",
+                                                 NULL };
 
 /* One table row per line reads better than clang-format's layout of
  * brace-initialiser macros. The size bounds (lm-limits.h) are columns of
@@ -46,6 +57,10 @@ static const LmSettingKey setting_keys[] = {
   UINT_KEY ("SpinUpIdle", spinup_idle, 1, 86400),
   BOOL_KEY ("SpinUpHistory", spinup_history),
   UINT_KEY ("DiskRecheck", disk_recheck, 0, 86400),
+  STR_KEY ("SataLinkPolicy", sata_link_policy, sata_link_choices),
+  BOOL_KEY ("RuntimePM", runtime_pm),
+  UINT_KEY ("RuntimePMAutosuspendMs", runtime_pm_autosuspend_ms, 0, 3600000),
+  STR_KEY ("NvmeLatencyToleranceUs", nvme_latency_tolerance, NULL),
 };
 
 const LmSettingKey *
@@ -76,6 +91,9 @@ lm_settings_new (void)
   s->remount_types = g_strdupv ((char **) remount_type_choices);
   s->no_remount = g_new0 (char *, 1);
   s->disks = lm_disk_policies_new ();
+  s->sata_link_policy = g_strdup ("med_power_with_dipm");
+  s->runtime_pm = TRUE;
+  s->nvme_latency_tolerance = g_strdup ("keep");
   return s;
 }
 
@@ -90,6 +108,8 @@ lm_settings_copy (const LmSettings *settings)
   s->remount_types = g_strdupv (settings->remount_types);
   s->no_remount = g_strdupv (settings->no_remount);
   s->disks = lm_disk_policies_copy (settings->disks);
+  s->sata_link_policy = g_strdup (settings->sata_link_policy);
+  s->nvme_latency_tolerance = g_strdup (settings->nvme_latency_tolerance);
   return s;
 }
 
@@ -104,6 +124,8 @@ lm_settings_free (LmSettings *settings)
   g_strfreev (settings->remount_types);
   g_strfreev (settings->no_remount);
   g_clear_pointer (&settings->disks, g_hash_table_unref);
+  g_free (settings->sata_link_policy);
+  g_free (settings->nvme_latency_tolerance);
   g_free (settings);
 }
 
@@ -119,7 +141,10 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
          && a->low_battery_percent == b->low_battery_percent && a->remount == b->remount
          && g_strv_equal ((const char *const *) a->remount_types,
                           (const char *const *) b->remount_types)
-         && g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount);
+         && g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount)
+         && g_str_equal (a->sata_link_policy, b->sata_link_policy) && a->runtime_pm == b->runtime_pm
+         && a->runtime_pm_autosuspend_ms == b->runtime_pm_autosuspend_ms
+         && g_str_equal (a->nvme_latency_tolerance, b->nvme_latency_tolerance);
 }
 
 gboolean
@@ -194,7 +219,19 @@ gboolean
 lm_settings_set_string (LmSettings *s, const LmSettingKey *k, const char *value, const char *origin,
                         GError **error)
 {
-  if (!g_strv_contains (k->choices, value))
+  /* A key without choices has a syntax of its own. */
+  if (k->choices == NULL)
+    {
+      g_autoptr (GError) check_error = NULL;
+      if (!lm_hwpower_check_latency (value, &check_error))
+        {
+          g_autofree char *got = lm_limits_quote (value);
+          g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s, not %s",
+                       check_error->message, origin ? " in " : "", origin ? origin : "", got);
+          return FALSE;
+        }
+    }
+  else if (!g_strv_contains (k->choices, value))
     {
       g_autofree char *got = lm_limits_quote (value);
       lm_settings_set_range_error (error, k, origin, got);

@@ -26,6 +26,10 @@ typedef struct
   gboolean spinup_history;   /* monitor spin-ups even with no subscriber */
   guint disk_recheck; /* seconds between looks at a sleeping disk without attribution; 0: auto */
   GHashTable *disks;  /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
+  char *sata_link_policy;          /* link_power_management_policy while on; "keep"/"": untouched */
+  gboolean runtime_pm;             /* power/control=auto for disks and their controllers */
+  guint runtime_pm_autosuspend_ms; /* power/autosuspend_delay_ms while on; 0: untouched */
+  char *nvme_latency_tolerance;    /* power/pm_qos_latency_tolerance_us; "keep": untouched */
 } LmSettings;
 
 LmSettings *lm_settings_new (void);

@@ -1,0 +1,509 @@
+/* lm-hwpower.c: SATA link power, runtime PM and NVMe latency tolerance, over
+ * the journal. Writes only files under /sys/devices reached inside the root,
+ * never a disk that is excluded, and never a value someone else changed. */
+#include "lm-hwpower.h"
+
+#include <string.h>
+
+#include "lm-blockdev.h"
+#include "lm-disk-policy.h"
+#include "lm-error.h"
+#include "lm-io.h"
+#include "lm-journal.h"
+#include "lm-paths.h"
+
+#define DEVICES "/sys/devices"
+#define LINK_POLICY "link_power_management_policy"
+#define LATENCY "power/pm_qos_latency_tolerance_us"
+/* The kernel shows these for "not managed by the OS" and takes no write of
+ * them (ata_scsi_lpm_store starts at max_performance): the nearest it
+ * takes is max_performance, what kernels before 6.9 showed for the same. */
+#define LPM_UNWRITABLE_1 "keep_firmware_settings"
+#define LPM_UNWRITABLE_2 "keep_firmware"
+#define LPM_NEAREST "max_performance"
+/* PxCMD bits 18 (hot-plug capable) and 21 (external port): link power
+ * management there stops the controller seeing a drive pulled out. */
+#define AHCI_PORT_HOTPLUG 0x240000u
+
+static gboolean
+is_keep (const char *value)
+{
+  return value == NULL || *value == '\0' || g_str_equal (value, "keep");
+}
+
+gboolean
+lm_hwpower_check_latency (const char *value, GError **error)
+{
+  guint64 n;
+
+  if (is_keep (value) || g_str_equal (value, "auto") || g_str_equal (value, "any")
+      || g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT32, &n, NULL))
+    return TRUE;
+  g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+               "NvmeLatencyToleranceUs must be “keep”, “auto”, “any” or a whole number of "
+               "microseconds from 0 to 2147483647");
+  return FALSE;
+}
+
+static char *
+read_value (const char *system_path)
+{
+  g_autofree char *path = lm_path (system_path);
+  return lm_io_read_value (path, NULL);
+}
+
+/* --- topology ------------------------------------------------------------ */
+
+/* The disk's own device ("/sys/devices/…/0:0:0:0", "…/nvme/nvme0"). */
+static char *
+disk_device (const char *disk)
+{
+  g_autofree char *link = g_strdup_printf ("/sys/block/%s/device", disk);
+  return lm_path_resolve (link, DEVICES);
+}
+
+/* The nearest ancestor on the PCI bus: the AHCI, NVMe or virtio function. */
+static char *
+controller_of (const char *device)
+{
+  g_autofree char *dir = g_strdup (device);
+
+  while (g_str_has_prefix (dir, DEVICES "/"))
+    {
+      g_autofree char *sub = g_build_filename (dir, "subsystem", NULL);
+      g_autofree char *bus = lm_path_resolve (sub, "/sys/bus");
+      if (bus != NULL && g_str_equal (bus, "/sys/bus/pci"))
+        return g_steal_pointer (&dir);
+      char *up = g_path_get_dirname (dir);
+      g_free (dir);
+      dir = up;
+    }
+  return NULL;
+}
+
+static gboolean
+is_under (const char *path, const char *dir)
+{
+  return g_str_has_prefix (path, dir) && (path[strlen (dir)] == '/' || path[strlen (dir)] == '\0');
+}
+
+/* The device a class entry belongs to: /sys/class/scsi_host/host0 is
+ * …/ata1/host0/scsi_host/host0, its device …/ata1/host0. */
+static char *
+class_device (const char *cls, const char *name, guint up)
+{
+  g_autofree char *link = g_strdup_printf ("/sys/class/%s/%s", cls, name);
+  g_autofree char *dir = lm_path_resolve (link, DEVICES);
+
+  for (guint i = 0; dir != NULL && i < up; i++)
+    {
+      char *parent = g_path_get_dirname (dir);
+      g_free (dir);
+      dir = parent;
+    }
+  return g_steal_pointer (&dir);
+}
+
+static gboolean
+disk_excluded (const LmSettings *settings, const char *disk)
+{
+  g_autofree char *id = lm_blockdev_stable_id (disk);
+  return lm_disk_policy_excluded (lm_disk_policies_lookup (settings->disks, id, disk));
+}
+
+static gboolean
+disk_runtime_pm (const LmSettings *settings, const char *disk)
+{
+  g_autofree char *id = lm_blockdev_stable_id (disk);
+  const LmDiskPolicy *p = lm_disk_policies_lookup (settings->disks, id, disk);
+  return p != NULL && p->runtime_pm >= 0 ? p->runtime_pm == 1 : settings->runtime_pm;
+}
+
+/* name → its device, for every listed disk with one. */
+static GHashTable *
+disks_with_devices (void)
+{
+  g_autofree char *block = lm_path ("/sys/block");
+  g_autoptr (GDir) dir = g_dir_open (block, 0, NULL);
+  GHashTable *disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      char *dev = lm_blockdev_is_listed (name) ? disk_device (name) : NULL;
+      if (dev != NULL)
+        g_hash_table_insert (disks, g_strdup (name), dev);
+    }
+  return disks;
+}
+
+/* Whether any disk on @device (or below it) is excluded. */
+static gboolean
+any_excluded_under (const LmSettings *settings, GHashTable *disks, const char *device)
+{
+  GHashTableIter iter;
+  gpointer name, dev;
+
+  g_hash_table_iter_init (&iter, disks);
+  while (g_hash_table_iter_next (&iter, &name, &dev))
+    if (is_under (dev, device) && disk_excluded (settings, name))
+      return TRUE;
+  return FALSE;
+}
+
+static char **
+class_entries (const char *cls)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/class/%s", cls);
+  g_autofree char *path = lm_path (sys);
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    g_ptr_array_add (names, g_strdup (name));
+  g_ptr_array_sort (names, (GCompareFunc) g_strcmp0);
+  g_ptr_array_add (names, NULL);
+  return (char **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
+}
+
+static gboolean
+host_hotplug (const char *host)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/class/scsi_host/%s/ahci_port_cmd", host);
+  g_autofree char *cmd = read_value (sys);
+  return cmd != NULL && (g_ascii_strtoull (cmd, NULL, 16) & AHCI_PORT_HOTPLUG) != 0;
+}
+
+/* --- what to write --------------------------------------------------------- */
+
+/* Canonical path → value, for the settings as they stand. */
+static void
+add_target (GHashTable *targets, const char *device, const char *file, const char *value)
+{
+  g_autofree char *sys = g_build_filename (device, file, NULL);
+  char *path = lm_path_resolve (sys, DEVICES);
+
+  if (path == NULL)
+    return; /* the kernel offers no such file here */
+  g_hash_table_replace (targets, path, g_strdup (value));
+}
+
+static void
+add_runtime_pm (GHashTable *targets, const LmSettings *settings, const char *device)
+{
+  add_target (targets, device, "power/control", "auto");
+  if (settings->runtime_pm_autosuspend_ms > 0)
+    {
+      g_autofree char *file = g_build_filename (device, "power/autosuspend_delay_ms", NULL);
+      g_autofree char *now = read_value (file);
+      g_autofree char *v = g_strdup_printf ("%u", settings->runtime_pm_autosuspend_ms);
+      /* Unreadable (EIO) where the device does not use autosuspend. */
+      if (now != NULL)
+        add_target (targets, device, "power/autosuspend_delay_ms", v);
+    }
+}
+
+static GHashTable *
+targets_for (const LmSettings *settings)
+{
+  GHashTable *targets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr (GHashTable) disks = disks_with_devices ();
+  GHashTableIter iter;
+  gpointer name, dev;
+
+  if (!is_keep (settings->sata_link_policy))
+    {
+      g_auto (GStrv) hosts = class_entries ("scsi_host");
+      for (guint i = 0; hosts[i] != NULL; i++)
+        {
+          g_autofree char *device = class_device ("scsi_host", hosts[i], 2);
+          g_autofree char *cls = class_device ("scsi_host", hosts[i], 0);
+          if (device == NULL || cls == NULL || any_excluded_under (settings, disks, device))
+            continue;
+          if (host_hotplug (hosts[i]))
+            {
+              g_message ("SATA host %s is a hot-plug or external port: link power left alone",
+                         hosts[i]);
+              continue;
+            }
+          add_target (targets, cls, LINK_POLICY, settings->sata_link_policy);
+        }
+    }
+  if (!is_keep (settings->nvme_latency_tolerance))
+    {
+      g_auto (GStrv) ctrls = class_entries ("nvme");
+      for (guint i = 0; ctrls[i] != NULL; i++)
+        {
+          g_autofree char *device = class_device ("nvme", ctrls[i], 0);
+          if (device != NULL && !any_excluded_under (settings, disks, device))
+            add_target (targets, device, LATENCY, settings->nvme_latency_tolerance);
+        }
+    }
+  g_hash_table_iter_init (&iter, disks);
+  while (g_hash_table_iter_next (&iter, &name, &dev))
+    {
+      if (disk_excluded (settings, name) || !disk_runtime_pm (settings, name))
+        continue;
+      g_autofree char *controller = controller_of (dev);
+      add_runtime_pm (targets, settings, dev);
+      /* A controller shared with an excluded disk is left alone. */
+      if (controller != NULL && !any_excluded_under (settings, disks, controller))
+        add_runtime_pm (targets, settings, controller);
+    }
+  return targets;
+}
+
+/* --- restore --------------------------------------------------------------- */
+
+static gboolean
+valid_key (const char *key)
+{
+  return g_str_has_prefix (key, DEVICES "/") && strstr (key, "/../") == NULL
+         && !g_str_has_suffix (key, "/..");
+}
+
+/* One entry: write the original back if the value is still ours. The
+ * entry is forgotten in any case (the caller saves). */
+static gboolean
+restore_one (LmState *state, const char *key, GString *failures)
+{
+  g_autofree char *original = lm_journal_original (state, LM_HWPOWER_PART, key);
+  g_autofree char *current = valid_key (key) ? read_value (key) : NULL;
+  g_autoptr (GError) error = NULL;
+  gboolean ok = TRUE;
+
+  if (original == NULL || current == NULL)
+    g_message ("%s is gone; nothing to restore there", key);
+  else
+    switch (lm_journal_check (state, LM_HWPOWER_PART, key, current))
+      {
+        case LM_JOURNAL_AS_ORIGINAL:
+          break;
+        case LM_JOURNAL_CHANGED:
+          g_message ("%s was changed to %s by someone else; leaving it (original was %s)", key,
+                     current, original);
+          break;
+        case LM_JOURNAL_OURS:
+          {
+            const char *back = original;
+            g_autofree char *path = lm_path (key);
+            if (g_str_equal (original, LPM_UNWRITABLE_1)
+                || g_str_equal (original, LPM_UNWRITABLE_2))
+              {
+                g_message ("%s was %s, which the kernel takes no write of; writing %s", key,
+                           original, LPM_NEAREST);
+                back = LPM_NEAREST;
+              }
+            if (!lm_io_write_value (path, back, &error))
+              {
+                g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
+                                        error->message);
+                ok = FALSE;
+              }
+            break;
+          }
+      }
+  lm_journal_forget (state, LM_HWPOWER_PART, key);
+  return ok;
+}
+
+gboolean
+lm_hwpower_restore (LmState *state, GError **error)
+{
+  g_auto (GStrv) keys = lm_journal_pending (state, LM_HWPOWER_PART);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GError) save_error = NULL;
+
+  if (keys[0] == NULL)
+    return TRUE;
+  for (guint i = 0; keys[i] != NULL; i++)
+    restore_one (state, keys[i], failures);
+  if (!lm_state_save (state, &save_error))
+    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+  g_message ("Restored SATA link power, runtime PM and NVMe latency tolerance");
+  if (failures->len > 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL,
+                   "Could not restore every hardware power setting: %s", failures->str);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* --- apply ----------------------------------------------------------------- */
+
+typedef struct
+{
+  char *key;
+  char *value;
+  char *previous; /* applied before this call, NULL when remembered now */
+} Write;
+
+static void
+write_free (Write *w)
+{
+  g_free (w->key);
+  g_free (w->value);
+  g_free (w->previous);
+  g_free (w);
+}
+
+gboolean
+lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
+{
+  g_autoptr (GHashTable) targets = targets_for (settings);
+  g_auto (GStrv) pending = lm_journal_pending (state, LM_HWPOWER_PART);
+  g_autoptr (GPtrArray) writes = g_ptr_array_new_with_free_func ((GDestroyNotify) write_free);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (LmJournalTx) tx = NULL;
+  g_autoptr (GList) keys = NULL;
+  gboolean dirty = FALSE;
+
+  /* What an earlier apply wrote and these settings no longer want. */
+  for (guint i = 0; pending[i] != NULL; i++)
+    if (!g_hash_table_contains (targets, pending[i]))
+      {
+        restore_one (state, pending[i], failures);
+        dirty = TRUE;
+      }
+
+  /* 1. Originals and what will be written, durably, before any write. */
+  tx = lm_journal_begin (state);
+  keys = g_list_sort (g_hash_table_get_keys (targets), (GCompareFunc) strcmp);
+  for (GList *l = keys; l != NULL; l = l->next)
+    {
+      const char *key = l->data;
+      const char *value = g_hash_table_lookup (targets, key);
+      g_autofree char *now = read_value (key);
+      g_autofree char *applied = lm_journal_applied (state, LM_HWPOWER_PART, key);
+      g_autofree char *original = lm_journal_original (state, LM_HWPOWER_PART, key);
+
+      if (now == NULL || g_str_equal (now, value))
+        continue;
+      if (original != NULL && applied != NULL && !g_str_equal (now, applied))
+        {
+          g_message ("%s was changed to %s by someone else; leaving it", key, now);
+          continue;
+        }
+      Write *w = g_new0 (Write, 1);
+      w->key = g_strdup (key);
+      w->value = g_strdup (value);
+      w->previous = original != NULL ? g_strdup (applied) : NULL;
+      lm_journal_remember (state, LM_HWPOWER_PART, key, now);
+      lm_journal_mark (state, LM_HWPOWER_PART, key, value);
+      g_ptr_array_add (writes, w);
+    }
+  if (writes->len == 0)
+    {
+      g_autoptr (GError) save_error = NULL;
+      if (dirty && !lm_state_save (state, &save_error))
+        g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+      goto out;
+    }
+  if (!lm_journal_commit (tx, error))
+    return FALSE;
+
+  /* 2. The writes; one the kernel refuses is taken back out of the journal. */
+  gboolean refused = FALSE;
+  for (guint i = 0; i < writes->len; i++)
+    {
+      Write *w = writes->pdata[i];
+      g_autofree char *path = lm_path (w->key);
+      g_autoptr (GError) write_error = NULL;
+
+      if (lm_io_write_value (path, w->value, &write_error))
+        continue;
+      g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", write_error->message);
+      if (w->previous != NULL)
+        lm_journal_mark (state, LM_HWPOWER_PART, w->key, w->previous);
+      else
+        lm_journal_forget (state, LM_HWPOWER_PART, w->key);
+      refused = TRUE;
+    }
+  if (refused)
+    {
+      g_autoptr (GError) save_error = NULL;
+      if (!lm_state_save (state, &save_error))
+        g_string_append_printf (failures, "; %s", save_error->message);
+    }
+  g_message ("Hardware power settings applied: %u written", writes->len);
+
+out:
+  if (failures->len > 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Hardware power settings: %s", failures->str);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+lm_hwpower_saved (LmState *state)
+{
+  return lm_journal_has_pending (state, LM_HWPOWER_PART);
+}
+
+GHashTable *
+lm_hwpower_applied (LmState *state)
+{
+  GHashTable *applied = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_auto (GStrv) keys = lm_journal_pending (state, LM_HWPOWER_PART);
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      char *v = lm_journal_applied (state, LM_HWPOWER_PART, keys[i]);
+      if (v != NULL)
+        g_hash_table_insert (applied, g_strdup (keys[i]), v);
+    }
+  return applied;
+}
+
+/* --- the Disks property ------------------------------------------------------ */
+
+static void
+add_file (GVariantBuilder *b, const char *name, const char *device, const char *file)
+{
+  g_autofree char *sys = device != NULL ? g_build_filename (device, file, NULL) : NULL;
+  g_autofree char *v = sys != NULL ? read_value (sys) : NULL;
+
+  if (v != NULL && g_utf8_validate (v, -1, NULL))
+    g_variant_builder_add (b, "{sv}", name, g_variant_new_string (v));
+}
+
+void
+lm_hwpower_describe_disk (const char *disk, GVariantBuilder *b)
+{
+  g_autofree char *dev = disk_device (disk);
+  g_autofree char *controller = dev != NULL ? controller_of (dev) : NULL;
+
+  if (dev == NULL)
+    return;
+  g_auto (GStrv) hosts = class_entries ("scsi_host");
+  for (guint i = 0; hosts[i] != NULL; i++)
+    {
+      g_autofree char *host = class_device ("scsi_host", hosts[i], 2);
+      g_autofree char *cls = class_device ("scsi_host", hosts[i], 0);
+      if (host != NULL && is_under (dev, host))
+        {
+          g_variant_builder_add (b, "{sv}", "SataHost", g_variant_new_string (hosts[i]));
+          add_file (b, "LinkPolicy", cls, LINK_POLICY);
+          break;
+        }
+    }
+  g_auto (GStrv) ctrls = class_entries ("nvme");
+  for (guint i = 0; ctrls[i] != NULL; i++)
+    {
+      g_autofree char *ctrl = class_device ("nvme", ctrls[i], 0);
+      if (ctrl != NULL && is_under (dev, ctrl))
+        add_file (b, "NvmeLatencyToleranceUs", ctrl, LATENCY);
+    }
+  add_file (b, "RuntimePM", dev, "power/control");
+  add_file (b, "AutosuspendMs", dev, "power/autosuspend_delay_ms");
+  if (controller != NULL)
+    {
+      g_autofree char *base = g_path_get_basename (controller);
+      g_variant_builder_add (b, "{sv}", "Controller", g_variant_new_string (base));
+      add_file (b, "ControllerRuntimePM", controller, "power/control");
+    }
+}
