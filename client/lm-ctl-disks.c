@@ -98,6 +98,68 @@ print_hw_power (GVariant *d)
     g_print ("           power: %s\n", line->str);
 }
 
+/* NVMe: where the controller is, its power states and where APST takes
+ * each one, and the state last read (the daemon reads only while awake). */
+static void
+print_nvme (GVariant *d)
+{
+  const char *controller = NULL, *error = NULL;
+  g_autoptr (GVariant) states = NULL, table = NULL;
+  gboolean apst = FALSE, apst_supported = FALSE;
+  guint32 current = 0;
+  gint64 read = 0;
+
+  if (!g_variant_lookup (d, "NvmeController", "&s", &controller))
+    return;
+  g_autofree char *safe = lm_ctl_safe (controller);
+  g_autoptr (GString) line = g_string_new (NULL);
+  g_string_append_printf (line, "           nvme: %s", safe);
+  if (g_variant_lookup (d, "NvmePowerState", "u", &current)
+      && g_variant_lookup (d, "NvmePowerStateRead", "x", &read))
+    {
+      g_autoptr (GDateTime) when = g_date_time_new_from_unix_local (read / G_USEC_PER_SEC);
+      g_autofree char *clock = when != NULL ? g_date_time_format (when, "%F %T") : g_strdup ("?");
+      g_string_append_printf (line, ", power state %u (read %s)", current, clock);
+    }
+  g_variant_lookup (d, "NvmeApstSupported", "b", &apst_supported);
+  g_variant_lookup (d, "NvmePowerStates", "@aa{sv}", &states);
+  if (g_variant_lookup (d, "NvmeApst", "b", &apst))
+    g_string_append_printf (line, ", APST %s", apst ? "on" : "off");
+  else if (states != NULL)
+    g_string_append (line, apst_supported ? ", APST unread" : ", no APST");
+  g_print ("%s\n", line->str);
+  if (g_variant_lookup (d, "NvmeError", "&s", &error))
+    {
+      g_autofree char *safe_error = lm_ctl_safe (error);
+      g_print ("           nvme error: %s\n", safe_error);
+    }
+  if (states == NULL)
+    return;
+  g_variant_lookup (d, "NvmeApstTable", "@a(uu)", &table);
+  for (gsize i = 0; i < g_variant_n_children (states); i++)
+    {
+      g_autoptr (GVariant) ps = g_variant_get_child_value (states, i);
+      guint32 index = (guint32) i, entry = 0, exit = 0;
+      double watts = 0;
+      gboolean operational = TRUE;
+      g_variant_lookup (ps, "State", "u", &index);
+      g_variant_lookup (ps, "MaxPowerW", "d", &watts);
+      g_variant_lookup (ps, "EntryLatencyUs", "u", &entry);
+      g_variant_lookup (ps, "ExitLatencyUs", "u", &exit);
+      g_variant_lookup (ps, "Operational", "b", &operational);
+      g_print ("           ps%-2u %9.4g W  %-15s  entry %7u µs  exit %7u µs", index, watts,
+               operational ? "operational" : "non-operational", entry, exit);
+      if (table != NULL && i < g_variant_n_children (table))
+        {
+          guint32 idle_ms, target;
+          g_variant_get_child (table, i, "(uu)", &idle_ms, &target);
+          if (idle_ms > 0)
+            g_print ("  → ps%u after %u ms idle", target, idle_ms);
+        }
+      g_print ("%s\n", index == current && read != 0 ? "  (current)" : "");
+    }
+}
+
 static void
 print_disk (const char *name, GVariant *d)
 {
@@ -127,6 +189,7 @@ print_disk (const char *name, GVariant *d)
       g_print ("           error: %s\n", safe_error);
     }
   print_hw_power (d);
+  print_nvme (d);
 }
 
 int

@@ -5,6 +5,7 @@
 
 #include "lm-disks.h"
 #include "lm-ata.h"
+#include "lm-disk-nvme.h"
 #include "lm-uevent.h"
 
 G_BEGIN_DECLS
@@ -29,6 +30,7 @@ typedef struct
   gint applied_standby;   /* what we sent while on, -1 none */
   gint applied_apm;       /* -1 none */
   gint applied_readahead; /* -1 none */
+  LmDiskNvme *nvme;       /* NVMe power states; NULL for other disks */
 } LmDisk;
 
 struct _LmDisks

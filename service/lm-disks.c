@@ -164,6 +164,8 @@ on_idle_timeout (gpointer user_data)
     {
       /* Busy anyway: look again one threshold later. */
       d->io = io;
+      if (d->nvme != NULL)
+        lm_disk_nvme_io_seen (d->nvme, d->excluded);
       arm_idle (d);
       return G_SOURCE_REMOVE;
     }
@@ -204,6 +206,8 @@ on_recheck (gpointer user_data)
   if (io != d->io)
     {
       d->io = io;
+      if (d->nvme != NULL)
+        lm_disk_nvme_io_seen (d->nvme, d->excluded);
       woke (d);
       return G_SOURCE_REMOVE;
     }
@@ -241,6 +245,9 @@ lm_disks_note_activity (LmDisks *self, const char *disk_name)
   if (d == NULL)
     return;
   lm_blockdev_read_io (d->name, &d->io);
+  /* I/O right now: an NVMe drive is awake and may be asked. */
+  if (d->nvme != NULL)
+    lm_disk_nvme_io_seen (d->nvme, d->excluded);
   if (d->asleep || d->idle_id == 0)
     woke (d);
 }
@@ -288,6 +295,8 @@ disk_to_variant (LmDisk *d)
     g_variant_builder_add (&b, "{sv}", "Error", g_variant_new_string (d->error));
   if (!d->excluded)
     lm_hwpower_describe_disk (d->name, &b);
+  if (d->nvme != NULL)
+    lm_disk_nvme_add_props (d->nvme, &b);
   return g_variant_builder_end (&b);
 }
 
@@ -314,11 +323,19 @@ disk_free (LmDisk *d)
 {
   g_clear_handle_id (&d->idle_id, g_source_remove);
   g_clear_handle_id (&d->recheck_id, g_source_remove);
+  g_clear_pointer (&d->nvme, lm_disk_nvme_free);
   g_free (d->name);
   g_free (d->id);
   g_free (d->model);
   g_free (d->error);
   g_free (d);
+}
+
+/* An NVMe read finished (on the main thread). */
+static void
+nvme_read (gpointer disk_name, gpointer user_data)
+{
+  lm_disks_publish (user_data);
 }
 
 static LmDisk *
@@ -338,6 +355,7 @@ disk_new (LmDisks *self, const char *name)
   d->start_mono = d->since_mono = g_get_monotonic_time ();
   d->since_real = g_get_real_time ();
   lm_blockdev_read_io (name, &d->io);
+  d->nvme = lm_disk_nvme_new (name, nvme_read, self);
   probe_ata (d);
   if (d->asleep)
     arm_recheck (d, 0);

@@ -164,5 +164,17 @@ def ledger():
     put("ledger", b"")
 
 
-for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger):
+def nvme():
+    # dword 0, then the recorded answers (tests/data/nvme).
+    d = os.path.join(ROOT, "tests", "data", "nvme")
+    for name, result in (("qemu-7.2-identify-ctrl.bin", 0), ("synthetic-identify-5ps.bin", 0x23),
+                         ("synthetic-apst-table.bin", 1)):
+        with open(os.path.join(d, name), "rb") as f:
+            body = f.read()
+        put("nvme", struct.pack("<I", result) + body)
+    put("nvme", struct.pack("<I", 0xFFFFFFFF) + b"\xff" * 300)
+    put("nvme", b"\x02\x00\x00\x00")
+
+
+for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger, nvme):
     f()
