@@ -1,36 +1,23 @@
 /* lm-tray-app.c: laptop-mode-tray's link between laptop-moded and the desktop.
- * Owns the daemon connection and what each daemon state looks like; never
- * speaks the tray or notification protocols itself. */
+ * Owns the daemon connection and gathers the daemon's state for lm-tray-view;
+ * never decides what a state looks like, nor speaks the desktop's protocols. */
 #include "config.h"
 
 #include "lm-tray-app.h"
 
 #include <gio/gio.h>
 
-#include "lm-escape.h"
 #include "lm-generated.h"
 #include "lm-names.h"
 #include "lm-tray-item.h"
 #include "lm-tray-menu.h"
 #include "lm-tray-notifier.h"
+#include "lm-tray-report.h"
 #include "lm-tray-settings.h"
+#include "lm-tray-view.h"
 
 /* The menu shows the last few; the daemon keeps more for laptop-modectl. */
 #define RECENT_MAX 8
-
-/* Which right each call needs, in words a user can pass on to an admin. */
-static const struct
-{
-  const char *method;
-  const char *right;
-  const char *what;
-} rights[] = {
-  { "Start", LM_ACTION_SWITCH, "switch laptop mode on" },
-  { "Stop", LM_ACTION_SWITCH, "switch laptop mode off" },
-  { "SetMode", LM_ACTION_SWITCH, "change the laptop mode setting" },
-  { "Subscribe", LM_ACTION_MONITOR, "watch disk spin-ups" },
-  { "GetSpinUps", LM_ACTION_MONITOR, "see recent disk spin-ups" },
-};
 
 struct _LmTrayApp
 {
@@ -47,8 +34,16 @@ struct _LmTrayApp
   gboolean subscribed;
   /* A denied subscription is explained once, not at every reconnection. */
   gboolean told_monitor_denied;
-  GPtrArray *recent; /* newest first */
-  char *spinups_note;
+  LmTrayMonitor monitor;
+  gboolean spinups_unsupported;
+  GPtrArray *recent; /* GVariant a{sv}, newest first */
+  /* disk → the process that woke it most today (GetLedger), and whether a
+   * GetLedger is on its way or should be asked again when it is back. */
+  GHashTable *top_wakers;
+  gboolean ledger_busy;
+  gboolean ledger_again;
+  GCancellable *report_cancellable;
+  gboolean report_running;
 };
 
 typedef void (*CallDone) (LmTrayApp *app, GVariant *reply, const GError *error);
@@ -61,19 +56,6 @@ typedef struct
 } Call;
 
 static void update (LmTrayApp *app);
-
-static const char *
-right_for (const char *method, const char **what)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS (rights); i++)
-    if (g_str_equal (rights[i].method, method))
-      {
-        *what = rights[i].what;
-        return rights[i].right;
-      }
-  *what = method;
-  return "unknown";
-}
 
 static gboolean
 is_remote_error (const GError *error, const char *name)
@@ -94,28 +76,13 @@ is_denied (const GError *error)
 static void
 report (LmTrayApp *app, const char *method, const GError *error)
 {
-  const char *what;
-  const char *right = right_for (method, &what);
   g_autoptr (GError) copy = g_error_copy (error);
   g_autofree char *summary = NULL;
   g_autofree char *body = NULL;
 
   g_dbus_error_strip_remote_error (copy);
-  /* The daemon quotes input escaped already: controls go, backslashes stay. */
-  g_autofree char *message = lm_escape (copy->message, -1, LM_ESCAPE_KEEP_BACKSLASH);
-  if (is_denied (error))
-    {
-      summary = g_strdup_printf ("Not allowed to %s", what);
-      body = g_strdup_printf ("Your account lacks the right %s. An administrator can grant it "
-                              "with a polkit rule (see laptop-mode-tray(1)).\n%s",
-                              right, message);
-    }
-  else
-    {
-      summary = g_strdup_printf ("Could not %s", what);
-      body = g_strdup (message);
-    }
-  g_message ("%s: %s", summary, message);
+  lm_tray_view_call_failed (method, is_denied (error), copy->message, &summary, &body);
+  g_message ("%s: %s", summary, body);
   lm_tray_notifier_problem (app->notifier, summary, body);
 }
 
@@ -161,38 +128,21 @@ call_daemon (LmTrayApp *app, const char *method, GVariant *params, CallDone done
 
 /* --- spin-ups --------------------------------------------------------- */
 
-static char *
-recent_line (GVariant *spinup)
-{
-  g_autofree char *text = lm_tray_describe_spin_up (spinup);
-  gint64 usec = 0;
-
-  if (g_variant_lookup (spinup, "Time", "x", &usec) && usec > 0)
-    {
-      g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (usec / G_USEC_PER_SEC);
-      if (t != NULL)
-        {
-          g_autofree char *when = g_date_time_format (t, "%X");
-          return g_strdup_printf ("%s  %s", when, text);
-        }
-    }
-  return g_steal_pointer (&text);
-}
+/* The user may monitor (or not): known from any call that needs the right,
+ * made without a password dialog. Becoming allowed reads today's wakers. */
+static void fetch_ledger (LmTrayApp *app);
 
 static void
-show_recent (LmTrayApp *app)
+set_monitor (LmTrayApp *app, LmTrayMonitor monitor)
 {
-  g_ptr_array_add (app->recent, NULL);
-  lm_tray_menu_set_spinups (app->menu, (const char *const *) app->recent->pdata,
-                            app->spinups_note != NULL ? app->spinups_note : "None yet");
-  g_ptr_array_remove_index (app->recent, app->recent->len - 1);
-}
+  gboolean newly_allowed
+      = monitor == LM_TRAY_MONITOR_ALLOWED && app->monitor != LM_TRAY_MONITOR_ALLOWED;
 
-static void
-set_spinups_note (LmTrayApp *app, const char *note)
-{
-  g_free (app->spinups_note);
-  app->spinups_note = g_strdup (note);
+  app->monitor = monitor;
+  if (monitor != LM_TRAY_MONITOR_ALLOWED)
+    g_hash_table_remove_all (app->top_wakers);
+  if (newly_allowed)
+    fetch_ledger (app);
 }
 
 static void
@@ -205,25 +155,21 @@ got_spinups (LmTrayApp *app, GVariant *reply, const GError *error)
     {
       /* Said in the menu only: the subscription already explains a denial. */
       if (is_denied (error))
-        set_spinups_note (app, "Not allowed (needs " LM_ACTION_MONITOR ")");
+        set_monitor (app, LM_TRAY_MONITOR_DENIED);
       else if (is_remote_error (error, LM_ERROR_NAME_NOT_SUPPORTED))
-        set_spinups_note (app, "Not available on this kernel");
+        app->spinups_unsupported = TRUE;
       else
         g_debug ("GetSpinUps failed: %s", error->message);
-      show_recent (app);
+      update (app);
       return;
     }
-  set_spinups_note (app, NULL);
+  set_monitor (app, LM_TRAY_MONITOR_ALLOWED);
   list = g_variant_get_child_value (reply, 0);
   n = g_variant_n_children (list);
   g_ptr_array_set_size (app->recent, 0);
   /* The daemon lists oldest first; the menu shows newest first. */
   for (gsize i = n; i > 0 && app->recent->len < RECENT_MAX; i--)
-    {
-      g_autoptr (GVariant) spinup = g_variant_get_child_value (list, i - 1);
-      g_ptr_array_add (app->recent, recent_line (spinup));
-    }
-  show_recent (app);
+    g_ptr_array_add (app->recent, g_variant_get_child_value (list, i - 1));
   update (app);
 }
 
@@ -238,14 +184,15 @@ static void
 on_spin_up (LmExportedLaptopMode *proxy, GVariant *spinup, gpointer user_data)
 {
   LmTrayApp *app = user_data;
-  g_autofree char *line = recent_line (spinup);
 
-  g_debug ("Spin-up: %s", line);
-  g_ptr_array_insert (app->recent, 0, g_steal_pointer (&line));
+  LmTraySpinUp s;
+
+  lm_tray_spin_up_from_variant (spinup, &s);
+  g_autofree char *text = lm_tray_view_spin_up_text (&s);
+  g_debug ("Spin-up: %s", text);
+  g_ptr_array_insert (app->recent, 0, g_variant_ref (spinup));
   if (app->recent->len > RECENT_MAX)
     g_ptr_array_remove_index (app->recent, app->recent->len - 1);
-  set_spinups_note (app, NULL);
-  show_recent (app);
   update (app);
   if (app->notify)
     lm_tray_notifier_spin_up (app->notifier, spinup);
@@ -258,6 +205,7 @@ subscribed (LmTrayApp *app, GVariant *reply, const GError *error)
     {
       g_debug ("Subscribed to spin-ups");
       app->subscribed = TRUE;
+      set_monitor (app, LM_TRAY_MONITOR_ALLOWED);
       /* Notifications were turned off while the call was on its way. */
       if (!app->notify && app->proxy != NULL)
         {
@@ -269,10 +217,12 @@ subscribed (LmTrayApp *app, GVariant *reply, const GError *error)
   if (is_remote_error (error, LM_ERROR_NAME_NOT_SUPPORTED))
     {
       g_message ("No spin-up notifications: %s", error->message);
-      set_spinups_note (app, "Not available on this kernel");
-      show_recent (app);
+      app->spinups_unsupported = TRUE;
+      update (app);
       return;
     }
+  if (is_denied (error))
+    set_monitor (app, LM_TRAY_MONITOR_DENIED);
   if (is_denied (error) && app->told_monitor_denied)
     return;
   if (is_denied (error))
@@ -287,105 +237,109 @@ subscribe (LmTrayApp *app, gboolean interactive)
     call_daemon_full (app, "Subscribe", NULL, interactive, subscribed);
 }
 
+/* --- today's ledger ---------------------------------------------------- */
+
+static void
+got_ledger (LmTrayApp *app, GVariant *reply, const GError *error)
+{
+  app->ledger_busy = FALSE;
+  if (reply != NULL)
+    {
+      g_autoptr (GVariant) records = g_variant_get_child_value (reply, 0);
+      g_clear_pointer (&app->top_wakers, g_hash_table_unref);
+      app->top_wakers = lm_tray_view_top_wakers (records);
+      g_debug ("Today's ledger: %" G_GSIZE_FORMAT " records", g_variant_n_children (records));
+    }
+  else if (is_denied (error))
+    set_monitor (app, LM_TRAY_MONITOR_DENIED);
+  else
+    g_debug ("GetLedger failed: %s", error->message);
+  update (app);
+  if (app->ledger_again)
+    {
+      app->ledger_again = FALSE;
+      fetch_ledger (app);
+    }
+}
+
+/* Who woke each disk today, for the tooltip. Asked only of a daemon that
+ * lets this user see processes, and only when LedgerSummary changed (or the
+ * right became known): never on a timer. */
+static void
+fetch_ledger (LmTrayApp *app)
+{
+  guint64 since, until;
+
+  if (app->proxy == NULL || app->monitor != LM_TRAY_MONITOR_ALLOWED)
+    return;
+  if (app->ledger_busy)
+    {
+      app->ledger_again = TRUE;
+      return;
+    }
+  app->ledger_busy = TRUE;
+  lm_tray_view_today (g_get_real_time (), &since, &until);
+  call_daemon_full (app, "GetLedger", g_variant_new ("(tt)", since, until), FALSE, got_ledger);
+}
+
 /* --- state ------------------------------------------------------------ */
-
-static const char *
-reason_words (const char *reason)
-{
-  static const struct
-  {
-    const char *reason;
-    const char *words;
-  } words[] = {
-    { LM_REASON_MANUAL, "set by hand" },
-    { LM_REASON_ON_BATTERY, "running on battery" },
-    { LM_REASON_AC, "running on AC power" },
-    { LM_REASON_LOW_BATTERY, "battery low" },
-    { LM_REASON_INHIBITED, "held off by a program" },
-  };
-
-  for (gsize i = 0; i < G_N_ELEMENTS (words); i++)
-    if (g_strcmp0 (words[i].reason, reason) == 0)
-      return words[i].words;
-  return reason != NULL ? reason : "unknown";
-}
-
-static char *
-duration_words (guint seconds)
-{
-  if (seconds >= 60 && seconds % 60 == 0)
-    return g_strdup_printf ("%u min", seconds / 60);
-  return g_strdup_printf ("%u s", seconds);
-}
 
 static void
 update (LmTrayApp *app)
 {
-  g_autoptr (GString) desc = g_string_new (NULL);
-  const char *icon, *status, *title;
-  gboolean active;
-  const char *mode, *reason;
-  GVariant *inhibitors;
+  LmTrayState state = { .available = app->proxy != NULL,
+                        .monitor = app->monitor,
+                        .spinups_unsupported = app->spinups_unsupported,
+                        .report_running = app->report_running };
+  g_autoptr (GArray) recent = g_array_new (FALSE, TRUE, sizeof (LmTraySpinUp));
+  g_autoptr (GArray) days = NULL;
+  g_autoptr (GVariant) summary = NULL;
+  g_auto (LmTrayView) view = { 0 };
 
-  if (app->proxy == NULL)
+  for (guint i = 0; i < app->recent->len; i++)
     {
-      lm_tray_item_set_icon (app->item, "laptop-mode-unavailable");
-      /* Active, not Passive: hosts may hide passive items, and a missing
-       * daemon is worth seeing. */
-      lm_tray_item_set_status (app->item, "Active");
-      lm_tray_item_set_tooltip (app->item, "Laptop mode unavailable",
-                                "laptop-moded is not running.");
-      lm_tray_menu_set_state (app->menu, NULL, FALSE);
-      return;
+      LmTraySpinUp s;
+      lm_tray_spin_up_from_variant (app->recent->pdata[i], &s);
+      g_array_append_val (recent, s);
     }
+  state.recent = (const LmTraySpinUp *) recent->data;
+  state.n_recent = recent->len;
 
-  active = lm_exported_laptop_mode_get_active (app->proxy);
-  mode = lm_exported_laptop_mode_get_mode (app->proxy);
-  reason = lm_exported_laptop_mode_get_reason (app->proxy);
-  if (g_strcmp0 (reason, LM_REASON_INHIBITED) == 0)
-    icon = "laptop-mode-inhibited";
-  else if (g_strcmp0 (reason, LM_REASON_LOW_BATTERY) == 0)
-    icon = "laptop-mode-low-battery";
-  else if (active)
-    icon = "laptop-mode-on";
-  else
-    icon = "laptop-mode-off";
-  /* Off by the user's choice or on AC is the quiet, expected state. */
-  status = !active
-                   && (g_strcmp0 (reason, LM_REASON_MANUAL) == 0
-                       || g_strcmp0 (reason, LM_REASON_AC) == 0)
-               ? "Passive"
-               : "Active";
-  title = active ? "Laptop mode is on" : "Laptop mode is off";
-
-  g_autofree char *s_mode = lm_escape (mode != NULL ? mode : "unknown", -1, LM_ESCAPE_DEFAULT);
-  g_autofree char *s_reason = lm_escape (reason_words (reason), -1, LM_ESCAPE_DEFAULT);
-  g_string_append_printf (desc, "Mode: %s (%s)", s_mode, s_reason);
-  inhibitors = lm_exported_laptop_mode_get_inhibitors (app->proxy);
-  if (inhibitors != NULL && g_variant_n_children (inhibitors) > 0)
+  if (app->proxy != NULL)
     {
-      const char *who, *why;
-      g_variant_get_child (inhibitors, 0, "(&s&su)", &who, &why, NULL);
-      /* Any local user may take a hold, with words of its choosing. */
-      g_autofree char *s_who = lm_escape (who, -1, LM_ESCAPE_DEFAULT);
-      g_autofree char *s_why = lm_escape (why, -1, LM_ESCAPE_DEFAULT);
-      g_string_append_printf (desc, "\nHeld off by %s: %s", s_who, s_why);
-    }
-  g_autofree char *lost = duration_words (lm_exported_laptop_mode_get_max_lost_work (app->proxy));
-  g_string_append_printf (desc, "\nMax lost work: %s", lost);
-  if (app->recent->len > 0)
-    g_string_append_printf (desc, "\nLast spin-up: %s", (const char *) app->recent->pdata[0]);
+      GVariant *holds = lm_exported_laptop_mode_get_inhibitors (app->proxy);
 
-  lm_tray_item_set_icon (app->item, icon);
-  lm_tray_item_set_status (app->item, status);
-  lm_tray_item_set_tooltip (app->item, title, desc->str);
-  lm_tray_menu_set_state (app->menu, mode, active);
+      state.active = lm_exported_laptop_mode_get_active (app->proxy);
+      state.mode = lm_exported_laptop_mode_get_mode (app->proxy);
+      state.reason = lm_exported_laptop_mode_get_reason (app->proxy);
+      state.max_lost_work = lm_exported_laptop_mode_get_max_lost_work (app->proxy);
+      if (holds != NULL && g_variant_n_children (holds) > 0)
+        {
+          state.n_holds = (guint) g_variant_n_children (holds);
+          g_variant_get_child (holds, 0, "(&s&su)", &state.hold_who, &state.hold_why, NULL);
+        }
+      summary = lm_exported_laptop_mode_dup_ledger_summary (app->proxy);
+    }
+  days = lm_tray_disk_days_from_variant (summary, app->top_wakers);
+  state.days = (const LmTrayDiskDay *) days->data;
+  state.n_days = days->len;
+
+  lm_tray_view_build (&state, &view);
+  lm_tray_item_apply (app->item, &view);
+  lm_tray_menu_apply (app->menu, &view);
 }
 
 static void
 properties_changed (GDBusProxy *proxy, GVariant *changed, GStrv invalidated, gpointer user_data)
 {
-  update (user_data);
+  LmTrayApp *app = user_data;
+  g_autoptr (GVariant) summary = g_variant_lookup_value (changed, "LedgerSummary", NULL);
+
+  if (summary != NULL
+      || (invalidated != NULL
+          && g_strv_contains ((const char *const *) invalidated, "LedgerSummary")))
+    fetch_ledger (app);
+  update (app);
 }
 
 static void
@@ -409,7 +363,26 @@ proxy_ready (GObject *source, GAsyncResult *result, gpointer user_data)
   update (app);
   if (app->notify)
     subscribe (app, FALSE);
+  /* Also tells whether this user may monitor; if so, today's ledger follows. */
   fetch_spinups (app);
+}
+
+/* A new daemon, or none: what the old one said or allowed counts no more. */
+static void
+forget_daemon (LmTrayApp *app)
+{
+  g_cancellable_cancel (app->cancellable);
+  g_clear_object (&app->cancellable);
+  app->cancellable = g_cancellable_new ();
+  if (app->proxy != NULL)
+    g_signal_handlers_disconnect_by_data (app->proxy, app);
+  g_clear_object (&app->proxy);
+  app->subscribed = FALSE;
+  app->monitor = LM_TRAY_MONITOR_UNKNOWN;
+  app->spinups_unsupported = FALSE;
+  app->ledger_busy = FALSE;
+  app->ledger_again = FALSE;
+  g_hash_table_remove_all (app->top_wakers);
 }
 
 static void
@@ -419,11 +392,7 @@ daemon_appeared (GDBusConnection *connection, const char *name, const char *owne
   LmTrayApp *app = user_data;
 
   g_debug ("laptop-moded is on the bus as %s", owner);
-  g_cancellable_cancel (app->cancellable);
-  g_clear_object (&app->cancellable);
-  app->cancellable = g_cancellable_new ();
-  /* A new daemon knows nothing of our subscription. */
-  app->subscribed = FALSE;
+  forget_daemon (app);
   lm_exported_laptop_mode_proxy_new (connection, G_DBUS_PROXY_FLAGS_NONE, LM_BUS_NAME,
                                      LM_OBJECT_PATH, app->cancellable, proxy_ready, app);
 }
@@ -434,23 +403,22 @@ daemon_vanished (GDBusConnection *connection, const char *name, gpointer user_da
   LmTrayApp *app = user_data;
 
   g_debug ("laptop-moded is not on the %s", connection != NULL ? "system bus" : "(no) system bus");
-  g_cancellable_cancel (app->cancellable);
-  if (app->proxy != NULL)
-    g_signal_handlers_disconnect_by_data (app->proxy, app);
-  g_clear_object (&app->proxy);
-  app->subscribed = FALSE;
+  forget_daemon (app);
   update (app);
 }
 
 /* --- what the user does ---------------------------------------------- */
 
 static gboolean
-need_daemon (LmTrayApp *app)
+need_daemon (LmTrayApp *app, const char *method)
 {
+  g_autofree char *summary = NULL;
+  g_autofree char *body = NULL;
+
   if (app->proxy != NULL)
     return TRUE;
-  lm_tray_notifier_problem (app->notifier, "Laptop mode is unavailable",
-                            "laptop-moded is not running, so laptop mode cannot be switched.");
+  lm_tray_view_no_daemon (method, &summary, &body);
+  lm_tray_notifier_problem (app->notifier, summary, body);
   return FALSE;
 }
 
@@ -459,7 +427,7 @@ toggle (gpointer user_data)
 {
   LmTrayApp *app = user_data;
 
-  if (need_daemon (app))
+  if (need_daemon (app, "Start"))
     call_daemon (app, lm_exported_laptop_mode_get_active (app->proxy) ? "Stop" : "Start", NULL,
                  NULL);
 }
@@ -469,7 +437,7 @@ set_mode (const char *mode, gpointer user_data)
 {
   LmTrayApp *app = user_data;
 
-  if (need_daemon (app))
+  if (need_daemon (app, "SetMode"))
     call_daemon (app, "SetMode", g_variant_new ("(s)", mode), NULL);
 }
 
@@ -505,6 +473,36 @@ refresh_spinups (gpointer user_data)
 }
 
 static void
+report_done (LmTrayReportStep step, const GError *error, gpointer user_data)
+{
+  LmTrayApp *app = user_data;
+
+  app->report_running = FALSE;
+  update (app);
+  if (error != NULL)
+    {
+      g_autofree char *summary = NULL;
+      g_autofree char *body = NULL;
+
+      lm_tray_view_report_failed (step, error->message, &summary, &body);
+      g_message ("%s: %s", summary, body);
+      lm_tray_notifier_problem (app->notifier, summary, body);
+    }
+}
+
+static void
+open_report (gpointer user_data)
+{
+  LmTrayApp *app = user_data;
+
+  if (app->report_running || !need_daemon (app, "Report"))
+    return;
+  app->report_running = TRUE;
+  update (app);
+  lm_tray_report_open (app->report_cancellable, report_done, app);
+}
+
+static void
 quit (gpointer user_data)
 {
   lm_tray_app_quit (user_data);
@@ -524,13 +522,15 @@ lm_tray_app_new (guint notify_interval)
 {
   static const LmTrayItemCallbacks item_callbacks = { toggle, item_lost };
   static const LmTrayMenuCallbacks menu_callbacks
-      = { toggle, set_mode, set_notify, refresh_spinups, quit };
+      = { toggle, set_mode, set_notify, refresh_spinups, open_report, quit };
   LmTrayApp *app = g_new0 (LmTrayApp, 1);
   const char *theme_path = g_getenv ("LAPTOP_MODE_TRAY_ICON_THEME_PATH");
 
   app->loop = g_main_loop_new (NULL, FALSE);
   app->cancellable = g_cancellable_new ();
-  app->recent = g_ptr_array_new_with_free_func (g_free);
+  app->report_cancellable = g_cancellable_new ();
+  app->recent = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
+  app->top_wakers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   app->notify = lm_tray_settings_get_notify ();
   app->notifier = lm_tray_notifier_new (notify_interval);
   app->menu = lm_tray_menu_new (&menu_callbacks, app);
@@ -566,6 +566,8 @@ lm_tray_app_free (LmTrayApp *app)
     g_bus_unwatch_name (app->daemon_watch);
   g_cancellable_cancel (app->cancellable);
   g_clear_object (&app->cancellable);
+  g_cancellable_cancel (app->report_cancellable);
+  g_clear_object (&app->report_cancellable);
   if (app->proxy != NULL)
     g_signal_handlers_disconnect_by_data (app->proxy, app);
   g_clear_object (&app->proxy);
@@ -573,7 +575,7 @@ lm_tray_app_free (LmTrayApp *app)
   g_clear_pointer (&app->menu, lm_tray_menu_free);
   g_clear_pointer (&app->notifier, lm_tray_notifier_free);
   g_clear_pointer (&app->recent, g_ptr_array_unref);
-  g_free (app->spinups_note);
+  g_clear_pointer (&app->top_wakers, g_hash_table_unref);
   g_clear_pointer (&app->loop, g_main_loop_unref);
   g_free (app);
 }

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "lm-sni-generated.h"
+#include "lm-tray-view.h"
 
 #define WATCHER_NAME "org.kde.StatusNotifierWatcher"
 #define WATCHER_PATH "/StatusNotifierWatcher"
@@ -229,4 +230,12 @@ lm_tray_item_set_tooltip (LmTrayItem *item, const char *title, const char *descr
     return;
   lm_sni_set_tool_tip (item->skeleton, tooltip);
   lm_sni_emit_new_tool_tip (item->skeleton);
+}
+
+void
+lm_tray_item_apply (LmTrayItem *item, const LmTrayView *view)
+{
+  lm_tray_item_set_icon (item, view->icon_name);
+  lm_tray_item_set_status (item, view->status);
+  lm_tray_item_set_tooltip (item, view->title, view->body);
 }

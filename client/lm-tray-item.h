@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "lm-tray-view.h"
+
 G_BEGIN_DECLS
 
 #define LM_TRAY_ITEM_PATH "/StatusNotifierItem"
@@ -25,6 +27,8 @@ void lm_tray_item_free (LmTrayItem *item);
 void lm_tray_item_set_icon (LmTrayItem *item, const char *icon_name);
 void lm_tray_item_set_status (LmTrayItem *item, const char *status);
 void lm_tray_item_set_tooltip (LmTrayItem *item, const char *title, const char *description);
+/* Icon, status and tooltip from @view. */
+void lm_tray_item_apply (LmTrayItem *item, const LmTrayView *view);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayItem, lm_tray_item_free)
 

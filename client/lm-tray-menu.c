@@ -5,6 +5,8 @@
 
 #include <libdbusmenu-glib/dbusmenu-glib.h>
 
+#include "lm-tray-view.h"
+
 static const struct
 {
   const char *mode;
@@ -24,9 +26,15 @@ struct _LmTrayMenu
   DbusmenuMenuitem *modes[G_N_ELEMENTS (modes)];
   DbusmenuMenuitem *spinups;
   DbusmenuMenuitem *notify;
+  DbusmenuMenuitem *report;
+  /* What the spin-ups submenu shows, so it is rebuilt only when that changes. */
+  char **spinup_lines;
+  char *spinups_empty;
   LmTrayMenuCallbacks callbacks;
   gpointer user_data;
 };
+
+static void set_spinups (LmTrayMenu *menu, const char *const *lines, const char *empty_text);
 
 static DbusmenuMenuitem *
 add_item (DbusmenuMenuitem *parent, const char *label)
@@ -89,6 +97,14 @@ spinups_about_to_show (DbusmenuMenuitem *item, gpointer user_data)
 }
 
 static void
+report_activated (DbusmenuMenuitem *item, guint timestamp, gpointer user_data)
+{
+  LmTrayMenu *menu = user_data;
+
+  menu->callbacks.open_report (menu->user_data);
+}
+
+static void
 quit_activated (DbusmenuMenuitem *item, guint timestamp, gpointer user_data)
 {
   LmTrayMenu *menu = user_data;
@@ -129,19 +145,22 @@ lm_tray_menu_new (const LmTrayMenuCallbacks *callbacks, gpointer user_data)
                                   DBUSMENU_MENUITEM_CHILD_DISPLAY_SUBMENU);
   g_signal_connect (menu->spinups, DBUSMENU_MENUITEM_SIGNAL_ABOUT_TO_SHOW,
                     G_CALLBACK (spinups_about_to_show), menu);
-  lm_tray_menu_set_spinups (menu, NULL, "None yet");
+  set_spinups (menu, NULL, "None yet");
 
   menu->notify = add_item (menu->root, "_Notify me of spin-ups");
   set_toggle (menu->notify, DBUSMENU_MENUITEM_TOGGLE_CHECK, FALSE);
   g_signal_connect (menu->notify, DBUSMENU_MENUITEM_SIGNAL_ITEM_ACTIVATED,
                     G_CALLBACK (notify_activated), menu);
 
+  menu->report = add_item (menu->root, LM_TRAY_REPORT_LABEL);
+  dbusmenu_menuitem_property_set_bool (menu->report, DBUSMENU_MENUITEM_PROP_ENABLED, FALSE);
+  g_signal_connect (menu->report, DBUSMENU_MENUITEM_SIGNAL_ITEM_ACTIVATED,
+                    G_CALLBACK (report_activated), menu);
+
   add_item (menu->root, NULL);
   item = add_item (menu->root, "_Quit");
   g_signal_connect (item, DBUSMENU_MENUITEM_SIGNAL_ITEM_ACTIVATED, G_CALLBACK (quit_activated),
                     menu);
-
-  lm_tray_menu_set_state (menu, NULL, FALSE);
 
   /* Exports on the session bus as soon as the server has its connection. */
   menu->server = dbusmenu_server_new (LM_TRAY_MENU_PATH);
@@ -156,28 +175,34 @@ lm_tray_menu_free (LmTrayMenu *menu)
     return;
   g_clear_object (&menu->server);
   g_clear_object (&menu->root);
+  g_strfreev (menu->spinup_lines);
+  g_free (menu->spinups_empty);
   g_free (menu);
 }
 
-void
-lm_tray_menu_set_state (LmTrayMenu *menu, const char *mode, gboolean active)
+static void
+set_state (LmTrayMenu *menu, const LmTrayView *view)
 {
-  gboolean available = mode != NULL;
-
-  dbusmenu_menuitem_property_set_bool (menu->toggle, DBUSMENU_MENUITEM_PROP_ENABLED, available);
+  dbusmenu_menuitem_property_set_bool (menu->toggle, DBUSMENU_MENUITEM_PROP_ENABLED,
+                                       view->can_switch);
   dbusmenu_menuitem_property_set_int (menu->toggle, DBUSMENU_MENUITEM_PROP_TOGGLE_STATE,
-                                      active ? DBUSMENU_MENUITEM_TOGGLE_STATE_CHECKED
-                                             : DBUSMENU_MENUITEM_TOGGLE_STATE_UNCHECKED);
-  dbusmenu_menuitem_property_set_bool (menu->mode, DBUSMENU_MENUITEM_PROP_ENABLED, available);
+                                      view->toggle_checked
+                                          ? DBUSMENU_MENUITEM_TOGGLE_STATE_CHECKED
+                                          : DBUSMENU_MENUITEM_TOGGLE_STATE_UNCHECKED);
+  dbusmenu_menuitem_property_set_bool (menu->mode, DBUSMENU_MENUITEM_PROP_ENABLED,
+                                       view->can_switch);
   for (gsize i = 0; i < G_N_ELEMENTS (modes); i++)
     {
       dbusmenu_menuitem_property_set_bool (menu->modes[i], DBUSMENU_MENUITEM_PROP_ENABLED,
-                                           available);
+                                           view->can_switch);
       dbusmenu_menuitem_property_set_int (menu->modes[i], DBUSMENU_MENUITEM_PROP_TOGGLE_STATE,
-                                          g_strcmp0 (mode, modes[i].mode) == 0
+                                          g_strcmp0 (view->mode_checked, modes[i].mode) == 0
                                               ? DBUSMENU_MENUITEM_TOGGLE_STATE_CHECKED
                                               : DBUSMENU_MENUITEM_TOGGLE_STATE_UNCHECKED);
     }
+  dbusmenu_menuitem_property_set (menu->report, DBUSMENU_MENUITEM_PROP_LABEL, view->report_label);
+  dbusmenu_menuitem_property_set_bool (menu->report, DBUSMENU_MENUITEM_PROP_ENABLED,
+                                       view->report_sensitive);
 }
 
 void
@@ -188,13 +213,25 @@ lm_tray_menu_set_notify (LmTrayMenu *menu, gboolean notify)
                                              : DBUSMENU_MENUITEM_TOGGLE_STATE_UNCHECKED);
 }
 
-void
-lm_tray_menu_set_spinups (LmTrayMenu *menu, const char *const *lines, const char *empty_text)
+static void
+set_spinups (LmTrayMenu *menu, const char *const *lines, const char *empty_text)
 {
-  GList *old = dbusmenu_menuitem_take_children (menu->spinups);
+  const char *const none[] = { NULL };
+  GList *old;
 
+  if (lines == NULL)
+    lines = none;
+  if (menu->spinup_lines != NULL && g_strv_equal ((const char *const *) menu->spinup_lines, lines)
+      && g_strcmp0 (menu->spinups_empty, empty_text) == 0)
+    return;
+  g_strfreev (menu->spinup_lines);
+  menu->spinup_lines = g_strdupv ((char **) lines);
+  g_free (menu->spinups_empty);
+  menu->spinups_empty = g_strdup (empty_text);
+
+  old = dbusmenu_menuitem_take_children (menu->spinups);
   g_list_free_full (old, g_object_unref);
-  if (lines == NULL || lines[0] == NULL)
+  if (lines[0] == NULL)
     {
       DbusmenuMenuitem *item = add_item (menu->spinups, empty_text);
       dbusmenu_menuitem_property_set_bool (item, DBUSMENU_MENUITEM_PROP_ENABLED, FALSE);
@@ -209,4 +246,11 @@ lm_tray_menu_set_spinups (LmTrayMenu *menu, const char *const *lines, const char
       DbusmenuMenuitem *item = add_item (menu->spinups, label->str);
       dbusmenu_menuitem_property_set_bool (item, DBUSMENU_MENUITEM_PROP_ENABLED, FALSE);
     }
+}
+
+void
+lm_tray_menu_apply (LmTrayMenu *menu, const LmTrayView *view)
+{
+  set_state (menu, view);
+  set_spinups (menu, (const char *const *) view->spinup_lines, view->spinups_empty);
 }

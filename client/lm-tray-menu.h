@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "lm-tray-view.h"
+
 G_BEGIN_DECLS
 
 #define LM_TRAY_MENU_PATH "/MenuBar"
@@ -18,16 +20,15 @@ typedef struct
   void (*set_notify) (gboolean notify, gpointer user_data);
   /* The recent spin-ups submenu is about to open: a moment to refresh it. */
   void (*refresh_spinups) (gpointer user_data);
+  void (*open_report) (gpointer user_data);
   void (*quit) (gpointer user_data);
 } LmTrayMenuCallbacks;
 
 LmTrayMenu *lm_tray_menu_new (const LmTrayMenuCallbacks *callbacks, gpointer user_data);
 void lm_tray_menu_free (LmTrayMenu *menu);
-/* @mode NULL: laptop-moded is not there; switching is disabled. */
-void lm_tray_menu_set_state (LmTrayMenu *menu, const char *mode, gboolean active);
+/* Shows @view: switching, the mode, the recent spin-ups, the report item. */
+void lm_tray_menu_apply (LmTrayMenu *menu, const LmTrayView *view);
 void lm_tray_menu_set_notify (LmTrayMenu *menu, gboolean notify);
-/* @lines: newest first; empty or NULL shows @empty_text instead. */
-void lm_tray_menu_set_spinups (LmTrayMenu *menu, const char *const *lines, const char *empty_text);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayMenu, lm_tray_menu_free)
 

@@ -1,6 +1,6 @@
 /* lm-tray-notifier.h: desktop notifications of the tray, through libnotify.
- * Owns what a popup says and how often one appears; never decides whether
- * the user wants them (the caller does) and never stacks popups. */
+ * Owns how often a popup appears and which one it replaces; never decides
+ * whether the user wants them (the caller does), nor their words (lm-tray-view). */
 #pragma once
 
 #include <glib.h>
@@ -19,9 +19,6 @@ void lm_tray_notifier_spin_up (LmTrayNotifier *notifier, GVariant *spinup);
 void lm_tray_notifier_drop_pending (LmTrayNotifier *notifier);
 /* Something the user asked for failed; replaces the previous problem. */
 void lm_tray_notifier_problem (LmTrayNotifier *notifier, const char *summary, const char *body);
-
-/* "sda woken by firefox (1234): read", for popups, tooltip and menu. */
-char *lm_tray_describe_spin_up (GVariant *spinup);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayNotifier, lm_tray_notifier_free)
 

@@ -10,10 +10,12 @@ host. Never fakes laptop-moded: every state and spin-up comes from the real
 daemon (block_dump records through a fake /dev/kmsg, or a real loop disk).
 """
 
+import json
 import os
 import pwd
 import re
 import shutil
+import stat
 import subprocess
 import time
 import unittest
@@ -81,6 +83,10 @@ class TrayMixin:
 
     tray_user = None
     tray_args = ()
+    # Where the tray is copied to run (the test's bin, beside laptop-modectl,
+    # when None), and what its environment adds.
+    tray_dir = None
+    tray_env = {}
 
     def setUp(self):
         if not os.path.exists(TRAY):
@@ -183,13 +189,13 @@ class TrayMixin:
     # --- the tray ---------------------------------------------------------
 
     def start_tray(self):
-        exe = os.path.join(self.bindir, "laptop-mode-tray")
+        exe = os.path.join(self.tray_dir or self.bindir, "laptop-mode-tray")
         shutil.copy(TRAY, exe)
         os.chmod(exe, 0o755)
         config = os.path.join(self.tmp, "config")
         os.makedirs(config, exist_ok=True)
         os.chmod(config, 0o777)
-        env = dict(self.env, XDG_CONFIG_HOME=config, G_DEBUG="fatal-criticals")
+        env = dict(self.env, XDG_CONFIG_HOME=config, G_DEBUG="fatal-criticals", **self.tray_env)
         argv = [exe, "--verbose", "--notify-interval", str(INTERVAL)] + list(self.tray_args)
         if self.tray_user is not None:
             pw = pwd.getpwnam(self.tray_user)
@@ -473,6 +479,288 @@ class BurstTest(TrayMixin, SpinUpBusTest):
         self.kmsg((5.0, "cron(11): READ block 8 on sda1"))
         self.wait_for(lambda: len(self.notifications()) >= 1, "a popup from the new daemon")
         self.assertEqual(self.notifications()[0][1], "sda woken by cron (11): read")
+
+
+REPORT_ITEM = "Open _today's report"
+
+
+def today_words(summary, disk):
+    """What the tooltip says of @disk from LedgerSummary, without names."""
+    d = summary[disk]
+    n = d["SpinUpsToday"]
+    # lround(), as the tray rounds: halves away from zero.
+    share = int(min(max(d["AsleepShareToday"], 0.0), 1.0) * 100 + 0.5)
+    return "%s: %d spin-up%s today, asleep %d %%" % (disk, n, "" if n == 1 else "s", share)
+
+
+class TodayMixin:
+    """Spin-ups through the fake /dev/kmsg into the real daemon's ledger,
+    and a dbus-monitor counting GetLedger calls and LedgerSummary changes."""
+
+    def setUp(self):
+        super().setUp()
+        self.last_us = 0
+        self.monitor, self.monitor_lines = self.dbus_monitor(
+            "type='method_call',member='GetLedger'",
+            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+        self.monitor_text = ""
+
+    def kmsg(self, *records):
+        # Always past the last batch, so that each batch's first I/O follows
+        # an idle gap however fast the test is.
+        now = max(int(time.monotonic() * 1e6), self.last_us)
+        shifted = []
+        for offset, text in records:
+            self.last_us = max(self.last_us, now + int(offset * 1e6))
+            shifted.append((offset + (now - int(time.monotonic() * 1e6)) / 1e6, text))
+        super().kmsg(*shifted)
+
+    def tooltip_line(self, disk):
+        for line in self.item("ToolTip")[3].split("\n"):
+            if line.startswith(disk + ": "):
+                return line
+        return None
+
+    def summary(self):
+        return self.properties()["LedgerSummary"]
+
+    def bus_counts(self):
+        """(GetLedger calls, PropertiesChanged with LedgerSummary) seen so far."""
+        self.monitor_text += "".join(self.monitor_lines.drain(0.2))
+        messages = re.split(r"^(?=signal |method call )", self.monitor_text, flags=re.M)
+        calls = sum(1 for m in messages if m.startswith("method call") and "member=GetLedger" in m)
+        changes = sum(1 for m in messages if m.startswith("signal") and '"LedgerSummary"' in m)
+        return calls, changes
+
+
+@unittest.skipUnless(lmtest.is_root(), "Subscribe needs root until polkit is wired in")
+class TodayTooltipTest(TodayMixin, TrayMixin, SpinUpBusTest):
+    """A user with the monitor right sees who woke each disk most today."""
+
+    def wait_tooltip(self, disk, waker):
+        def shown():
+            want = today_words(self.summary(), disk) + ", most by " + waker
+            got["line"] = self.tooltip_line(disk)
+            return got["line"] == want
+        got = {}
+        self.wait_for(shown, "the tooltip naming %s for %s (last: %r)" % (waker, disk, got))
+
+    def test_top_waker_in_tooltip(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: self.block_dump() == "1", "the tray's subscription")
+        self.kmsg((5.0, "cron(11): READ block 8 on sda1"),
+                  (7.0, "firefox(1234): READ block 16 on sda1"),
+                  (9.0, "cron(12): READ block 24 on sda1"))
+        self.wait_for(lambda: self.summary().get("sda", {}).get("SpinUpsToday") == 3,
+                      "3 spin-ups of sda in LedgerSummary")
+        self.wait_tooltip("sda", "cron")
+        self.assertEqual(self.tooltip_line("sda").split(",")[0], "sda: 3 spin-ups today")
+
+        # More of firefox: the tray asks again because LedgerSummary changed.
+        self.kmsg((5.0, "firefox(1234): READ block 32 on sda1"),
+                  (7.0, "firefox(1235): WRITE block 40 on sda1"))
+        self.wait_for(lambda: self.summary()["sda"]["SpinUpsToday"] == 5,
+                      "5 spin-ups of sda in LedgerSummary")
+        self.wait_tooltip("sda", "firefox")
+
+        # Asked when the summary changed, never more: one call for the right
+        # becoming known, then at most one per change.
+        calls, changes = self.bus_counts()
+        self.assertGreaterEqual(changes, 2)
+        self.assertGreaterEqual(calls, 2)
+        self.assertLessEqual(calls, changes + 1, self.monitor_text)
+        # The menu item for the report is there and may be clicked.
+        self.assertIs(self.menu_items()[REPORT_ITEM][1].get("enabled", True), True)
+
+
+@unittest.skipUnless(lmtest.is_root(), "the tray runs as another user, which needs root")
+class TodayWithoutNamesTest(TodayMixin, TrayMixin, SpinUpBusTest):
+    """nobody may not monitor: the tooltip counts spin-ups and names no
+    process, and the tray never asks for the ledger."""
+
+    tray_user = lmtest.UNPRIVILEGED
+    # Spin-ups are recorded without a subscriber (nobody's is refused).
+    history = "true"
+
+    def test_counts_without_names(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        # The tray learnt it may not monitor (its GetSpinUps was refused).
+        log = self.wait_for_log("Denied GetSpinUps to ")
+        sender = re.search(r"Denied GetSpinUps to (:\d+\.\d+)", log).group(1)
+        self.assertEqual(self.connection_pid(sender), self.tray.pid)
+        self.wait_for(lambda: self.block_dump() == "1", "monitoring for SpinUpHistory")
+        self.kmsg((5.0, "secret-app(11): READ block 8 on sda1"),
+                  (7.0, "secret-app(12): READ block 16 on sda1"))
+        self.wait_for(lambda: self.summary().get("sda", {}).get("SpinUpsToday") == 2,
+                      "2 spin-ups of sda in LedgerSummary")
+        self.wait_for(lambda: self.tooltip_line("sda") == today_words(self.summary(), "sda"),
+                      "the tooltip counting sda's spin-ups")
+        self.assertEqual(self.tooltip_line("sda").split(",")[0], "sda: 2 spin-ups today")
+        self.assertNotIn("secret-app", self.item("ToolTip")[3])
+        self.assertNotIn("most by", self.item("ToolTip")[3])
+        calls, changes = self.bus_counts()
+        self.assertGreaterEqual(changes, 1)
+        self.assertEqual(calls, 0, "the tray asked for the ledger without the right:\n"
+                         + self.monitor_text)
+        self.assertNotIn("Denied GetLedger", self.daemon_log())
+
+
+BROWSER = r'''
+import json, os, sys, urllib.parse
+record, uri = sys.argv[1], sys.argv[2]
+path = urllib.parse.unquote(urllib.parse.urlparse(uri).path) if "://" in uri else uri
+st = os.lstat(path)
+with open(path, "rb") as f:
+    head = f.read(4096).decode("utf-8", "replace")
+with open(record, "a") as f:
+    f.write(json.dumps({"argv": sys.argv[2:], "mode": st.st_mode, "uid": st.st_uid,
+                        "head": head}) + "\n")
+'''
+
+
+@unittest.skipUnless(lmtest.is_root(), "the tray runs as root to need no polkit rule")
+class ReportTest(TrayMixin, DaemonTestCase):
+    """"Open today's report": laptop-modectl writes it into
+    $XDG_RUNTIME_DIR, and the desktop's default text/html handler, found by
+    GIO in a test XDG data directory, is started with it. The handler is a
+    stand-in that records what it was given."""
+
+    config_text = "[LaptopMode]\nMode=off\nAttribution=none\n"
+
+    def setUp(self):
+        super().setUp()
+        self.run_dir = os.path.join(self.tmp, "run")
+        os.makedirs(self.run_dir, mode=0o700)
+        self.report = os.path.join(self.run_dir, "laptop-moded-report.html")
+        data = os.path.join(self.tmp, "data")
+        apps = os.path.join(data, "applications")
+        os.makedirs(apps)
+        # Only the machine's MIME database, none of its applications: the
+        # stand-in is the one handler there is.
+        sysdata = os.path.join(self.tmp, "sysdata")
+        os.makedirs(sysdata)
+        os.symlink("/usr/share/mime", os.path.join(sysdata, "mime"))
+        self.record = os.path.join(self.tmp, "browser.log")
+        browser = os.path.join(self.tmp, "browser.py")
+        with open(browser, "w") as f:
+            f.write(BROWSER)
+        self.desktop = os.path.join(apps, "lm-test-browser.desktop")
+        with open(self.desktop, "w") as f:
+            f.write("[Desktop Entry]\nType=Application\nName=Test browser\n"
+                    "Exec=/usr/bin/python3 %s %s %%u\nMimeType=text/html;\nNoDisplay=true\n"
+                    % (browser, self.record))
+        self.config_dir = os.path.join(self.tmp, "config")
+        os.makedirs(self.config_dir)
+        self.mimeapps = os.path.join(self.config_dir, "mimeapps.list")
+        with open(self.mimeapps, "w") as f:
+            f.write("[Default Applications]\ntext/html=lm-test-browser.desktop\n")
+        self.tray_env = {"XDG_RUNTIME_DIR": self.run_dir, "XDG_DATA_HOME": data,
+                         "XDG_DATA_DIRS": sysdata}
+
+    def require_report_command(self):
+        r = subprocess.run([self.ctl, "report", "--help"], env=self.env, capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+        if r.returncode != 0 and "unknown command" in r.stderr:
+            self.skipTest("laptop-modectl has no report command")
+
+    def browser_runs(self):
+        try:
+            with open(self.record) as f:
+                return [json.loads(line) for line in f]
+        except FileNotFoundError:
+            return []
+
+    def problems(self, summary):
+        return [n for n in self.notifications() if n[1] == summary]
+
+    def click_report(self):
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: self.menu_items()[REPORT_ITEM][1].get("enabled", True) is True,
+                      "the report item enabled")
+        self.click(REPORT_ITEM)
+
+    def wait_item_back(self):
+        # Enabled again, with its label: the tray is done with this report.
+        self.wait_for(lambda: REPORT_ITEM in self.menu_items()
+                      and self.menu_items()[REPORT_ITEM][1].get("enabled", True) is True,
+                      "the report item back")
+
+    def test_report_opens_in_browser(self):
+        self.require_report_command()
+        # A stale report, readable by others: replaced, and made private.
+        with open(self.report, "w") as f:
+            f.write("stale")
+        os.chmod(self.report, 0o644)
+        self.click_report()
+        # Done either way: the stand-in started, or a problem popped up.
+        self.wait_for(lambda: self.browser_runs() or self.problems("Could not write today's report")
+                      or self.problems("Could not open today's report"),
+                      "the browser stand-in started", timeout=60)
+        self.assertEqual([n for n in self.notifications() if "report" in n[1]], [])
+        run = self.browser_runs()[0]
+        # %u: GIO hands a local file over as its path or its URI.
+        self.assertEqual(len(run["argv"]), 1, run)
+        self.assertIn(run["argv"][0], (self.report, "file://" + self.report))
+        # Private already when the browser read it, and still.
+        self.assertTrue(stat.S_ISREG(run["mode"]))
+        self.assertEqual(stat.S_IMODE(run["mode"]), 0o600)
+        self.assertEqual(run["uid"], os.getuid())
+        st = os.lstat(self.report)
+        self.assertTrue(stat.S_ISREG(st.st_mode))
+        self.assertEqual(stat.S_IMODE(st.st_mode), 0o600)
+        self.assertNotIn("stale", run["head"])
+        self.assertRegex(run["head"].lower(), r"<(!doctype )?html")
+        self.wait_item_back()
+        self.assertEqual([n for n in self.notifications() if "report" in n[1]], [])
+        self.assertEqual(len(self.browser_runs()), 1)
+
+    def test_no_browser_explained(self):
+        self.require_report_command()
+        os.unlink(self.desktop)
+        os.unlink(self.mimeapps)
+        self.click_report()
+        self.wait_for(lambda: self.problems("Could not open today's report"),
+                      "the missing browser explained", timeout=60)
+        self.assertIn(self.report, self.problems("Could not open today's report")[0][2])
+        # The report is there, private, for another try.
+        self.assertEqual(stat.S_IMODE(os.lstat(self.report).st_mode), 0o600)
+        self.wait_item_back()
+
+    def test_symlink_refused(self):
+        """A link planted in the report's place is not followed."""
+        target = os.path.join(self.tmp, "elsewhere")
+        os.symlink(target, self.report)
+        self.click_report()
+        self.wait_for(lambda: self.problems("Could not write today's report"),
+                      "the refusal explained")
+        body = self.problems("Could not write today's report")[0][2]
+        self.assertIn("Cannot open " + self.report, body)
+        self.assertFalse(os.path.lexists(target))
+        self.assertTrue(os.path.islink(self.report))
+        self.assertEqual(self.browser_runs(), [])
+        self.wait_item_back()
+
+    def test_ctl_missing_explained(self):
+        """A tray alone, with no laptop-modectl beside it or on PATH."""
+        self.tray_dir = os.path.join(self.tmp, "tray-only")
+        os.makedirs(self.tray_dir)
+        os.chmod(self.tray_dir, 0o755)
+        self.tray_env = dict(self.tray_env, PATH="/usr/bin:/bin")
+        self.assertIsNone(shutil.which("laptop-modectl", path="/usr/bin:/bin"))
+        self.click_report()
+        self.wait_for(lambda: self.problems("Could not write today's report"),
+                      "the missing laptop-modectl explained")
+        body = self.problems("Could not write today's report")[0][2]
+        self.assertIn("laptop-modectl is neither next to laptop-mode-tray (%s/laptop-mode-tray) "
+                      "nor on PATH" % self.tray_dir, body)
+        self.assertEqual(self.browser_runs(), [])
+        self.wait_item_back()
 
 
 def in_private_namespace():
