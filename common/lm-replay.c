@@ -72,7 +72,7 @@ lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 
                  guint idle_s, LmReplayResult *out)
 {
   gint64 since_s = since_us / G_USEC_PER_SEC;
-  gint64 until_s = (until_us + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC;
+  gint64 until_s = until_us / G_USEC_PER_SEC + (until_us % G_USEC_PER_SEC != 0);
   g_autoptr (GArray) io = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (gint64));
 
@@ -85,8 +85,9 @@ lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 
       const LmReplayRun *r = &runs[i];
       /* Clipped to the window, so a corrupt or huge run stays bounded. */
       gint64 start_s = MAX (r->start_us / G_USEC_PER_SEC, since_s);
-      gint64 end_s
-          = MIN ((MAX (r->end_us, r->start_us) + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC, until_s);
+      gint64 end_us = MAX (r->end_us, r->start_us);
+      /* Rounded up without adding, which could overflow at G_MAXINT64. */
+      gint64 end_s = MIN (end_us / G_USEC_PER_SEC + (end_us % G_USEC_PER_SEC != 0), until_s);
       if (end_s < start_s || start_s >= until_s)
         continue;
       gint64 n_sec = MAX (1, end_s - start_s);
