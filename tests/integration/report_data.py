@@ -37,18 +37,20 @@ def realistic_day(now_us, disk="sda", seed=17, hostile=False):
                     rec["Path"] = path
                 recs.append(rec)
         else:
-            dur = int(rnd.uniform(20, 600) * US)
+            dur = int(rnd.uniform(20, 240) * US)
             end = min(t + dur, now_us)
             recs.append({"Kind": "awake", "Disk": disk, "Time": t, "End": end})
-            # Activity behind this wake, and dirtying while asleep that
-            # laptop mode held back (stock writeback would have woken for it).
-            secs = max(1, (end - t) // US)
-            recs.append({"Kind": "activity", "Disk": disk, "Time": t, "End": t + min(secs, 8) * US,
-                         "Reads": rnd.randint(0, 4), "Writes": rnd.randint(0, 2),
-                         "Dirtied": rnd.randint(0, 3)})
+            # The activity behind this wake: I/O in a run up to the standby
+            # timer (5 s) before it went back to sleep.
+            secs = max(1, (end - t) // US - 5)
+            recs.append({"Kind": "activity", "Disk": disk, "Time": t, "End": t + secs * US,
+                         "Reads": rnd.randint(1, max(1, secs // 4)),
+                         "Writes": rnd.randint(0, max(0, secs // 8)),
+                         "Dirtied": rnd.randint(0, max(0, secs // 3))})
         t = end
         asleep = not asleep
-    # Processes dirtying data now and then while the disk slept.
+    # Processes dirtying data now and then while the disk slept: laptop
+    # mode held it back, stock writeback would have woken the disk for it.
     for r in [r for r in recs if r["Kind"] == "asleep"]:
         n = (r["End"] - r["Time"]) // (600 * US)
         for _ in range(n):
