@@ -23,6 +23,8 @@ static const LmCtlCommand commands[] = {
   { "spinups", " [--json]", "Show recent spin-ups and a per-process summary", lm_ctl_spinups },
   { "disks", " [--json]", "Show disks, power state, time asleep and spin-ups", lm_ctl_disks },
   { "monitor", " DISK", "Print a disk's power state changes; summary on Ctrl+C", lm_ctl_monitor },
+  { "report", " [--since 1d|7d|30d]", "Show what woke the disks and how long they slept",
+    lm_ctl_report },
 };
 
 static gboolean

@@ -64,3 +64,4 @@ int lm_ctl_watch (int argc, char **argv);
 int lm_ctl_spinups (int argc, char **argv);
 int lm_ctl_disks (int argc, char **argv);
 int lm_ctl_monitor (int argc, char **argv);
+int lm_ctl_report (int argc, char **argv);

@@ -1,0 +1,196 @@
+/* lm-ctl-report-metrics.c: laptop-modectl report as JSON and as counters
+ * for node_exporter's textfile collector, with bounded, escaped labels. */
+#include "config.h"
+
+#include "lm-ctl-report.h"
+
+static JsonNode *
+result_json (const LmReplayResult *r)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "spinups");
+  json_builder_add_int_value (b, r->spinups);
+  json_builder_set_member_name (b, "awake_s");
+  json_builder_add_int_value (b, r->awake_s);
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+static JsonNode *
+disk_json (const LmReportDisk *d)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "asleep_s");
+  json_builder_add_int_value (b, d->asleep_s);
+  json_builder_set_member_name (b, "awake_s");
+  json_builder_add_int_value (b, d->awake_s);
+  json_builder_set_member_name (b, "spinups_by_hour");
+  json_builder_begin_array (b);
+  for (int h = 0; h < 24; h++)
+    json_builder_add_int_value (b, d->hourly[h]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "wakers");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < d->wakers->len; i++)
+    {
+      const LmReportWaker *w = g_ptr_array_index (d->wakers, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "comm");
+      json_builder_add_string_value (b, w->comm);
+      json_builder_set_member_name (b, "via");
+      json_builder_add_string_value (b, w->via);
+      json_builder_set_member_name (b, "count");
+      json_builder_add_int_value (b, w->count);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "spinups");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < d->spinups->len; i++)
+    {
+      const LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "time_us");
+      json_builder_add_int_value (b, s->time_us);
+      json_builder_set_member_name (b, "comm");
+      json_builder_add_string_value (b, s->comm);
+      json_builder_set_member_name (b, "via");
+      json_builder_add_string_value (b, s->via);
+      if (s->path != NULL)
+        {
+          json_builder_set_member_name (b, "path");
+          json_builder_add_string_value (b, s->path);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "activity_runs");
+  json_builder_add_int_value (b, d->runs->len);
+  json_builder_set_member_name (b, "idle_s");
+  json_builder_add_int_value (b, d->idle_s);
+  json_builder_set_member_name (b, "recorded");
+  json_builder_add_value (b, result_json (&d->recorded));
+  /* null where no activity was recorded: no estimate, rather than zero. */
+  json_builder_set_member_name (b, "stock_estimate");
+  if (d->runs->len > 0)
+    json_builder_add_value (b, result_json (&d->stock));
+  else
+    json_builder_add_null_value (b);
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+JsonNode *
+lm_report_json (const LmReport *report)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "since_us");
+  json_builder_add_int_value (b, report->since_us);
+  json_builder_set_member_name (b, "until_us");
+  json_builder_add_int_value (b, report->until_us);
+  json_builder_set_member_name (b, "disks");
+  json_builder_begin_object (b);
+  for (guint i = 0; i < report->disks->len; i++)
+    {
+      const LmReportDisk *d = g_ptr_array_index (report->disks, i);
+      json_builder_set_member_name (b, d->name);
+      json_builder_add_value (b, disk_json (d));
+    }
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+/* A label value: terminal-safe first (control bytes become \xNN), at most
+ * 64 characters, then the exposition format's own escapes. */
+static void
+append_label (GString *out, const char *name, const char *value)
+{
+  g_autofree char *safe = lm_escape (value, -1, LM_ESCAPE_DEFAULT);
+  g_autofree char *fit = lm_ctl_fit (safe, 64);
+
+  g_string_append_printf (out, "%s=\"", name);
+  for (const char *p = fit; *p != '\0'; p++)
+    {
+      if (*p == '\\')
+        g_string_append (out, "\\\\");
+      else if (*p == '"')
+        g_string_append (out, "\\\"");
+      else if (*p == '\n')
+        g_string_append (out, "\\n");
+      else
+        g_string_append_c (out, *p);
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+spinup_lines (GString *out, const LmReportDisk *d)
+{
+  guint other = 0;
+
+  for (guint i = 0; i < d->wakers->len; i++)
+    {
+      const LmReportWaker *w = g_ptr_array_index (d->wakers, i);
+      if (i >= LM_REPORT_TOP_WAKERS)
+        {
+          other += w->count;
+          continue;
+        }
+      g_string_append (out, "laptop_mode_spinups_total{");
+      append_label (out, "disk", d->name);
+      g_string_append_c (out, ',');
+      append_label (out, "comm", w->comm);
+      g_string_append_c (out, ',');
+      append_label (out, "via", w->via);
+      g_string_append_printf (out, "} %u\n", w->count);
+    }
+  if (other > 0)
+    {
+      g_string_append (out, "laptop_mode_spinups_total{");
+      append_label (out, "disk", d->name);
+      g_string_append_printf (out, ",comm=\"other\",via=\"other\"} %u\n", other);
+    }
+}
+
+static void
+seconds_lines (GString *out, const LmReport *report, const char *name, gboolean asleep)
+{
+  for (guint i = 0; i < report->disks->len; i++)
+    {
+      const LmReportDisk *d = g_ptr_array_index (report->disks, i);
+      g_string_append_printf (out, "%s{", name);
+      append_label (out, "disk", d->name);
+      g_string_append_printf (out, "} %" G_GINT64_FORMAT "\n", asleep ? d->asleep_s : d->awake_s);
+    }
+}
+
+/* The names carry _total and TYPE says counter: the textfile collector
+ * reads the Prometheus text format, where the TYPE line names the sample. */
+char *
+lm_report_openmetrics (const LmReport *report)
+{
+  GString *out = g_string_new (NULL);
+
+  g_string_append (out, "# HELP laptop_mode_spinups_total Disk spin-ups in the ledger's range, "
+                        "by disk and the process that caused them (top wakers; the rest as "
+                        "other).\n# TYPE laptop_mode_spinups_total counter\n");
+  for (guint i = 0; i < report->disks->len; i++)
+    spinup_lines (out, g_ptr_array_index (report->disks, i));
+  g_string_append (out, "# HELP laptop_mode_asleep_seconds_total Seconds the disk was asleep "
+                        "in the ledger's range.\n"
+                        "# TYPE laptop_mode_asleep_seconds_total counter\n");
+  seconds_lines (out, report, "laptop_mode_asleep_seconds_total", TRUE);
+  g_string_append (out, "# HELP laptop_mode_awake_seconds_total Seconds the disk was awake "
+                        "in the ledger's range.\n"
+                        "# TYPE laptop_mode_awake_seconds_total counter\n");
+  seconds_lines (out, report, "laptop_mode_awake_seconds_total", FALSE);
+  g_string_append (out, "# EOF\n");
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,225 @@
+/* lm-ctl-report.c: laptop-modectl report: reads the daemon's ledger
+ * (GetLedger) and hands the model to one writer; writes no format itself. */
+#include "config.h"
+
+#include <errno.h>
+#include <langinfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lm-ctl-report.h"
+
+/* GetLedger's bound on one answer: ask again from the last Time. */
+#define LEDGER_PAGE 100000
+#define LEDGER_MAX_PAGES 64
+
+static GVariant *
+fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us, GError **error)
+{
+  g_auto (GVariantBuilder) all = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  guint64 from = (guint64) since_us;
+
+  for (guint page = 0; page < LEDGER_MAX_PAGES; page++)
+    {
+      g_autoptr (GVariant) ret = lm_ctl_call (
+          proxy, "GetLedger", g_variant_new ("(tt)", from, (guint64) until_us), error);
+      if (ret == NULL)
+        return NULL;
+      g_autoptr (GVariant) records = g_variant_get_child_value (ret, 0);
+      gsize n = g_variant_n_children (records);
+      guint64 last = from;
+      for (gsize i = 0; i < n; i++)
+        {
+          g_autoptr (GVariant) rec = g_variant_get_child_value (records, i);
+          guint64 t = 0;
+          if (g_variant_lookup (rec, "Time", "t", &t))
+            last = MAX (last, t);
+          g_variant_builder_add_value (&all, rec);
+        }
+      if (n < LEDGER_PAGE || last <= from)
+        break;
+      from = last + 1;
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&all));
+}
+
+/* Records saved by "report --json --records" or written by hand, for a
+ * report away from the machine (and for tests of the writers). */
+static GVariant *
+load_records (const char *file, GError **error)
+{
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents (file, &text, NULL, error))
+    return NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, text, -1, error))
+    {
+      g_prefix_error (error, "%s: ", file);
+      return NULL;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (root != NULL && JSON_NODE_HOLDS_OBJECT (root))
+    root = json_object_get_member (json_node_get_object (root), "records");
+  if (root == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: no list of records (or object with \"records\")", file);
+      return NULL;
+    }
+  GVariant *v = json_gvariant_deserialize (root, "aa{sv}", error);
+  if (v == NULL)
+    g_prefix_error (error, "%s: ", file);
+  return v != NULL ? g_variant_ref_sink (v) : NULL;
+}
+
+/* Each disk's standby timer from DiskSettings (by stable id or name). */
+static GHashTable *
+standby_timers (LmExportedLaptopMode *proxy)
+{
+  GHashTable *idle = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GVariant *disks = lm_exported_laptop_mode_get_disks (proxy);
+  GVariant *settings = lm_exported_laptop_mode_get_disk_settings (proxy);
+  GVariantIter iter;
+  const char *name;
+  GVariant *info;
+
+  if (disks == NULL || settings == NULL)
+    return idle;
+  g_variant_iter_init (&iter, disks);
+  while (g_variant_iter_next (&iter, "{&s@a{sv}}", &name, &info))
+    {
+      const char *id = name;
+      guint32 secs = 0;
+      g_variant_lookup (info, "Id", "&s", &id);
+      g_autoptr (GVariant) ds = g_variant_lookup_value (settings, id, G_VARIANT_TYPE_VARDICT);
+      if (ds == NULL)
+        ds = g_variant_lookup_value (settings, name, G_VARIANT_TYPE_VARDICT);
+      if (ds != NULL && g_variant_lookup (ds, "StandbySeconds", "u", &secs) && secs > 0)
+        g_hash_table_insert (idle, g_strdup (name), GUINT_TO_POINTER (secs));
+      g_variant_unref (info);
+    }
+  return idle;
+}
+
+static gboolean
+write_file (const char *file, const char *text, GError **error)
+{
+  if (g_str_equal (file, "-"))
+    {
+      fputs (text, stdout);
+      return fflush (stdout) == 0;
+    }
+  return g_file_set_contents_full (file, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+}
+
+int
+lm_ctl_report (int argc, char **argv)
+{
+  g_autofree char *since = NULL, *disk = NULL, *html = NULL, *from_json = NULL;
+  gboolean json = FALSE, openmetrics = FALSE, with_records = FALSE;
+  gint idle_s = 0;
+  const GOptionEntry entries[] = {
+    { "since", 0, 0, G_OPTION_ARG_STRING, &since, "How far back: 1d (default), 7d or 30d",
+      "1d|7d|30d" },
+    { "disk", 0, 0, G_OPTION_ARG_STRING, &disk, "Only this disk", "NAME" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as JSON", NULL },
+    { "records", 0, 0, G_OPTION_ARG_NONE, &with_records,
+      "With --json: include the ledger's records", NULL },
+    { "html", 0, 0, G_OPTION_ARG_FILENAME, &html, "Write a self-contained HTML report", "FILE" },
+    { "openmetrics", 0, 0, G_OPTION_ARG_NONE, &openmetrics,
+      "Print counters for node_exporter's textfile collector", NULL },
+    { "idle", 0, 0, G_OPTION_ARG_INT, &idle_s,
+      "Idle gap replayed for the estimate (default: the disk's standby timer, else 5)", "SECONDS" },
+    { "from-json", 0, 0, G_OPTION_ARG_FILENAME, &from_json,
+      "Read records from a JSON file instead of the daemon", "FILE" },
+    { NULL },
+  };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) records = NULL;
+  g_autoptr (GHashTable) idle = NULL;
+  g_autoptr (LmExportedLaptopMode) proxy = NULL;
+  gint64 days = 1;
+
+  if (!lm_ctl_parse_options (&argc, &argv, "", "Show what woke the disks and how long they slept",
+                             entries))
+    return LM_CTL_EXIT_USAGE;
+  int rc = lm_ctl_no_arguments (argc, argv);
+  if (rc != EXIT_SUCCESS)
+    return rc;
+  if (since != NULL)
+    {
+      if (g_str_equal (since, "1d"))
+        days = 1;
+      else if (g_str_equal (since, "7d"))
+        days = 7;
+      else if (g_str_equal (since, "30d"))
+        days = 30;
+      else
+        {
+          g_autofree char *got = lm_ctl_safe (since);
+          return lm_ctl_usage_error ("--since takes 1d, 7d or 30d, got “%s”", got);
+        }
+    }
+  if ((json ? 1 : 0) + (openmetrics ? 1 : 0) + (html != NULL ? 1 : 0) > 1)
+    return lm_ctl_usage_error ("--json, --html and --openmetrics go one at a time");
+  if (idle_s < 0 || idle_s > 86400)
+    return lm_ctl_usage_error ("--idle takes 1 to 86400 seconds");
+  if (disk != NULL && (*disk == '\0' || strlen (disk) > 31))
+    return lm_ctl_usage_error ("--disk takes a kernel disk name (\"sda\")");
+
+  gint64 until_us = g_get_real_time ();
+  gint64 since_us = until_us - days * 24 * 3600 * G_USEC_PER_SEC;
+  if (from_json != NULL)
+    {
+      records = load_records (from_json, &error);
+      if (records == NULL)
+        {
+          lm_ctl_print_error ("Could not read the records", error);
+          return EXIT_FAILURE;
+        }
+    }
+  else
+    {
+      proxy = lm_ctl_get_proxy ();
+      if (proxy == NULL)
+        return EXIT_FAILURE;
+      records = fetch_ledger (proxy, since_us, until_us, &error);
+      if (records == NULL)
+        {
+          lm_ctl_print_error ("Could not read the ledger", error);
+          return EXIT_FAILURE;
+        }
+      if (idle_s == 0)
+        idle = standby_timers (proxy);
+    }
+
+  g_autoptr (LmReport) report
+      = lm_report_build (records, since_us, until_us, idle,
+                         idle_s > 0 ? (guint) idle_s : LM_REPLAY_DEFAULT_IDLE_S, disk);
+  if (json)
+    {
+      g_autoptr (JsonNode) node = lm_report_json (report);
+      if (with_records)
+        json_object_set_member (json_node_get_object (node), "records",
+                                json_gvariant_serialize (records));
+      lm_ctl_print_json (node);
+      return EXIT_SUCCESS;
+    }
+  if (openmetrics || html != NULL)
+    {
+      g_autofree char *text
+          = openmetrics ? lm_report_openmetrics (report) : lm_report_html (report);
+      if (!write_file (openmetrics ? "-" : html, text, &error))
+        {
+          g_autofree char *what
+              = g_strdup_printf ("Could not write %s", openmetrics ? "the metrics" : "the report");
+          lm_ctl_print_error (what, error);
+          return EXIT_FAILURE;
+        }
+      return EXIT_SUCCESS;
+    }
+  lm_report_print_text (report, g_str_equal (nl_langinfo (CODESET), "UTF-8"));
+  return EXIT_SUCCESS;
+}

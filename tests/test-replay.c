@@ -1,0 +1,151 @@
+/* test-replay.c: the "what laptop mode saved" replay (common/lm-replay.c)
+ * against hand-worked cases of the stock writeback policy. */
+#include <glib.h>
+
+#include "lm-replay.h"
+
+#define S G_USEC_PER_SEC
+#define T0 ((gint64) 1700000000) /* a multiple of 5: ticks fall on round seconds */
+
+static void
+test_empty (void)
+{
+  LmReplayResult r = { 99, 99 };
+
+  lm_replay_stock (NULL, 0, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 0);
+  g_assert_cmpint (r.awake_s, ==, 0);
+  /* An empty or inverted window counts nothing, whatever the runs. */
+  LmReplayRun run = { T0 * S, (T0 + 10) * S, 10, 10, 10 };
+  lm_replay_stock (&run, 1, T0 * S, T0 * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 0);
+  lm_replay_stock (&run, 1, (T0 + 10) * S, T0 * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 0);
+  g_assert_cmpint (r.awake_s, ==, 0);
+}
+
+static void
+test_reads_when_recorded (void)
+{
+  /* Two reads 100 s apart: two spin-ups, 5 s awake each. */
+  LmReplayRun runs[] = {
+    { (T0 + 100) * S, (T0 + 101) * S, 1, 0, 0 },
+    { (T0 + 200) * S, (T0 + 201) * S, 1, 0, 0 },
+  };
+  LmReplayResult r;
+
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 10);
+  /* Reads every second for 60 s keep one wake going: 60 s + the gap. */
+  LmReplayRun busy = { (T0 + 100) * S, (T0 + 160) * S, 60, 0, 0 };
+  lm_replay_stock (&busy, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 64);
+  /* Six reads spread over 60 s: 10 s apart, each its own spin-up. */
+  busy.reads = 6;
+  lm_replay_stock (&busy, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 6);
+  g_assert_cmpint (r.awake_s, ==, 30);
+}
+
+static void
+test_dirtying_expires (void)
+{
+  /* Data dirtied at T0+101: the journal commits at +106, the flusher writes
+   * it at the first 5 s tick at or after +131, which is +135. */
+  LmReplayRun run = { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1 };
+  LmReplayResult r;
+
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 10);
+  /* With a standby timer of 60 s both writes fall in one wake, 106..195. */
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 60, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 135 + 60 - 106);
+  /* A writeback after the window's end is not counted in it. */
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 120) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 5);
+}
+
+static void
+test_journal_groups_changes (void)
+{
+  /* Dirtying in 3 consecutive seconds joins one transaction: one commit
+   * at +105, and writebacks at +130, +135, +135; +135 is 5 s after +130,
+   * a full idle gap, so it is a spin-up of its own. */
+  LmReplayRun run = { (T0 + 100) * S, (T0 + 103) * S, 0, 0, 3 };
+  LmReplayResult r;
+
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 5 + 5 + 5);
+}
+
+static void
+test_overlapping_and_unordered (void)
+{
+  /* The same second recorded twice, and runs out of order: the disk does
+   * I/O at one instant once. */
+  LmReplayRun runs[] = {
+    { (T0 + 500) * S, (T0 + 501) * S, 1, 0, 0 },
+    { (T0 + 100) * S, (T0 + 101) * S, 1, 1, 0 },
+    { (T0 + 100) * S, (T0 + 101) * S, 1, 0, 0 },
+  };
+  LmReplayResult r;
+
+  lm_replay_stock (runs, 3, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 10);
+}
+
+static void
+test_huge_counts (void)
+{
+  /* Counts beyond the run's length are capped by it; a run reaching far
+   * outside the window is clipped to it, so work stays bounded. */
+  LmReplayRun runs[] = {
+    { (T0 + 10) * S, (T0 + 20) * S, G_MAXUINT32, G_MAXUINT32, G_MAXUINT32 },
+    { 0, G_MAXINT64, G_MAXUINT32, 0, 0 },
+  };
+  LmReplayResult r;
+
+  lm_replay_stock (runs, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  /* Reads and writes 10..19, commits at 15 and 20 (a transaction opens
+   * every 5 s), writebacks at 40, 45 and 50, each a full gap apart. */
+  g_assert_cmpuint (r.spinups, ==, 4);
+  g_assert_cmpint (r.awake_s, ==, (25 - 10) + 15);
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  /* Reads every second of the hour: one wake, the whole window. */
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 3600);
+}
+
+static void
+test_count_bench_rule (void)
+{
+  /* bench/engine_bench.py's analyse(): I/O after >= idle s without any is a
+   * spin-up, and the disk starts asleep. */
+  gint64 io[] = { T0 + 0, T0 + 4, T0 + 9, T0 + 9, T0 + 30 };
+  LmReplayResult r;
+
+  lm_replay_count (io, G_N_ELEMENTS (io), T0, T0 + 100, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 9 + 5 + 5);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/replay/empty", test_empty);
+  g_test_add_func ("/replay/reads-when-recorded", test_reads_when_recorded);
+  g_test_add_func ("/replay/dirtying-expires", test_dirtying_expires);
+  g_test_add_func ("/replay/journal-groups-changes", test_journal_groups_changes);
+  g_test_add_func ("/replay/overlapping-and-unordered", test_overlapping_and_unordered);
+  g_test_add_func ("/replay/huge-counts", test_huge_counts);
+  g_test_add_func ("/replay/count-bench-rule", test_count_bench_rule);
+  return g_test_run ();
+}
