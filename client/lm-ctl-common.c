@@ -111,8 +111,10 @@ gboolean
 lm_ctl_parse_options (int *argc, char ***argv, const char *args, const char *summary,
                       const GOptionEntry *entries)
 {
-  g_autofree char *usage = g_strdup_printf ("%s%s", (*argv)[0], args ? args : "");
-  g_autoptr (GOptionContext) context = g_option_context_new (usage);
+  /* GOption prints the program name itself: "laptop-modectl disks" from
+   * argv[0], as the dispatcher set it. */
+  g_autofree char *usage = g_strstrip (g_strdup (args ? args : ""));
+  g_autoptr (GOptionContext) context = g_option_context_new (*usage ? usage : NULL);
   g_autoptr (GError) error = NULL;
 
   g_option_context_set_summary (context, summary);
