@@ -194,6 +194,7 @@ class Bench:
         self.vm = lmtest.read_real_vm()
         self.procs = []
         self.binds = []
+        self.estimates = {}  # engine -> stock_estimate() of its run
         self.image = os.path.join(self.tmp, "disk.img")
         self.mp = os.path.join(self.tmp, "disk")
         self.device = None
@@ -270,9 +271,26 @@ class Bench:
             time.sleep(0.1)
 
         def stop():
-            for p in [daemon] + list(reversed(services)):
-                lmtest.stop_process(p)
+            try:
+                self.estimates[engine] = self.stock_estimate(env)
+            finally:
+                for p in [daemon] + list(reversed(services)):
+                    lmtest.stop_process(p)
         return stop
+
+    def stock_estimate(self, env):
+        """What `laptop-modectl report` estimates the kernel's stock writeback
+        would have cost on the activity this run's ledger recorded: (spin-ups,
+        awake seconds), or None when the ledger recorded no activity."""
+        disk = os.path.basename(self.device)
+        r = subprocess.run([lmtest.CTL, "report", "--json", "--since", "1d", "--disk", disk,
+                            "--idle", "%g" % self.args.idle], env=env, capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            print("laptop-modectl report: %s" % r.stderr.strip(), file=sys.stderr)
+            return None
+        est = json.loads(r.stdout).get("disks", {}).get(disk, {}).get("stock_estimate")
+        return (est["spinups"], est["awake_s"]) if isinstance(est, dict) else None
 
     def start_laptop_mode_tools(self):
         lmt = benchlib.laptop_mode_tools()
@@ -391,6 +409,13 @@ def main():
             continue
         (spinups, asleep, longest), vm, changes = r
         print("%-20s %9d %7.0f%% %12.1fs" % (variant, spinups, asleep * 100, longest))
+        if variant in b.estimates:
+            est = b.estimates[variant]
+            print("%-20s %9s %8s   (laptop-modectl report: stock writeback replayed on this "
+                  "run's ledger%s)" % ("  stock estimate", "-" if est is None else est[0],
+                                      "" if est is None else "%.0f%%" % (
+                                          100 - 100 * min(est[1], args.duration) / args.duration),
+                                      "" if est is not None else ": no activity recorded"))
         if args.verbose:
             print("    vm: %s" % " ".join("%s=%s" % kv for kv in sorted(vm.items())))
             print("    I/O at: %s" % " ".join("%.1f" % t for t in changes))
