@@ -10,6 +10,7 @@
 #include "lm-ledger.h"
 #include "lm-participants.h"
 #include "lm-power.h"
+#include "lm-profile.h"
 #include "lm-settings.h"
 #include "lm-sleep.h"
 #include "lm-spinup.h"
@@ -44,6 +45,7 @@ struct _LmDaemon
   LmPower *power;
   LmSleep *sleep;
   LmInhibitors *inhibitors;
+  LmProfile *profile;  /* power-profiles-daemon: power-saver counts as battery */
   guint settle_id;     /* power and hold changes settle before anything is remounted */
   gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
 

@@ -38,5 +38,6 @@ lm_daemon_sync_properties (LmDaemon *self)
   /* Every Configure key is a property of the same name (clients take its type from it). */
   lm_exported_laptop_mode_set_spin_up_idle (s, self->settings->spinup_idle);
   lm_exported_laptop_mode_set_spin_up_history (s, self->settings->spinup_history);
+  lm_exported_laptop_mode_set_follow_power_profile (s, self->settings->follow_power_profile);
   lm_exported_laptop_mode_set_disk_recheck (s, self->settings->disk_recheck);
 }

@@ -24,6 +24,7 @@
 #include "lm-names.h"
 #include "lm-paths.h"
 #include "lm-power.h"
+#include "lm-profile.h"
 #include "lm-remount.h"
 #include "lm-settings.h"
 #include "lm-spinup.h"
@@ -57,6 +58,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
+  g_clear_pointer (&self->profile, lm_profile_free);
   g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
@@ -139,7 +141,12 @@ decide (LmDaemon *self, const char *mode, gboolean *on)
   if (g_str_equal (mode, "off"))
     return *on = FALSE, LM_REASON_MANUAL;
   *on = self->power != NULL && lm_power_get_on_battery (self->power);
-  return *on ? LM_REASON_ON_BATTERY : LM_REASON_AC;
+  if (*on)
+    return LM_REASON_ON_BATTERY;
+  if (self->settings->follow_power_profile && self->profile != NULL
+      && lm_profile_get_power_saver (self->profile))
+    return *on = TRUE, LM_REASON_POWER_SAVER;
+  return LM_REASON_AC;
 }
 
 static void
@@ -363,6 +370,16 @@ on_inhibitors_changed (LmDaemon *self)
   lm_daemon_sync_properties (self);
 }
 
+/* A profile switch settles like a plug: one decision, not one per signal. */
+static void
+on_profile_changed (LmProfile *profile, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  settle_in (self, LM_POWER_SETTLE_MS);
+  lm_daemon_sync_properties (self);
+}
+
 static void
 sleep_flushed (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -530,6 +547,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
   self->power = lm_power_new (bus, self->settings->low_battery_percent);
   g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
+  self->profile = lm_profile_new (bus, on_profile_changed, self);
   /* logind's delay lock is a file descriptor: lm-sleep.c takes it on a
    * connection of its own, its signals come on @bus. */
   self->sleep = lm_sleep_new (bus, on_sleep, self);

@@ -46,6 +46,7 @@ static const LmSettingKey setting_keys[] = {
   UINT_KEY ("SpinUpIdle", spinup_idle, 1, 86400),
   BOOL_KEY ("SpinUpHistory", spinup_history),
   UINT_KEY ("DiskRecheck", disk_recheck, 0, 86400),
+  BOOL_KEY ("FollowPowerProfile", follow_power_profile),
 };
 
 const LmSettingKey *
@@ -73,6 +74,7 @@ lm_settings_new (void)
   s->dirty_background_ratio = 1;
   s->low_battery_percent = 10;
   s->remount = TRUE;
+  s->follow_power_profile = TRUE;
   s->remount_types = g_strdupv ((char **) remount_type_choices);
   s->no_remount = g_new0 (char *, 1);
   s->disks = lm_disk_policies_new ();
@@ -117,6 +119,7 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
          && a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio
          && a->dirty_background_ratio == b->dirty_background_ratio
          && a->low_battery_percent == b->low_battery_percent && a->remount == b->remount
+         && a->follow_power_profile == b->follow_power_profile
          && g_strv_equal ((const char *const *) a->remount_types,
                           (const char *const *) b->remount_types)
          && g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount);

@@ -25,7 +25,8 @@ typedef struct
   guint spinup_idle;         /* seconds without I/O after which a disk counts as asleep */
   gboolean spinup_history;   /* monitor spin-ups even with no subscriber */
   guint disk_recheck; /* seconds between looks at a sleeping disk without attribution; 0: auto */
-  GHashTable *disks;  /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
+  gboolean follow_power_profile; /* mode auto: on while the profile is power-saver */
+  GHashTable *disks; /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
 } LmSettings;
 
 LmSettings *lm_settings_new (void);
