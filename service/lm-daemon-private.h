@@ -2,6 +2,7 @@
  * state machine and life cycle) and lm-daemon-methods.c (its D-Bus methods). */
 #pragma once
 
+#include "lm-conflicts.h"
 #include "lm-daemon.h"
 #include "lm-disks.h"
 #include "lm-engine.h"
@@ -31,9 +32,10 @@ struct _LmDaemon
   const LmTunablesBackend *backend;
   LmEngine engine;
   LmState *state;
-  LmSpinup *spinup; /* SpinUp subscribers and attribution */
-  LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
-  LmLedger *ledger; /* spin-ups and sleep per disk, 30 days */
+  LmSpinup *spinup;       /* SpinUp subscribers and attribution */
+  LmDisks *disks;         /* power state per disk; timer, APM, readahead while on */
+  LmLedger *ledger;       /* spin-ups and sleep per disk, 30 days */
+  LmConflicts *conflicts; /* applied values someone else changed since */
 
   LmSystem sys; /* the participants' view of the above */
 

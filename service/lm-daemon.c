@@ -66,6 +66,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
+  g_clear_pointer (&self->conflicts, lm_conflicts_free);
   g_clear_pointer (&self->state, lm_state_free);
   G_OBJECT_CLASS (lm_daemon_parent_class)->finalize (object);
 }
@@ -226,6 +227,14 @@ transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
   gboolean on, was_active = self->active;
   LmEngine engine_before = self->engine, engine = self->engine;
   const char *reason = decide (self, mode, &on);
+
+  /* A moment we look anyway: what someone else changed is left alone (the
+   * apply and the restore below skip it) and listed. A new round of
+   * laptop mode starts with an empty list. */
+  if (self->active)
+    lm_conflicts_check (self->conflicts, self->state);
+  else if (on)
+    lm_conflicts_clear (self->conflicts);
 
   if (next != NULL)
     {
@@ -497,6 +506,7 @@ lm_daemon_new (GError **error)
   g_autoptr (GError) engine_error = NULL;
 
   self->state = lm_state_new (state_file);
+  self->conflicts = lm_conflicts_new ();
 
   self->settings = lm_settings_load (lm_config_file (), error);
   if (self->settings == NULL)
@@ -593,6 +603,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
   stop_engine (self);
   if (lm_participants_saved (&self->sys))
     {
+      lm_conflicts_check (self->conflicts, self->state);
       ok = restore_all (self, error);
       if (ok)
         g_message ("Restored the original tunables and mount options");
