@@ -19,7 +19,8 @@ lm_ctl_set (int argc, char **argv)
           "NoRemount (comma-separated mount points),\n"
           "Attribution (auto|bpf|tracefs|block_dump|none), SpinUpIdle, SpinUpHistory "
           "(true|false),\n"
-          "DiskRecheck, DiskSettings (GVariant text, e.g. \"{'sda': {'APM': <uint32 128>}}\").\n"
+          "DiskRecheck, FollowPowerProfile (true|false), DiskSettings (GVariant text, e.g. "
+          "\"{'sda': {'APM': <uint32 128>}}\").\n"
           "Each value is read as the type of the property of the same name.",
           NULL))
     return LM_CTL_EXIT_USAGE;
