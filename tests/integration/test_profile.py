@@ -8,6 +8,7 @@ tunables are a fake root's /proc/sys/vm.
 """
 
 import re
+import subprocess
 import time
 import unittest
 
@@ -22,6 +23,8 @@ PPD_BUS_POLICY = MOCK_BUS_POLICY + """
   <policy user="root">
     <allow own="net.hadess.PowerProfiles"/>
     <allow send_destination="net.hadess.PowerProfiles"/>
+    <allow own="org.freedesktop.UPower.PowerProfiles"/>
+    <allow send_destination="org.freedesktop.UPower.PowerProfiles"/>
   </policy>
 """
 
@@ -142,6 +145,28 @@ class ProfileTest(ProfileBase):
         self.ppd = self.start_mock("power_profiles_daemon", {"ActiveProfile": "power-saver"},
                                    name=PPD)
         self.wait_state(True, "power-saver")
+
+    def test_newer_name_alone(self):
+        """power-profiles-daemon 0.20's name, with the old one gone."""
+        new = "org.freedesktop.UPower.PowerProfiles"
+        new_path = "/org/freedesktop/UPower/PowerProfiles"
+        self.ppd.terminate()
+        self.ppd.wait(timeout=10)
+        p = subprocess.Popen(["/usr/bin/python3", "-m", "dbusmock", "--system", new, new_path, new],
+                             env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+
+        def added():
+            r = self.run_as(["gdbus", "call", "--system", "--dest", new, "--object-path",
+                             new_path, "--method", "org.freedesktop.DBus.Mock.AddProperty", new,
+                             "ActiveProfile", "<'balanced'>"])
+            return r.returncode == 0
+        self.wait_until(added, timeout=15, message="the newer name's mock on the bus")
+        self.assert_stays(False, "ac", seconds=1.5)
+        self.set_prop(new, new_path, new, "ActiveProfile", "<'power-saver'>")
+        self.wait_state(True, "power-saver")
+        self.set_prop(new, new_path, new, "ActiveProfile", "<'performance'>")
+        self.wait_state(False, "ac")
 
     def test_hostile_profile_refused(self):
         self.wait_state(False, "ac")
