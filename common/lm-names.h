@@ -28,6 +28,7 @@
 #define LM_REASON_AC "ac"
 #define LM_REASON_LOW_BATTERY "low-battery"
 #define LM_REASON_INHIBITED "inhibited"
+#define LM_REASON_POWER_SAVER "power-saver"
 
 /* The services the daemon listens to (it owns none of them). */
 #define LM_LOGIND_NAME "org.freedesktop.login1"

@@ -2,6 +2,7 @@
  * state machine and life cycle) and lm-daemon-methods.c (its D-Bus methods). */
 #pragma once
 
+#include "lm-conflicts.h"
 #include "lm-daemon.h"
 #include "lm-disks.h"
 #include "lm-engine.h"
@@ -10,6 +11,7 @@
 #include "lm-ledger.h"
 #include "lm-participants.h"
 #include "lm-power.h"
+#include "lm-profile.h"
 #include "lm-settings.h"
 #include "lm-sleep.h"
 #include "lm-spinup.h"
@@ -30,9 +32,10 @@ struct _LmDaemon
   const LmTunablesBackend *backend;
   LmEngine engine;
   LmState *state;
-  LmSpinup *spinup; /* SpinUp subscribers and attribution */
-  LmDisks *disks;   /* power state per disk; timer, APM, readahead while on */
-  LmLedger *ledger; /* spin-ups and sleep per disk, 30 days */
+  LmSpinup *spinup;       /* SpinUp subscribers and attribution */
+  LmDisks *disks;         /* power state per disk; timer, APM, readahead while on */
+  LmLedger *ledger;       /* spin-ups and sleep per disk, 30 days */
+  LmConflicts *conflicts; /* applied values someone else changed since */
 
   LmSystem sys; /* the participants' view of the above */
 
@@ -44,6 +47,7 @@ struct _LmDaemon
   LmPower *power;
   LmSleep *sleep;
   LmInhibitors *inhibitors;
+  LmProfile *profile;  /* power-profiles-daemon: power-saver counts as battery */
   guint settle_id;     /* power and hold changes settle before anything is remounted */
   gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
 

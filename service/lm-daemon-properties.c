@@ -25,6 +25,7 @@ lm_daemon_sync_properties (LmDaemon *self)
                                              (const char *const *) self->settings->remount_types);
   lm_exported_laptop_mode_set_no_remount (s, (const char *const *) self->settings->no_remount);
   lm_exported_laptop_mode_set_remounted (s, lm_remount_list (self->state));
+  lm_exported_laptop_mode_set_conflicts (s, lm_conflicts_to_variant (self->conflicts));
   lm_exported_laptop_mode_set_reason (s, self->reason);
   lm_exported_laptop_mode_set_on_battery (s, self->power && lm_power_get_on_battery (self->power));
   lm_exported_laptop_mode_set_power_source (s, self->power ? lm_power_get_source (self->power)
@@ -38,6 +39,7 @@ lm_daemon_sync_properties (LmDaemon *self)
   /* Every Configure key is a property of the same name (clients take its type from it). */
   lm_exported_laptop_mode_set_spin_up_idle (s, self->settings->spinup_idle);
   lm_exported_laptop_mode_set_spin_up_history (s, self->settings->spinup_history);
+  lm_exported_laptop_mode_set_follow_power_profile (s, self->settings->follow_power_profile);
   lm_exported_laptop_mode_set_disk_recheck (s, self->settings->disk_recheck);
   lm_exported_laptop_mode_set_sata_link_policy (s, self->settings->sata_link_policy);
   lm_exported_laptop_mode_set_runtime_pm (s, self->settings->runtime_pm);

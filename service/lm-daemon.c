@@ -24,6 +24,7 @@
 #include "lm-names.h"
 #include "lm-paths.h"
 #include "lm-power.h"
+#include "lm-profile.h"
 #include "lm-remount.h"
 #include "lm-settings.h"
 #include "lm-spinup.h"
@@ -57,6 +58,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
+  g_clear_pointer (&self->profile, lm_profile_free);
   g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
@@ -64,6 +66,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
+  g_clear_pointer (&self->conflicts, lm_conflicts_free);
   g_clear_pointer (&self->state, lm_state_free);
   G_OBJECT_CLASS (lm_daemon_parent_class)->finalize (object);
 }
@@ -139,7 +142,12 @@ decide (LmDaemon *self, const char *mode, gboolean *on)
   if (g_str_equal (mode, "off"))
     return *on = FALSE, LM_REASON_MANUAL;
   *on = self->power != NULL && lm_power_get_on_battery (self->power);
-  return *on ? LM_REASON_ON_BATTERY : LM_REASON_AC;
+  if (*on)
+    return LM_REASON_ON_BATTERY;
+  if (self->settings->follow_power_profile && self->profile != NULL
+      && lm_profile_get_power_saver (self->profile))
+    return *on = TRUE, LM_REASON_POWER_SAVER;
+  return LM_REASON_AC;
 }
 
 static void
@@ -219,6 +227,14 @@ transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
   gboolean on, was_active = self->active;
   LmEngine engine_before = self->engine, engine = self->engine;
   const char *reason = decide (self, mode, &on);
+
+  /* A moment we look anyway: what someone else changed is left alone (the
+   * apply and the restore below skip it) and listed. A new round of
+   * laptop mode starts with an empty list. */
+  if (self->active)
+    lm_conflicts_check (self->conflicts, self->state);
+  else if (on)
+    lm_conflicts_clear (self->conflicts);
 
   if (next != NULL)
     {
@@ -363,6 +379,16 @@ on_inhibitors_changed (LmDaemon *self)
   lm_daemon_sync_properties (self);
 }
 
+/* A profile switch settles like a plug: one decision, not one per signal. */
+static void
+on_profile_changed (LmProfile *profile, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  settle_in (self, LM_POWER_SETTLE_MS);
+  lm_daemon_sync_properties (self);
+}
+
 static void
 sleep_flushed (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -480,6 +506,7 @@ lm_daemon_new (GError **error)
   g_autoptr (GError) engine_error = NULL;
 
   self->state = lm_state_new (state_file);
+  self->conflicts = lm_conflicts_new ();
 
   self->settings = lm_settings_load (lm_config_file (), error);
   if (self->settings == NULL)
@@ -530,6 +557,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
   self->power = lm_power_new (bus, self->settings->low_battery_percent);
   g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
+  self->profile = lm_profile_new (bus, on_profile_changed, self);
   /* logind's delay lock is a file descriptor: lm-sleep.c takes it on a
    * connection of its own, its signals come on @bus. */
   self->sleep = lm_sleep_new (bus, on_sleep, self);
@@ -575,6 +603,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
   stop_engine (self);
   if (lm_participants_saved (&self->sys))
     {
+      lm_conflicts_check (self->conflicts, self->state);
       ok = restore_all (self, error);
       if (ok)
         g_message ("Restored the original tunables and mount options");

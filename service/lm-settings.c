@@ -61,6 +61,7 @@ static const LmSettingKey setting_keys[] = {
   BOOL_KEY ("RuntimePM", runtime_pm),
   UINT_KEY ("RuntimePMAutosuspendMs", runtime_pm_autosuspend_ms, 0, 3600000),
   STR_KEY ("NvmeLatencyToleranceUs", nvme_latency_tolerance, NULL),
+  BOOL_KEY ("FollowPowerProfile", follow_power_profile),
 };
 
 const LmSettingKey *
@@ -88,6 +89,7 @@ lm_settings_new (void)
   s->dirty_background_ratio = 1;
   s->low_battery_percent = 10;
   s->remount = TRUE;
+  s->follow_power_profile = TRUE;
   s->remount_types = g_strdupv ((char **) remount_type_choices);
   s->no_remount = g_new0 (char *, 1);
   s->disks = lm_disk_policies_new ();
@@ -139,6 +141,7 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
          && a->laptop_mode_seconds == b->laptop_mode_seconds && a->dirty_ratio == b->dirty_ratio
          && a->dirty_background_ratio == b->dirty_background_ratio
          && a->low_battery_percent == b->low_battery_percent && a->remount == b->remount
+         && a->follow_power_profile == b->follow_power_profile
          && g_strv_equal ((const char *const *) a->remount_types,
                           (const char *const *) b->remount_types)
          && g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount)

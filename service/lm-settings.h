@@ -25,9 +25,10 @@ typedef struct
   guint spinup_idle;         /* seconds without I/O after which a disk counts as asleep */
   gboolean spinup_history;   /* monitor spin-ups even with no subscriber */
   guint disk_recheck; /* seconds between looks at a sleeping disk without attribution; 0: auto */
-  GHashTable *disks;  /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
-  char *sata_link_policy;          /* link_power_management_policy while on; "keep"/"": untouched */
-  gboolean runtime_pm;             /* power/control=auto for disks and their controllers */
+  gboolean follow_power_profile; /* mode auto: on while the profile is power-saver */
+  GHashTable *disks;      /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
+  char *sata_link_policy; /* link_power_management_policy while on; "keep"/"": untouched */
+  gboolean runtime_pm;    /* power/control=auto for disks and their controllers */
   guint runtime_pm_autosuspend_ms; /* power/autosuspend_delay_ms while on; 0: untouched */
   char *nvme_latency_tolerance;    /* power/pm_qos_latency_tolerance_us; "keep": untouched */
 } LmSettings;

@@ -114,6 +114,13 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
 
       if (current == NULL)
         return FALSE; /* the uncommitted journal entries go with tx */
+      /* Someone else rewrote a value we applied (lm-conflicts.c reports
+       * it): a new apply while on leaves it as they wrote it. */
+      if (lm_journal_check (state, PART, t->name, current) == LM_JOURNAL_CHANGED)
+        {
+          g_ptr_array_remove_index (plan, i--);
+          continue;
+        }
       g_ptr_array_add (previous, lm_tunable_new (t->name, current));
       lm_journal_remember (state, PART, t->name, current);
       lm_journal_mark (state, PART, t->name, t->value);

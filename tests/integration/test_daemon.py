@@ -264,6 +264,7 @@ class ConfigureTest(DaemonTestCase):
         ("spin-up idle over a day", ["SpinUpIdle", "u", "86401"], "SpinUpIdle"),
         ("history as number", ["SpinUpHistory", "u", "1"], "SpinUpHistory"),
         ("recheck over a day", ["DiskRecheck", "u", "86401"], "DiskRecheck"),
+        ("profile as string", ["FollowPowerProfile", "s", "yes"], "FollowPowerProfile"),
         ("disk settings as string", ["DiskSettings", "s", "sda"], "DiskSettings"),
     ]
 
@@ -377,7 +378,7 @@ class ConfigureTest(DaemonTestCase):
         "DirtyBackgroundRatio": "uint32 5", "LowBatteryPercent": "uint32 20",
         "Remount": "false", "RemountTypes": "['ext4']", "NoRemount": "['/srv']",
         "Attribution": "'none'", "SpinUpIdle": "uint32 30", "SpinUpHistory": "true",
-        "DiskRecheck": "uint32 60", "DiskSettings": "{'ata-X': {'APM': <uint32 128>}}",
+        "DiskRecheck": "uint32 60", "FollowPowerProfile": "false", "DiskSettings": "{'ata-X': {'APM': <uint32 128>}}",
     }
 
     def test_every_key_denied_unprivileged(self):

@@ -67,7 +67,7 @@ SETTING_KEYS = {  # Configure's keys with their types (lm-settings.c)
     "Mode": "s", "Engine": "s", "MaxLostWork": "u", "LaptopModeSeconds": "u", "DirtyRatio": "u",
     "DirtyBackgroundRatio": "u", "LowBatteryPercent": "u", "Remount": "b", "RemountTypes": "as",
     "NoRemount": "as", "Attribution": "s", "SpinUpIdle": "u", "SpinUpHistory": "b",
-    "DiskRecheck": "u", "DiskSettings": "a{sa{sv}}",
+    "DiskRecheck": "u", "FollowPowerProfile": "b", "DiskSettings": "a{sa{sv}}",
 }
 # Successful calls of these change nothing that is compared.
 # (Subscribe is not one: it starts monitoring, which sets vm.block_dump.)

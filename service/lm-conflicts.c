@@ -1,0 +1,185 @@
+/* lm-conflicts.c: each participant's journal entries compared with what the
+ * system holds now, through one reader per participant; what differs from
+ * what we applied is listed and logged once, and left as it is. */
+#include "lm-conflicts.h"
+
+#include "lm-escape.h"
+#include "lm-io.h"
+#include "lm-journal.h"
+#include "lm-limits.h"
+#include "lm-tunables.h"
+
+/* At most this many listed: a tool rewriting hundreds of values must not
+ * grow the property without bound. */
+#define LM_CONFLICTS_MAX 64
+
+typedef struct
+{
+  char *what;
+  gint64 when; /* µs since the epoch, when first found */
+  char *expected;
+  char *found;
+} LmConflict;
+
+struct _LmConflicts
+{
+  GPtrArray *list;  /* of LmConflict, in the order found */
+  GHashTable *seen; /* "what\nfound": logged already */
+};
+
+/* One reader per journal part: the value its key has now (NULL: gone or
+ * unreadable, which is not a conflict) and how to name it to a user.
+ * Participants with the same shape (hw's ALPM and runtime PM files, disk
+ * sysfs values) add a row here. */
+typedef struct
+{
+  const char *part;
+  char *(*read) (const char *key, char **what);
+} LmConflictSource;
+
+static char *
+read_tunable (const char *key, char **what)
+{
+  g_autofree char *path = lm_tunables_path (key);
+
+  *what = g_strconcat ("vm.", key, NULL);
+  return lm_io_read_value (path, NULL);
+}
+
+static const LmConflictSource sources[] = {
+  { "Tunables", read_tunable },
+};
+
+static void
+conflict_free (gpointer data)
+{
+  LmConflict *c = data;
+
+  g_free (c->what);
+  g_free (c->expected);
+  g_free (c->found);
+  g_free (c);
+}
+
+LmConflicts *
+lm_conflicts_new (void)
+{
+  LmConflicts *self = g_new0 (LmConflicts, 1);
+
+  self->list = g_ptr_array_new_with_free_func (conflict_free);
+  self->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  return self;
+}
+
+void
+lm_conflicts_free (LmConflicts *self)
+{
+  if (self == NULL)
+    return;
+  g_ptr_array_unref (self->list);
+  g_hash_table_unref (self->seen);
+  g_free (self);
+}
+
+static LmConflict *
+find (LmConflicts *self, const char *what)
+{
+  for (guint i = 0; i < self->list->len; i++)
+    {
+      LmConflict *c = g_ptr_array_index (self->list, i);
+      if (g_str_equal (c->what, what))
+        return c;
+    }
+  return NULL;
+}
+
+/* @found changed again (or for the first time): list it, log it once per
+ * (what, found). */
+static gboolean
+note (LmConflicts *self, const char *what, const char *expected, const char *found)
+{
+  LmConflict *c = find (self, what);
+  g_autofree char *seen_key = g_strconcat (what, "\n", found, NULL);
+
+  if (c != NULL && g_str_equal (c->found, found) && g_str_equal (c->expected, expected))
+    return FALSE;
+  if (!g_hash_table_contains (self->seen, seen_key))
+    {
+      g_autofree char *safe_found = lm_escape (found, -1, LM_ESCAPE_DEFAULT);
+      g_autofree char *safe_what = lm_escape (what, -1, LM_ESCAPE_DEFAULT);
+      g_message ("%s was changed by someone else to %s (laptop mode set %s); leaving it", safe_what,
+                 safe_found, expected);
+      g_hash_table_add (self->seen, g_steal_pointer (&seen_key));
+    }
+  if (c == NULL)
+    {
+      if (self->list->len >= LM_CONFLICTS_MAX)
+        return FALSE;
+      c = g_new0 (LmConflict, 1);
+      c->what = g_strdup (what);
+      g_ptr_array_add (self->list, c);
+    }
+  g_free (c->expected);
+  g_free (c->found);
+  c->expected = g_strdup (expected);
+  c->found = g_strdup (found);
+  c->when = g_get_real_time ();
+  return TRUE;
+}
+
+gboolean
+lm_conflicts_check (LmConflicts *self, LmState *state)
+{
+  gboolean changed = FALSE;
+
+  for (gsize s = 0; s < G_N_ELEMENTS (sources); s++)
+    {
+      g_auto (GStrv) keys = lm_journal_pending (state, sources[s].part);
+
+      for (guint i = 0; keys[i] != NULL; i++)
+        {
+          g_autofree char *what = NULL;
+          g_autofree char *applied = lm_journal_applied (state, sources[s].part, keys[i]);
+          g_autofree char *now = NULL;
+
+          if (applied == NULL)
+            continue; /* remembered only (a side effect): nothing to compare */
+          now = sources[s].read (keys[i], &what);
+          if (now == NULL)
+            continue;
+          if (lm_journal_check (state, sources[s].part, keys[i], now) != LM_JOURNAL_CHANGED)
+            continue;
+          /* Bounded: a value longer than a path is cut for the listing. */
+          if (strlen (now) > LM_LIMIT_PATH)
+            now[LM_LIMIT_PATH] = '\0';
+          changed |= note (self, what, applied, now);
+        }
+    }
+  return changed;
+}
+
+gboolean
+lm_conflicts_clear (LmConflicts *self)
+{
+  gboolean had = self->list->len > 0;
+
+  g_ptr_array_set_size (self->list, 0);
+  g_hash_table_remove_all (self->seen);
+  return had;
+}
+
+GVariant *
+lm_conflicts_to_variant (LmConflicts *self)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a(sxss)"));
+  for (guint i = 0; i < self->list->len; i++)
+    {
+      LmConflict *c = g_ptr_array_index (self->list, i);
+      g_autofree char *found = lm_escape (c->found, -1, LM_ESCAPE_DEFAULT);
+      g_autofree char *expected = lm_escape (c->expected, -1, LM_ESCAPE_DEFAULT);
+      g_variant_builder_add (&b, "(sxss)", c->what, c->when, expected, found);
+    }
+  return g_variant_builder_end (&b);
+}
