@@ -7,6 +7,8 @@
 #include "lm-io.h"
 #include "lm-journal.h"
 #include "lm-limits.h"
+#include "lm-hwpower.h"
+#include "lm-paths.h"
 #include "lm-tunables.h"
 
 /* At most this many listed: a tool rewriting hundreds of values must not
@@ -46,8 +48,19 @@ read_tunable (const char *key, char **what)
   return lm_io_read_value (path, NULL);
 }
 
+/* lm-hwpower.c keys its entries by the system path of the sysfs file. */
+static char *
+read_sysfs (const char *key, char **what)
+{
+  g_autofree char *path = lm_path (key);
+
+  *what = g_strdup (key);
+  return lm_io_read_value (path, NULL);
+}
+
 static const LmConflictSource sources[] = {
   { "Tunables", read_tunable },
+  { LM_HWPOWER_PART, read_sysfs },
 };
 
 static void

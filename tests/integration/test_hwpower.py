@@ -196,6 +196,12 @@ class HwPowerTest(DaemonTestCase):
         want.update({HOST0: "min_power", LATENCY: "5000"})
         self.wait_sysfs(want, "theirs left, the rest restored")
         self.wait_for_log("changed to min_power by someone else")
+        # Found at the Stop (the daemon looked anyway) and listed, once each.
+        conflicts = {what: (expected, found)
+                     for what, _, expected, found in self.properties()["Conflicts"]}
+        self.assertEqual(conflicts.get("/" + HOST0.lstrip("/")), ("med_power_with_dipm", "min_power"),
+                         conflicts)
+        self.assertEqual(conflicts.get("/" + LATENCY.lstrip("/")), ("any", "5000"), conflicts)
 
     def test_configure_and_exclude(self):
         self.ctl_run("start", check=True)
