@@ -213,7 +213,7 @@ class RemountTest(DaemonTestCase):
         self.stop_daemon(signal.SIGKILL)
         self.assertIn("commit=600", self.options_of(fss["plain"][1])[3])
         with open(os.path.join(self.state_dir, "state")) as f:
-            self.assertIn("[RemountsOriginal]", f.read())
+            self.assertIn("[Remount]", f.read())
         self.start_daemon()
         self.assertEqual(mountinfo(), before)
         self.assertEqual(self.root.vm(), lmtest.SYSCTL_VM)
