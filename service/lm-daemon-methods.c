@@ -20,37 +20,48 @@ return_result (GDBusMethodInvocation *invocation, gboolean ok, GError *error)
     g_dbus_method_invocation_return_gerror (invocation, error);
 }
 
+/* Every handler validates its arguments, then lm_auth_check() carries the
+ * invocation to the *_allowed() function, which acts from the same
+ * invocation's parameters: nothing is copied or stashed on the way. */
+
 /* --- Start, Stop, SetMode -------------------------------------------- */
+
+/* The mode a Start, Stop or (validated) SetMode call asks for. */
+static const char *
+mode_of (GDBusMethodInvocation *invocation)
+{
+  const char *method = g_dbus_method_invocation_get_method_name (invocation);
+  const char *mode;
+
+  if (g_str_equal (method, "Start"))
+    return "on";
+  if (g_str_equal (method, "Stop"))
+    return "off";
+  g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(&s)", &mode);
+  return mode;
+}
 
 static void
 set_mode_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
-  LmDaemon *self = g_object_get_data (G_OBJECT (invocation), "lm-daemon");
   g_autoptr (GError) error = NULL;
 
-  gboolean ok = lm_daemon_transition (self, user_data, NULL, &error);
+  gboolean ok = lm_daemon_transition (user_data, mode_of (invocation), NULL, &error);
 
   return_result (invocation, ok, error);
-}
-
-static void
-authorize_mode (LmDaemon *self, GDBusMethodInvocation *invocation, const char *mode)
-{
-  g_object_set_data (G_OBJECT (invocation), "lm-daemon", self);
-  lm_auth_check (invocation, set_mode_allowed, g_strdup (mode), g_free);
 }
 
 static gboolean
 handle_start (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmDaemon *self)
 {
-  authorize_mode (self, invocation, "on");
+  lm_auth_check (invocation, set_mode_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 static gboolean
 handle_stop (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmDaemon *self)
 {
-  authorize_mode (self, invocation, "off");
+  lm_auth_check (invocation, set_mode_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -66,7 +77,7 @@ handle_set_mode (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocati
                                              "Mode must be “off”, “on” or “auto”, not %s", quoted);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  authorize_mode (self, invocation, mode);
+  lm_auth_check (invocation, set_mode_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -93,10 +104,11 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
 static void
 configure_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
-  LmDaemon *self = g_object_get_data (G_OBJECT (invocation), "lm-daemon");
   g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) asv = NULL;
 
-  gboolean ok = configure (self, user_data, &error);
+  g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(@a{sv})", &asv);
+  gboolean ok = configure (user_data, asv, &error);
 
   return_result (invocation, ok, error);
 }
@@ -116,9 +128,7 @@ handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocat
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  g_object_set_data (G_OBJECT (invocation), "lm-daemon", self);
-  lm_auth_check (invocation, configure_allowed, g_variant_ref (asv),
-                 (GDestroyNotify) g_variant_unref);
+  lm_auth_check (invocation, configure_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
@@ -150,20 +160,17 @@ handle_sync (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, 
 
 /* --- Inhibit, Release -------------------------------------------------- */
 
+/* Through GetConnectionUnixUser: the arguments stay in the invocation. */
 typedef struct
 {
   LmDaemon *daemon;
   GDBusMethodInvocation *invocation;
-  char *application;
-  char *reason;
 } InhibitCall;
 
 static void
 inhibit_call_free (InhibitCall *call)
 {
   g_object_unref (call->invocation);
-  g_free (call->application);
-  g_free (call->reason);
   g_free (call);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (InhibitCall, inhibit_call_free)
@@ -175,6 +182,7 @@ inhibit_got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) reply
       = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  const char *application, *reason;
   guint32 uid, cookie;
 
   if (reply == NULL)
@@ -183,9 +191,11 @@ inhibit_got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   g_variant_get (reply, "(u)", &uid);
+  g_variant_get (g_dbus_method_invocation_get_parameters (call->invocation), "(&s&s)", &application,
+                 &reason);
   if (!lm_inhibitors_add (call->daemon->inhibitors,
-                          g_dbus_method_invocation_get_sender (call->invocation), uid,
-                          call->application, call->reason, &cookie, &error))
+                          g_dbus_method_invocation_get_sender (call->invocation), uid, application,
+                          reason, &cookie, &error))
     {
       g_dbus_method_invocation_return_gerror (call->invocation, error);
       return;
@@ -198,17 +208,15 @@ inhibit_got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 inhibit_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
-  InhibitCall *call = user_data;
-  InhibitCall *mine = g_memdup2 (call, sizeof *call);
+  InhibitCall *call = g_new0 (InhibitCall, 1);
 
-  g_object_ref (mine->invocation);
-  mine->application = g_strdup (call->application);
-  mine->reason = g_strdup (call->reason);
+  call->daemon = user_data;
+  call->invocation = g_object_ref (invocation);
   g_dbus_connection_call (
       g_dbus_method_invocation_get_connection (invocation), "org.freedesktop.DBus",
       "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser",
       g_variant_new ("(s)", g_dbus_method_invocation_get_sender (invocation)),
-      G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, inhibit_got_uid, mine);
+      G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, inhibit_got_uid, call);
 }
 
 static gboolean
@@ -228,22 +236,18 @@ handle_inhibit (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocatio
       g_dbus_method_invocation_return_gerror (invocation, error);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  InhibitCall *call = g_new0 (InhibitCall, 1);
-  call->daemon = self;
-  call->invocation = g_object_ref (invocation);
-  call->application = g_strdup (application);
-  call->reason = g_strdup (reason);
-  lm_auth_check (invocation, inhibit_allowed, call, (GDestroyNotify) inhibit_call_free);
+  lm_auth_check (invocation, inhibit_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 static void
 release_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
-  LmDaemon *self = g_object_get_data (G_OBJECT (invocation), "lm-daemon");
+  LmDaemon *self = user_data;
   g_autoptr (GError) error = NULL;
-  guint32 cookie = GPOINTER_TO_UINT (user_data);
+  guint32 cookie;
 
+  g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(u)", &cookie);
   gboolean ok = lm_inhibitors_release (
       self->inhibitors, g_dbus_method_invocation_get_sender (invocation), cookie, &error);
   return_result (invocation, ok, error);
@@ -260,8 +264,7 @@ handle_release (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocatio
                                              cookie);
       return G_DBUS_METHOD_INVOCATION_HANDLED;
     }
-  g_object_set_data (G_OBJECT (invocation), "lm-daemon", self);
-  lm_auth_check (invocation, release_allowed, GUINT_TO_POINTER (cookie), NULL);
+  lm_auth_check (invocation, release_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -363,8 +363,10 @@ settled (gpointer user_data)
 /* A plug that bounces sends several changes in a second; act once, on the
  * last, rather than remounting every filesystem each time. */
 static void
-on_power_changed (LmPower *power, LmDaemon *self)
+on_power_changed (LmPower *power, gpointer user_data)
 {
+  LmDaemon *self = user_data;
+
   settle_in (self, LM_POWER_SETTLE_MS);
   lm_daemon_sync_properties (self);
 }
@@ -373,8 +375,10 @@ on_power_changed (LmPower *power, LmDaemon *self)
  * coming and going, cost at most one apply and one restore. The Inhibitors
  * property shows every hold at once; Reason follows once it counts. */
 static void
-on_inhibitors_changed (LmDaemon *self)
+on_inhibitors_changed (LmInhibitors *inhibitors, gpointer user_data)
 {
+  LmDaemon *self = user_data;
+
   settle_in (self, LM_POWER_SETTLE_MS);
   lm_daemon_sync_properties (self);
 }
@@ -387,6 +391,13 @@ on_profile_changed (LmProfile *profile, gpointer user_data)
 
   settle_in (self, LM_POWER_SETTLE_MS);
   lm_daemon_sync_properties (self);
+}
+
+/* A spin-up counts as activity in the disks' power accounting. */
+static void
+on_disk_woken (const char *disk, gpointer user_data)
+{
+  lm_disks_note_activity (user_data, disk);
 }
 
 static void
@@ -529,7 +540,7 @@ lm_daemon_new (GError **error)
   self->spinup = lm_spinup_new (self->skeleton, self->state);
   self->disks = lm_disks_new (self->skeleton, self->state);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
-  lm_spinup_set_wake_func (self->spinup, (LmSpinupWakeFunc) lm_disks_note_activity, self->disks);
+  lm_spinup_set_wake_func (self->spinup, on_disk_woken, self->disks);
   self->ledger = lm_ledger_new_in_state_dir (self->skeleton);
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
@@ -554,9 +565,8 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   recover (self);
   lm_spinup_configure (self->spinup, self->settings);
 
-  self->inhibitors = lm_inhibitors_new (bus, G_CALLBACK (on_inhibitors_changed), self);
-  self->power = lm_power_new (bus, self->settings->low_battery_percent);
-  g_signal_connect (self->power, "changed", G_CALLBACK (on_power_changed), self);
+  self->inhibitors = lm_inhibitors_new (bus, on_inhibitors_changed, self);
+  self->power = lm_power_new (bus, self->settings->low_battery_percent, on_power_changed, self);
   self->profile = lm_profile_new (bus, on_profile_changed, self);
   /* logind's delay lock is a file descriptor: lm-sleep.c takes it on a
    * connection of its own, its signals come on @bus. */

@@ -56,7 +56,7 @@ set_asleep (LmDisk *d, gboolean asleep)
     d->spinups++;
   g_debug ("Disk %s: %s", d->name, asleep ? "standby" : "active");
   if (d->owner->power_func != NULL)
-    d->owner->power_func (d->owner->power_data, d->name, asleep);
+    d->owner->power_func (d->name, asleep, d->owner->power_data);
   lm_disks_publish (d->owner);
 }
 

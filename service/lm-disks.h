@@ -32,7 +32,7 @@ void lm_disks_resume (LmDisks *disks);
 void lm_disks_note_activity (LmDisks *disks, const char *disk_name);
 
 /* Told each time a disk is counted asleep or awake (the ledger). */
-typedef void (*LmDisksPowerFunc) (gpointer user_data, const char *disk, gboolean asleep);
+typedef void (*LmDisksPowerFunc) (const char *disk, gboolean asleep, gpointer user_data);
 void lm_disks_set_power_func (LmDisks *disks, LmDisksPowerFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)

@@ -26,7 +26,7 @@ struct _LmInhibitors
 {
   GDBusConnection *bus;
   GPtrArray *holds; /* LmInhibitor, in the order taken */
-  void (*changed) (gpointer user_data);
+  LmInhibitorsFunc changed;
   gpointer user_data;
 };
 
@@ -41,13 +41,13 @@ inhibitor_free (LmInhibitor *inh)
 }
 
 LmInhibitors *
-lm_inhibitors_new (GDBusConnection *bus, GCallback changed, gpointer user_data)
+lm_inhibitors_new (GDBusConnection *bus, LmInhibitorsFunc changed, gpointer user_data)
 {
   LmInhibitors *self = g_new0 (LmInhibitors, 1);
 
   self->bus = bus != NULL ? g_object_ref (bus) : NULL;
   self->holds = g_ptr_array_new_with_free_func ((GDestroyNotify) inhibitor_free);
-  self->changed = (void (*) (gpointer)) changed;
+  self->changed = changed;
   self->user_data = user_data;
   return self;
 }
@@ -122,7 +122,7 @@ static void
 notify (LmInhibitors *self)
 {
   if (self->changed != NULL)
-    self->changed (self->user_data);
+    self->changed (self, self->user_data);
 }
 
 static void

@@ -13,7 +13,11 @@ G_BEGIN_DECLS
 
 typedef struct _LmInhibitors LmInhibitors;
 
-LmInhibitors *lm_inhibitors_new (GDBusConnection *bus, GCallback changed, gpointer user_data);
+/* Told when a hold was added, released or dropped with its holder. */
+typedef void (*LmInhibitorsFunc) (LmInhibitors *inhibitors, gpointer user_data);
+
+LmInhibitors *lm_inhibitors_new (GDBusConnection *bus, LmInhibitorsFunc changed,
+                                 gpointer user_data);
 void lm_inhibitors_free (LmInhibitors *self);
 
 gboolean lm_inhibitors_validate (const char *application, const char *reason, GError **error);

@@ -393,7 +393,7 @@ close_intervals (LmLedger *self)
 }
 
 void
-lm_ledger_note_power (gpointer user_data, const char *disk, gboolean asleep)
+lm_ledger_note_power (const char *disk, gboolean asleep, gpointer user_data)
 {
   LmLedger *self = user_data;
   DiskDay *d = day_of (self, disk);

@@ -30,9 +30,9 @@ const char *lm_ledger_get_state_disk (LmLedger *ledger);
 void lm_ledger_set_deferring (LmLedger *ledger, gboolean defer, guint max_wait_s);
 
 /* An LmSpinUpFunc. */
-void lm_ledger_note_spinup (const LmSpinUp *spinup, gpointer ledger);
+void lm_ledger_note_spinup (const LmSpinUp *spinup, gpointer user_data);
 /* A disk went to sleep or woke (lm-disks.c). */
-void lm_ledger_note_power (gpointer ledger, const char *disk, gboolean asleep);
+void lm_ledger_note_power (const char *disk, gboolean asleep, gpointer user_data);
 void lm_ledger_append (LmLedger *ledger, const LmLedgerRecord *record);
 
 /* Write what waits in memory; closes open intervals first if @closing. */

@@ -28,14 +28,10 @@ struct _LmPower
 
   gboolean on_battery;
   gboolean low; /* latched: stays until the machine is back on AC */
-};
 
-enum
-{
-  SIGNAL_CHANGED,
-  N_SIGNALS
+  LmPowerFunc func;
+  gpointer user_data;
 };
-static guint signals[N_SIGNALS];
 
 G_DEFINE_TYPE (LmPower, lm_power, G_TYPE_OBJECT)
 
@@ -59,8 +55,13 @@ static void
 lm_power_class_init (LmPowerClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = lm_power_dispose;
-  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                          0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+changed (LmPower *self)
+{
+  if (self->func != NULL)
+    self->func (self, self->user_data);
 }
 
 static void
@@ -85,7 +86,7 @@ update (LmPower *self, gboolean on_battery, gboolean low_seen)
   self->on_battery = on_battery;
   self->low = low;
   g_debug ("Power: %s%s", on_battery ? "battery" : "AC", low ? ", battery low" : "");
-  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+  changed (self);
 }
 
 /* --- sysfs ------------------------------------------------------------- */
@@ -271,7 +272,7 @@ upower_ready (GObject *source, GAsyncResult *result, gpointer user_data)
                     display_ready, self);
   g_message ("Power source: UPower");
   refresh_upower (self);
-  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+  changed (self);
 }
 
 static void
@@ -299,11 +300,11 @@ upower_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
   g_clear_object (&self->upower);
   g_clear_object (&self->display);
   use_sysfs (self);
-  g_signal_emit (self, signals[SIGNAL_CHANGED], 0);
+  changed (self);
 }
 
 LmPower *
-lm_power_new (GDBusConnection *bus, guint low_percent)
+lm_power_new (GDBusConnection *bus, guint low_percent, LmPowerFunc func, gpointer user_data)
 {
   LmPower *self = g_object_new (LM_TYPE_POWER, NULL);
 
@@ -312,6 +313,9 @@ lm_power_new (GDBusConnection *bus, guint low_percent)
   self->cancellable = g_cancellable_new ();
   /* Start from sysfs so the first answer does not wait for the bus. */
   use_sysfs (self);
+  /* Told from here on: the first reading is the caller's to ask for. */
+  self->func = func;
+  self->user_data = user_data;
   self->watch = g_bus_watch_name_on_connection (bus, LM_UPOWER_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                                 upower_appeared, upower_vanished, self, NULL);
   return self;

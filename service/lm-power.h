@@ -9,7 +9,11 @@ G_BEGIN_DECLS
 #define LM_TYPE_POWER (lm_power_get_type ())
 G_DECLARE_FINAL_TYPE (LmPower, lm_power, LM, POWER, GObject)
 
-LmPower *lm_power_new (GDBusConnection *bus, guint low_percent);
+/* Told when the source, AC/battery or the low-battery latch changed. */
+typedef void (*LmPowerFunc) (LmPower *power, gpointer user_data);
+
+LmPower *lm_power_new (GDBusConnection *bus, guint low_percent, LmPowerFunc func,
+                       gpointer user_data);
 gboolean lm_power_get_on_battery (LmPower *power);
 gboolean lm_power_get_low_battery (LmPower *power);
 const char *lm_power_get_source (LmPower *power);

@@ -6,12 +6,23 @@
 
 #include "lm-mountfd.h"
 #include "lm-mounts.h"
+#include "lm-state.h"
 
 G_BEGIN_DECLS
 
 struct libmnt_context;
 
 GPtrArray *lm_remount_read_mounts (GError **error);
+
+/* A journal key for a remount: "<major:minor> <mount point>" (the mount
+ * point any bytes; lm-state encodes keys). */
+char *lm_remount_record_key (const char *dev, const char *target);
+gboolean lm_remount_record_split (const char *record, char **dev, char **target);
+char *lm_remount_record_dev (const char *record);
+char **lm_remount_record_pending (LmState *state, const char *part);
+char *lm_remount_record_find (LmState *state, const char *part, const char *dev);
+/* State files from before the journal (lm-remount-record.c). */
+void lm_remount_legacy_migrate (LmState *state, const char *part);
 
 typedef struct
 {

@@ -12,11 +12,10 @@
 #include "lm-journal.h"
 #include "lm-remount-jobs.h"
 
-/* One group per kind of record, keyed by the superblock's "major:minor":
- * a mount point may be any bytes, which a key file key cannot hold. */
-#define GROUP_MOUNTS "Remounts"           /* mount point used to remount */
-#define GROUP_ORIGINAL "RemountsOriginal" /* superblock options before */
-#define GROUP_APPLIED "RemountsApplied"   /* superblock options after ours */
+/* The journal's part for remounts: one entry per superblock, keyed by
+ * "<major:minor> <mount point used>", holding the superblock options before
+ * (the original) and after ours (applied), exactly as the kernel showed them. */
+#define PART "Remount"
 
 static gboolean
 in_list (char *const *list, const char *item)
@@ -92,92 +91,76 @@ pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
   return g_steal_pointer (&picked);
 }
 
-/* A remount record is three values (mount point, original, applied) in the
- * three groups above, \xNN-escaped as lm_remount_escape() does: the layout
- * of state files from before the journal, whose "<part>" and "<part>Applied"
- * pair cannot hold it. Pending keys and the transaction go through the
- * journal (lm-journal.h) like every other participant's. */
-static char *
-state_get (LmState *state, const char *group, const char *key)
-{
-  g_autofree char *text = lm_state_get (state, group, key);
-  return text != NULL ? lm_remount_unescape (text) : NULL;
-}
-
-static void
-state_set (LmState *state, const char *group, const char *key, const char *bytes)
-{
-  g_autofree char *text = lm_remount_escape (bytes);
-  lm_state_set (state, group, key, text);
-}
-
-static void
-state_forget (LmState *state, const char *key)
-{
-  lm_state_remove (state, GROUP_MOUNTS, key);
-  lm_state_remove (state, GROUP_ORIGINAL, key);
-  lm_state_remove (state, GROUP_APPLIED, key);
-}
-
 gboolean
 lm_remount_saved (LmState *state)
 {
-  return lm_journal_has_pending (state, GROUP_MOUNTS) || lm_expedite_saved (state);
+  g_auto (GStrv) keys = lm_remount_record_pending (state, PART);
+  return keys[0] != NULL || lm_expedite_saved (state);
 }
 
-/* Whether saved superblock @key may be put back through mount @m: never
- * fight over a mount that someone else remounted or made read-only (the
- * record is dropped, with a message). */
+/* Whether the superblock saved as @record may be put back through mount
+ * @m: never fight over a mount that someone else remounted or made
+ * read-only, nor write what is already there (the record is dropped). */
 static gboolean
-restore_check (const LmMount *m, LmState *state, const char *key)
+restore_check (const LmMount *m, LmState *state, const char *record)
 {
-  g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
-  g_autofree char *applied = state_get (state, GROUP_APPLIED, key);
   g_autofree char *shown = lm_remount_escape (m->target);
 
-  if (applied != NULL && !g_str_equal (m->fs_options, applied))
+  switch (lm_journal_check (state, PART, record, m->fs_options))
     {
-      g_autofree char *now = lm_remount_escape (m->fs_options);
-      g_autofree char *was = lm_remount_escape (original);
-      g_message ("%s was remounted by someone else while laptop mode was on (now %s); "
-                 "leaving it (original options were %s)",
-                 shown, now, was);
-      state_forget (state, key);
-      return FALSE;
+      case LM_JOURNAL_AS_ORIGINAL:
+        g_message ("%s already has its original options; nothing to restore there", shown);
+        lm_journal_forget (state, PART, record);
+        return FALSE;
+      case LM_JOURNAL_CHANGED:
+        {
+          g_autofree char *original = lm_journal_original (state, PART, record);
+          g_autofree char *now = lm_remount_escape (m->fs_options);
+          g_autofree char *was = lm_remount_escape (original);
+          g_message ("%s was remounted by someone else while laptop mode was on (now %s); "
+                     "leaving it (original options were %s)",
+                     shown, now, was);
+          lm_journal_forget (state, PART, record);
+          return FALSE;
+        }
+      case LM_JOURNAL_OURS:
+        break;
     }
   if (!lm_remount_options_has (m->vfs_options, "rw"))
     {
       g_message ("%s is now mounted read-only; leaving it", shown);
-      state_forget (state, key);
+      lm_journal_forget (state, PART, record);
       return FALSE;
     }
   return TRUE;
 }
 
-/* The mount through which to put saved superblock @key back, or NULL when
- * there is nothing to do there (the record is dropped, with a message). */
+/* The mount through which to put the superblock saved as @record back, or
+ * NULL when there is nothing to do there (the record is dropped). */
 static LmMount *
-restore_target (GPtrArray *mounts, LmState *state, const char *key)
+restore_target (GPtrArray *mounts, LmState *state, const char *record)
 {
-  g_autofree char *target = state_get (state, GROUP_MOUNTS, key);
-  g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
-  g_autofree char *shown = lm_remount_escape (target != NULL ? target : "");
+  g_autofree char *dev = NULL;
+  g_autofree char *target = NULL;
+  g_autofree char *shown = NULL;
   LmMount *m;
 
-  if (target == NULL || original == NULL)
+  if (!lm_remount_record_split (record, &dev, &target))
     {
-      g_warning ("Incomplete remount record %s in the state file; dropping it", key);
-      state_forget (state, key);
+      g_autofree char *bad = lm_remount_escape (record);
+      g_warning ("Incomplete remount record %s in the state file; dropping it", bad);
+      lm_journal_forget (state, PART, record);
       return NULL;
     }
-  m = lm_mounts_find (mounts, key, target);
+  m = lm_mounts_find (mounts, dev, target);
   if (m == NULL)
     {
-      g_message ("%s (device %s) is no longer mounted; nothing to restore there", shown, key);
-      state_forget (state, key);
+      shown = lm_remount_escape (target);
+      g_message ("%s (device %s) is no longer mounted; nothing to restore there", shown, dev);
+      lm_journal_forget (state, PART, record);
       return NULL;
     }
-  return restore_check (m, state, key) ? m : NULL;
+  return restore_check (m, state, record) ? m : NULL;
 }
 
 /* Whether superblock @key is mounted anywhere, in a table read now. */
@@ -218,7 +201,8 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
   for (guint i = 0; i < held->len; i++)
     {
       LmHeld *h = g_ptr_array_index (held, i);
-      const char *key = g_ptr_array_index (wanted_keys, i);
+      const char *record = g_ptr_array_index (wanted_keys, i);
+      g_autofree char *key = lm_remount_record_dev (record);
 
       if (h->skip != NULL)
         {
@@ -237,16 +221,16 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
           else
             {
               g_message ("Device %s is no longer mounted; nothing to restore there", key);
-              state_forget (state, key);
+              lm_journal_forget (state, PART, record);
             }
           continue;
         }
-      if (!restore_check (h->mount, state, key))
+      if (!restore_check (h->mount, state, record))
         continue;
-      g_autofree char *original = state_get (state, GROUP_ORIGINAL, key);
+      g_autofree char *original = lm_journal_original (state, PART, record);
       g_autofree char *options = lm_remount_options_for_restore (original);
       g_ptr_array_add (jobs, lm_remount_job_new (h->mount, h->fd, options, FALSE));
-      g_ptr_array_add (job_keys, (gpointer) key);
+      g_ptr_array_add (job_keys, (gpointer) record);
     }
   gboolean expedited = jobs->len > 0 && lm_expedite_begin (state);
   lm_remount_run_jobs (jobs);
@@ -254,7 +238,7 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
     lm_expedite_end (state);
   for (guint i = 0; i < jobs->len; i++)
     {
-      const char *key = g_ptr_array_index (job_keys, i);
+      const char *record = g_ptr_array_index (job_keys, i);
       g_autoptr (GError) local_error = NULL;
 
       if (!lm_remount_job_result (g_ptr_array_index (jobs, i), &local_error))
@@ -264,8 +248,9 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
           continue;
         }
       if (restored != NULL)
-        g_hash_table_insert (restored, g_strdup (key), state_get (state, GROUP_ORIGINAL, key));
-      state_forget (state, key);
+        g_hash_table_insert (restored, lm_remount_record_dev (record),
+                             lm_journal_original (state, PART, record));
+      lm_journal_forget (state, PART, record);
     }
 }
 
@@ -298,7 +283,7 @@ check_restored (GHashTable *expected)
 gboolean
 lm_remount_restore (LmState *state, GError **error)
 {
-  g_auto (GStrv) keys = lm_journal_pending (state, GROUP_MOUNTS);
+  g_auto (GStrv) keys = lm_remount_record_pending (state, PART);
   g_autoptr (GString) failures = g_string_new (NULL);
   g_autoptr (GHashTable) expected = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   g_autoptr (GError) local_error = NULL;
@@ -341,6 +326,7 @@ typedef struct
   char *next;           /* what we ask for */
   gboolean skipped;     /* vanished under us */
   char *applied_before; /* our record from an earlier call, or NULL */
+  char *record;         /* its journal key */
 } LmRemountStep;
 
 static void
@@ -349,6 +335,7 @@ lm_remount_step_clear (LmRemountStep *step)
   g_free (step->previous);
   g_free (step->next);
   g_free (step->applied_before);
+  g_free (step->record);
 }
 
 /* A step not carried out: a superblock first seen now is forgotten; one
@@ -359,9 +346,9 @@ step_skip (LmState *state, LmRemountStep *step)
 {
   step->skipped = TRUE;
   if (step->applied_before != NULL)
-    state_set (state, GROUP_APPLIED, step->mount->key, step->applied_before);
+    lm_journal_mark (state, PART, step->record, step->applied_before);
   else
-    state_forget (state, step->mount->key);
+    lm_journal_forget (state, PART, step->record);
 }
 
 static gboolean
@@ -430,13 +417,14 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
 
   /* 1. Superblocks changed earlier but no longer wanted (Remount turned
    * off, a type dropped from RemountTypes, NoRemount): put them back. */
-  g_auto (GStrv) saved = lm_journal_pending (state, GROUP_MOUNTS);
+  g_auto (GStrv) saved = lm_remount_record_pending (state, PART);
   g_autoptr (GPtrArray) unwanted = g_ptr_array_new ();
   for (guint i = 0; saved[i] != NULL; i++)
     {
+      g_autofree char *dev = lm_remount_record_dev (saved[i]);
       gboolean wanted = FALSE;
       for (guint j = 0; j < picked->len && !wanted; j++)
-        wanted = g_str_equal (((LmMount *) g_ptr_array_index (picked, j))->key, saved[i]);
+        wanted = g_str_equal (((LmMount *) g_ptr_array_index (picked, j))->key, dev);
       if (!wanted)
         g_ptr_array_add (unwanted, saved[i]);
     }
@@ -464,8 +452,9 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           continue;
         }
       LmMount *m = h->mount;
-      g_autofree char *original = state_get (state, GROUP_ORIGINAL, m->key);
-      g_autofree char *applied = state_get (state, GROUP_APPLIED, m->key);
+      g_autofree char *record = lm_remount_record_find (state, PART, m->key);
+      g_autofree char *original = record != NULL ? lm_journal_original (state, PART, record) : NULL;
+      g_autofree char *applied = record != NULL ? lm_journal_applied (state, PART, record) : NULL;
       g_autofree char *next = lm_remount_options_set (m->fs_options, "commit", commit);
 
       if (!lm_remount_options_has (m->fs_options, "rw")
@@ -476,23 +465,25 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           g_autofree char *shown = lm_remount_escape (m->target);
           g_message ("%s was remounted by someone else while laptop mode was on; leaving it",
                      shown);
-          state_forget (state, m->key);
+          lm_journal_forget (state, PART, record);
           continue;
         }
       if (g_str_equal (next, m->fs_options))
         continue; /* already so, by us or by the user's own fstab */
       if (original == NULL)
         {
-          state_set (state, GROUP_MOUNTS, m->key, m->target);
-          state_set (state, GROUP_ORIGINAL, m->key, m->fs_options);
+          g_free (record);
+          record = lm_remount_record_key (m->key, m->target);
+          lm_journal_remember (state, PART, record, m->fs_options);
         }
-      state_set (state, GROUP_APPLIED, m->key, next);
+      lm_journal_mark (state, PART, record, next);
       LmRemountStep step = { m,
                              h->fd,
                              g_strdup (m->fs_options),
                              g_steal_pointer (&next),
                              FALSE,
-                             original != NULL ? g_steal_pointer (&applied) : NULL };
+                             original != NULL ? g_steal_pointer (&applied) : NULL,
+                             g_steal_pointer (&record) };
       g_array_append_val (steps, step);
     }
 
@@ -553,7 +544,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           LmMount *m
               = step->skipped ? NULL : lm_mounts_find (now, step->mount->key, step->mount->target);
           if (m != NULL)
-            state_set (state, GROUP_APPLIED, m->key, m->fs_options);
+            lm_journal_mark (state, PART, step->record, m->fs_options);
         }
       lm_state_save_soon (state); /* not needed for an exact restore */
     }
@@ -571,20 +562,20 @@ compare_pairs (gconstpointer a, gconstpointer b)
 GVariant *
 lm_remount_list (LmState *state)
 {
-  g_auto (GStrv) keys = lm_journal_pending (state, GROUP_MOUNTS);
+  g_auto (GStrv) keys = lm_remount_record_pending (state, PART);
   g_autoptr (GPtrArray) pairs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   GVariantBuilder b;
 
   for (guint i = 0; keys[i] != NULL; i++)
     {
+      g_autofree char *dev = NULL;
+      g_autofree char *target = NULL;
+      g_autofree char *original = lm_journal_original (state, PART, keys[i]);
+      if (original == NULL || !lm_remount_record_split (keys[i], &dev, &target))
+        continue;
       char **pair = g_new0 (char *, 3);
-      pair[0] = lm_state_get (state, GROUP_MOUNTS, keys[i]);
-      pair[1] = lm_state_get (state, GROUP_ORIGINAL, keys[i]);
-      if (pair[0] == NULL || pair[1] == NULL)
-        {
-          g_strfreev (pair);
-          continue;
-        }
+      pair[0] = lm_remount_escape (target);
+      pair[1] = lm_remount_escape (original);
       g_ptr_array_add (pairs, pair);
     }
   g_ptr_array_sort (pairs, compare_pairs);

@@ -80,7 +80,7 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
 
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
   if (self->wake_func != NULL)
-    self->wake_func (self->wake_data, s->disk);
+    self->wake_func (s->disk, self->wake_data);
   if (self->record_func != NULL)
     self->record_func (s, self->record_data);
   g_queue_push_tail (&self->history, g_variant_ref (v));

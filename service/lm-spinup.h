@@ -14,7 +14,7 @@ G_BEGIN_DECLS
 typedef struct _LmSpinup LmSpinup;
 
 /* Told of every spin-up's disk, e.g. for the disks' power accounting. */
-typedef void (*LmSpinupWakeFunc) (gpointer user_data, const char *disk);
+typedef void (*LmSpinupWakeFunc) (const char *disk, gpointer user_data);
 
 LmSpinup *lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
 void lm_spinup_free (LmSpinup *spinup);

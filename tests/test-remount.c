@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 
 #include "lm-error.h"
+#include "lm-journal.h"
 #include "lm-remount.h"
 #include "lm-settings.h"
 
@@ -117,6 +118,53 @@ test_escape (void)
   check_escape ("/mnt/\xc3", "/mnt/\\xc3");
 }
 
+/* A state file left by a daemon from before remounts went through the
+ * journal (three groups, \xNN-escaped values) is still recovered, exactly. */
+static void
+test_old_state_file (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("lm-remount-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "state", NULL);
+  const char *old = "[Remounts]\n8:1=/mnt/sp ace,comma-\\xff\n9:2=/mnt/half\n"
+                    "[RemountsOriginal]\n8:1=rw,commit=5,errors=remount-ro\n"
+                    "[RemountsApplied]\n8:1=rw,commit=600,errors=remount-ro\n9:2=rw\n";
+  g_autoptr (LmState) state = lm_state_new (path);
+  g_autoptr (GVariant) list = NULL;
+  g_autofree char *original = NULL;
+  g_autofree char *applied = NULL;
+  g_autofree char *printed = NULL;
+  g_auto (GStrv) keys = NULL;
+
+  g_assert_true (g_file_set_contents (path, old, -1, NULL));
+  g_assert_true (lm_state_load (state, NULL));
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*Incomplete remount record 9:2*");
+  g_assert_true (lm_remount_saved (state));
+  g_test_assert_expected_messages ();
+
+  keys = lm_journal_pending (state, "Remount");
+  g_assert_cmpuint (g_strv_length (keys), ==, 1);
+  g_assert_cmpstr (keys[0], ==, "8:1 /mnt/sp ace,comma-\xff");
+  original = lm_journal_original (state, "Remount", keys[0]);
+  applied = lm_journal_applied (state, "Remount", keys[0]);
+  g_assert_cmpstr (original, ==, "rw,commit=5,errors=remount-ro");
+  g_assert_cmpstr (applied, ==, "rw,commit=600,errors=remount-ro");
+  g_assert_null (lm_state_get (state, "Remounts", "8:1"));
+  g_assert_null (lm_state_get (state, "RemountsApplied", "9:2"));
+
+  list = lm_remount_list (state);
+  printed = g_variant_print (list, FALSE);
+  g_assert_cmpstr (printed, ==, "[('/mnt/sp ace,comma-\\\\xff', 'rw,commit=5,errors=remount-ro')]");
+
+  /* The journal's own file round-trips the record, any bytes in the path. */
+  g_assert_true (lm_state_save (state, NULL));
+  g_autoptr (LmState) back = lm_state_new (path);
+  g_assert_true (lm_state_load (back, NULL));
+  g_autoptr (GVariant) list2 = lm_remount_list (back);
+  g_assert_true (g_variant_equal (list, list2));
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 /* --- the settings keys this feature adds ------------------------------ */
 
 static void
@@ -223,6 +271,7 @@ main (int argc, char **argv)
   g_test_add_func ("/remount/options/set", test_set);
   g_test_add_func ("/remount/options/for-restore", test_for_restore);
   g_test_add_func ("/remount/escape", test_escape);
+  g_test_add_func ("/remount/old-state-file", test_old_state_file);
   g_test_add_func ("/remount/settings/defaults", test_settings_defaults);
   g_test_add_func ("/remount/settings/key-file", test_settings_key_file);
   g_test_add_func ("/remount/settings/key-file-errors", test_settings_key_file_errors);

@@ -9,6 +9,7 @@ real one, through the fake root's proc/self/mountinfo symlink.
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -52,6 +53,45 @@ def lm_escape(raw):
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _unpercent(raw):
+    """lm-state's key and lm-journal's value encoding: %XX for a byte."""
+    return re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m.group(1), 16)]), raw)
+
+
+def _key_file_value(raw):
+    """GKeyFile's string escapes that a state file may hold."""
+    return re.sub(rb"\\(.)", lambda m: {b"s": b" ", b"\\": b"\\"}.get(m.group(1), m.group(0)), raw)
+
+
+def parse_key_file(data):
+    """A state file as {group: {key bytes: value bytes}}, decoded; raw for
+    the groups the test does not rewrite (kept as they are)."""
+    groups, group = {}, None
+    for line in data.split(b"\n"):
+        if line.startswith(b"[") and line.endswith(b"]"):
+            group = line[1:-1].decode()
+            groups[group] = {}
+        elif group is not None and b"=" in line:
+            k, v = line.split(b"=", 1)
+            if group.startswith("Remount"):
+                groups[group][_unpercent(k)] = _unpercent(_key_file_value(v))
+            else:
+                groups[group][k] = v
+    return groups
+
+
+def write_key_file(groups):
+    out = []
+    for group, entries in groups.items():
+        out.append(b"[" + group.encode() + b"]")
+        for k, v in entries.items():
+            if group.startswith("Remounts"):
+                v = v.replace(b"\\", b"\\\\")
+            out.append(k + b"=" + v)
+        out.append(b"")
+    return b"\n".join(out)
 
 
 def key_file_list(items):
@@ -213,11 +253,40 @@ class RemountTest(DaemonTestCase):
         self.stop_daemon(signal.SIGKILL)
         self.assertIn("commit=600", self.options_of(fss["plain"][1])[3])
         with open(os.path.join(self.state_dir, "state")) as f:
-            self.assertIn("[RemountsOriginal]", f.read())
+            self.assertIn("[Remount]", f.read())
         self.start_daemon()
         self.assertEqual(mountinfo(), before)
         self.assertEqual(self.root.vm(), lmtest.SYSCTL_VM)
         self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
+
+    def test_kill9_with_pre_journal_state_file_restores(self):
+        """A state file in the layout from before remounts went through the
+        journal (groups Remounts, RemountsOriginal, RemountsApplied, values
+        \\xNN-escaped), as a crashed older daemon leaves it, is restored."""
+        self.standard_set()
+        before = mountinfo()
+        self.start_daemon()
+        self.gdbus_call("Start", check=True)
+        self.stop_daemon(signal.SIGKILL)
+        path = os.path.join(self.state_dir, "state")
+        with open(path, "rb") as f:
+            groups = parse_key_file(f.read())
+        records = groups.pop("Remount")
+        applied = groups.pop("RemountApplied", {})
+        self.assertTrue(records)
+        old = {"Remounts": {}, "RemountsOriginal": {}, "RemountsApplied": {}}
+        for key, original in records.items():
+            dev, target = key.split(b" ", 1)
+            old["Remounts"][dev] = lm_escape(target).encode()
+            old["RemountsOriginal"][dev] = lm_escape(original).encode()
+            if key in applied:
+                old["RemountsApplied"][dev] = lm_escape(applied[key]).encode()
+        groups.update(old)
+        with open(path, "wb") as f:
+            f.write(write_key_file(groups))
+        self.start_daemon()
+        self.assertEqual(mountinfo(), before)
+        self.assertFalse(os.path.exists(path))
 
     def test_sigterm_restores(self):
         self.standard_set()
