@@ -28,6 +28,7 @@
 #include "lm-settings.h"
 #include "lm-spinup.h"
 #include "lm-ledger.h"
+#include "lm-flush.h"
 #include "lm-sleep.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
@@ -57,6 +58,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
+  lm_flush_set_report_func (NULL, NULL);
   g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
@@ -506,6 +508,13 @@ lm_daemon_new (GError **error)
   self->ledger = lm_ledger_new_in_state_dir (self->skeleton);
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
+  /* The ledger's activity and flushed counts; the disks' re-check stops
+   * while spin-ups come from the kernel. */
+  lm_spinup_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);
+  lm_ledger_set_drain_func (self->ledger, lm_spinup_drain, self->spinup);
+  lm_spinup_set_monitor_func (self->spinup, (LmSpinupMonitorFunc) lm_disks_set_event_driven,
+                              self->disks);
+  lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
 
   g_signal_connect (self->skeleton, "g-authorize-method", G_CALLBACK (authorize_method), self);

@@ -224,7 +224,7 @@ test_age_pruning (void)
   /* ... but GetLedger sees it already. */
   g_autoptr (GVariant) q = g_variant_ref_sink (lm_ledger_query (ledger, now, now, 100));
   g_assert_cmpuint (g_variant_n_children (q), ==, 1);
-  lm_ledger_note_power (ledger, "sda", FALSE);
+  lm_ledger_note_power (ledger, "sda", FALSE, 0);
   g_assert_cmpuint (lm_ledger_pending (ledger), ==, 0);
   g_autoptr (GArray) after = read_file (path);
   /* The spin-up, and the asleep interval that the wake closed. */
