@@ -41,7 +41,8 @@ typedef struct
   guint spinups;
   gint64 asleep_us; /* in closed intervals */
   gint64 last_wake_us;
-  guint activity_today; /* activity records closed today */
+  guint activity_today; /* activity records closed on activity_day */
+  gint64 activity_day;  /* local midnight of the day they belong to */
   gboolean has_open;    /* an activity record that may still grow */
   LmLedgerRecord open;
   gboolean has_held; /* a spin-up waiting for its flush's count */
@@ -117,7 +118,7 @@ roll_day (LmLedger *self, gint64 now_us)
   self->day_start_us = midnight;
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
-    d->spinups = 0, d->asleep_us = 0, d->activity_today = 0;
+    d->spinups = 0, d->asleep_us = 0;
 }
 
 static void
@@ -473,8 +474,14 @@ lm_ledger_note_activity (const LmActivity *a, gpointer user_data)
     return;
   roll_day (self, g_get_real_time ());
   d = day_of (self, a->disk);
-  if (d->has_open && d->open.end_us < self->day_start_us)
-    close_open (self, d);
+  /* The budget is per local day of the run's start. */
+  gint64 midnight = local_midnight_us (a->start_us);
+  if (midnight != d->activity_day)
+    {
+      close_open (self, d);
+      d->activity_day = midnight;
+      d->activity_today = 0;
+    }
   if (d->has_open && a->start_us - d->open.end_us <= merge_gap_us (d->activity_today))
     {
       d->open.end_us = MAX (d->open.end_us, a->end_us);

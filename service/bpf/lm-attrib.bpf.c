@@ -75,6 +75,28 @@ struct
   __uint (max_entries, 256 * 1024);
 } activity SEC (".maps");
 
+/* Count second @s for @kind once. Constant indices only: the verifier
+ * refuses a variable offset into the stack. */
+static __always_inline void
+count_second (struct lm_bpf_run *run, int kind, __u64 s)
+{
+  if (kind == LM_BPF_ACT_READ && run->last_s[LM_BPF_ACT_READ] != s)
+    {
+      run->last_s[LM_BPF_ACT_READ] = s;
+      run->count[LM_BPF_ACT_READ]++;
+    }
+  else if (kind == LM_BPF_ACT_WRITE && run->last_s[LM_BPF_ACT_WRITE] != s)
+    {
+      run->last_s[LM_BPF_ACT_WRITE] = s;
+      run->count[LM_BPF_ACT_WRITE]++;
+    }
+  else if (kind == LM_BPF_ACT_DIRTY && run->last_s[LM_BPF_ACT_DIRTY] != s)
+    {
+      run->last_s[LM_BPF_ACT_DIRTY] = s;
+      run->count[LM_BPF_ACT_DIRTY]++;
+    }
+}
+
 /* A second of @kind on disk @key: extend its run, or end it and start one.
  * Two CPUs may race on one run's counters; the worst is a second counted
  * twice or not at all, never a wake-up. */
@@ -84,17 +106,11 @@ note_activity (__u32 key, int kind, __u64 now_ns)
   __u64 s = now_ns / 1000000000ULL;
   struct lm_bpf_run *run = bpf_map_lookup_elem (&runs, &key);
 
-  if (kind < 0 || kind > LM_BPF_ACT_DIRTY)
-    return;
   if (run != 0 && s <= run->end_s + 1)
     {
       if (s > run->end_s)
         run->end_s = s;
-      if (run->last_s[kind] != s)
-        {
-          run->last_s[kind] = s;
-          run->count[kind]++;
-        }
+      count_second (run, kind, s);
       return;
     }
   if (run != 0)
@@ -108,8 +124,7 @@ note_activity (__u32 key, int kind, __u64 now_ns)
         }
     }
   struct lm_bpf_run fresh = { .start_s = s, .end_s = s, .key = key };
-  fresh.last_s[kind] = s;
-  fresh.count[kind] = 1;
+  count_second (&fresh, kind, s);
   bpf_map_update_elem (&runs, &key, &fresh, BPF_ANY);
 }
 
