@@ -414,6 +414,8 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
   if (!lm_bpf_ring_open (&self->ring, bpf_map__fd (self->skel->maps.armed), on_armed, self, PROGRAM,
                          error))
     return NULL;
+  if (report_func != NULL)
+    report_func (report_data, NULL, 1); /* flushes will be reported */
   return g_steal_pointer (&self);
 }
 
@@ -431,6 +433,8 @@ lm_flush_free (LmFlush *self)
 {
   if (self == NULL)
     return;
+  if (report_func != NULL && self->skel != NULL)
+    report_func (report_data, NULL, 0);
   self->stopped = TRUE;
   lm_bpf_ring_close (&self->ring);
   if (self->disks != NULL)

@@ -18,6 +18,7 @@ void lm_flush_free (LmFlush *flush);
  * sectors in the disk's /sys/block/X/stat, read before and after the
  * syncfs() calls (the ledger's Flushed). One for the process. */
 typedef void (*LmFlushReportFunc) (gpointer user_data, const char *disk, guint32 kib);
+/* Also called with @disk NULL when the engine starts (@kib 1) and stops (0). */
 void lm_flush_set_report_func (LmFlushReportFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmFlush, lm_flush_free)

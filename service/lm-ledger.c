@@ -45,8 +45,11 @@ typedef struct
   gint64 activity_day;  /* local midnight of the day they belong to */
   gboolean has_open;    /* an activity record that may still grow */
   LmLedgerRecord open;
-  gboolean has_held; /* a spin-up waiting for its flush's count */
-  LmLedgerRecord held;
+  /* A spin-up in the pending records whose Flushed the engine's flush
+   * that follows it fills in place: its offset, while pending_gen holds. */
+  gboolean has_held;
+  gsize held_offset, held_size;
+  guint64 held_gen;
   guint held_timer;
 } DiskDay;
 
@@ -75,6 +78,9 @@ struct _LmLedger
   gint64 start_us;  /* when this ledger started: the first interval's start */
   gint64 day_start_us;
   GHashTable *days;             /* disk → DiskDay */
+  guint64 pending_gen;          /* counts each time the pending records are written */
+  gboolean expect_flush;        /* the user-space engine runs: flushes are reported */
+  gboolean holding;             /* the record being appended waits for its flush */
   LmLedgerDrainFunc drain_func; /* collects the kernel's activity first */
   gpointer drain_data;
   gboolean draining;
@@ -306,7 +312,6 @@ load (LmLedger *self)
 
 static void close_intervals (LmLedger *self);
 static void close_activity (LmLedger *self, gboolean all);
-static void release_held (LmLedger *self, const char *disk, DiskDay *d, gboolean write);
 
 static void
 drain (LmLedger *self)
@@ -335,7 +340,10 @@ lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
 
       g_hash_table_iter_init (&iter, self->days);
       while (g_hash_table_iter_next (&iter, (gpointer *) &disk, (gpointer *) &d))
-        release_held (self, disk, d, FALSE);
+        {
+          d->has_held = FALSE;
+          g_clear_handle_id (&d->held_timer, g_source_remove);
+        }
       close_intervals (self);
     }
   g_clear_handle_id (&self->timer_id, g_source_remove);
@@ -351,6 +359,7 @@ lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
   g_debug ("Ledger: wrote %u records", self->n_pending);
   g_byte_array_set_size (self->pending, 0);
   self->n_pending = 0;
+  self->pending_gen++;
   return TRUE;
 }
 
@@ -391,7 +400,8 @@ append_counted (LmLedger *self, const LmLedgerRecord *r)
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   self->n_pending++;
-  if (!self->defer || self->state_disk == NULL || self->n_pending >= LM_LEDGER_MAX_PENDING)
+  if ((!self->holding && (!self->defer || self->state_disk == NULL))
+      || self->n_pending >= LM_LEDGER_MAX_PENDING)
     flush_or_warn (self, FALSE);
   else if (self->timer_id == 0)
     self->timer_id = g_timeout_add_seconds (MAX (1, self->max_wait_s), on_timer, self);
@@ -402,6 +412,7 @@ append_counted (LmLedger *self, const LmLedgerRecord *r)
       g_warning ("Ledger: dropping %u records that could not be written", self->n_pending);
       g_byte_array_set_size (self->pending, 0);
       self->n_pending = 0;
+      self->pending_gen++;
     }
 }
 
@@ -511,6 +522,8 @@ lm_ledger_set_drain_func (LmLedger *self, LmLedgerDrainFunc func, gpointer user_
 
 /* --- flushed: a spin-up waits for the flush that follows it ------------------------ */
 
+/* The held spin-up's wait is over (its count came, or LM_LEDGER_HOLD_S
+ * passed): the state disk, awake since, may be written now. */
 static void
 release_held (LmLedger *self, const char *disk, DiskDay *d, gboolean write)
 {
@@ -518,9 +531,8 @@ release_held (LmLedger *self, const char *disk, DiskDay *d, gboolean write)
     return;
   g_clear_handle_id (&d->held_timer, g_source_remove);
   d->has_held = FALSE;
-  append_counted (self, &d->held);
-  if (write && g_strcmp0 (disk, self->state_disk) == 0)
-    flush_or_warn (self, FALSE); /* it has just been flushed: awake */
+  if (write && (self->state_disk == NULL || g_strcmp0 (disk, self->state_disk) == 0))
+    flush_or_warn (self, FALSE);
 }
 
 typedef struct
@@ -556,11 +568,29 @@ void
 lm_ledger_note_flushed (gpointer user_data, const char *disk, guint32 kib)
 {
   LmLedger *self = user_data;
-  DiskDay *d = g_hash_table_lookup (self->days, disk);
+  DiskDay *d;
+  LmLedgerRecord r;
 
+  if (disk == NULL)
+    {
+      /* The engine started (kib 1) or stopped (0). */
+      self->expect_flush = kib != 0;
+      return;
+    }
+  d = g_hash_table_lookup (self->days, disk);
   if (d == NULL || !d->has_held)
     return;
-  d->held.flushed = kib;
+  /* Same strings, same size: re-encoded over itself. */
+  if (d->held_gen == self->pending_gen && d->held_offset + d->held_size <= self->pending->len
+      && lm_ledger_record_decode (self->pending->data + d->held_offset, d->held_size, &r)
+             == (gssize) d->held_size)
+    {
+      g_autoptr (GByteArray) again = g_byte_array_new ();
+      r.flushed = kib;
+      lm_ledger_record_encode (&r, again);
+      if (again->len == d->held_size)
+        memcpy (self->pending->data + d->held_offset, again->data, again->len);
+    }
   release_held (self, disk, d, TRUE);
 }
 
@@ -636,26 +666,30 @@ lm_ledger_note_spinup (const LmSpinUp *s, gpointer user_data)
   set_string (r.path, sizeof r.path, s->path);
   DiskDay *d = day_of (self, s->disk);
   release_held (self, s->disk, d, FALSE); /* its flush did not come */
-  /* While laptop mode is on, a process's I/O is followed by the engine's
-   * flush of what was held back (lm-flush.c): the record waits for its
-   * count, LM_LEDGER_HOLD_S at most. Writeback is itself that flush. */
-  if (self->defer && s->via == LM_VIA_DIRECT)
+  /* While the user-space engine runs, a process's I/O is followed by its
+   * flush of what was held back (lm-flush.c): the record stays pending
+   * for that count, and a state disk's records wait for it, at most
+   * LM_LEDGER_HOLD_S. Writeback is itself that flush. */
+  gboolean hold = self->defer && self->expect_flush && s->via == LM_VIA_DIRECT;
+  gsize offset = self->pending->len;
+  guint64 gen = self->pending_gen;
+  self->holding = hold; /* lm_ledger_append leaves it pending */
+  lm_ledger_append (self, &r);
+  self->holding = FALSE;
+  if (hold && self->pending_gen == gen && self->pending->len > offset)
     {
       HeldTimeout *h = g_new0 (HeldTimeout, 1);
 
-      roll_day (self, g_get_real_time ());
-      count_record (self, &r);
-      d->held = r;
       d->has_held = TRUE;
+      d->held_offset = offset;
+      d->held_size = self->pending->len - offset;
+      d->held_gen = gen;
       h->self = self;
       h->disk = g_strdup (s->disk);
       d->held_timer = g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, LM_LEDGER_HOLD_S,
                                                   on_held_timeout, h, held_timeout_free);
-      publish (self);
-      return;
     }
-  lm_ledger_append (self, &r);
-  if (g_strcmp0 (s->disk, self->state_disk) == 0)
+  else if (g_strcmp0 (s->disk, self->state_disk) == 0)
     flush_or_warn (self, FALSE);
   publish (self);
 }
@@ -698,8 +732,6 @@ lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
     {
-      if (d->has_held)
-        query_one (&d->held, 0, 0, &q);
       if (d->has_open)
         query_one (&d->open, 0, 0, &q);
     }

@@ -41,7 +41,8 @@ void lm_ledger_note_spinup (const LmSpinUp *spinup, gpointer ledger);
 void lm_ledger_note_power (gpointer ledger, const char *disk, gboolean asleep, gint64 time_us);
 /* An LmActivityFunc: a run of activity the kernel collected. */
 void lm_ledger_note_activity (const LmActivity *activity, gpointer ledger);
-/* The user-space engine flushed @kib KiB to @disk after its spin-up. */
+/* The user-space engine flushed @kib KiB to @disk after its spin-up; with
+ * @disk NULL: the engine started (@kib 1) or stopped (0). */
 void lm_ledger_note_flushed (gpointer ledger, const char *disk, guint32 kib);
 /* Called before each write and query, to collect what the kernel holds. */
 typedef void (*LmLedgerDrainFunc) (gpointer user_data);

@@ -367,11 +367,17 @@ test_flushed (void)
   g_strlcpy (s.disk, "sdb", sizeof s.disk);
   g_strlcpy (s.comm, "cat", sizeof s.comm);
   lm_ledger_set_deferring (ledger, TRUE, 600);
+  lm_ledger_note_flushed (ledger, NULL, 1); /* the user-space engine runs */
   lm_ledger_note_spinup (&s, ledger);
-  g_assert_cmpuint (lm_ledger_pending (ledger), ==, 0); /* held, not pending */
+  g_assert_cmpuint (lm_ledger_pending (ledger), ==, 1); /* waits for its count */
   g_autoptr (GVariant) q = g_variant_ref_sink (lm_ledger_query (ledger, 0, G_MAXINT64, 10));
   g_assert_cmpuint (g_variant_n_children (q), ==, 1);
   lm_ledger_note_flushed (ledger, "sdb", 1234);
+  g_autoptr (GVariant) q2 = g_variant_ref_sink (lm_ledger_query (ledger, 0, G_MAXINT64, 10));
+  g_autoptr (GVariant) first = g_variant_get_child_value (q2, 0);
+  guint32 flushed = 0;
+  g_assert_true (g_variant_lookup (first, "Flushed", "u", &flushed));
+  g_assert_cmpuint (flushed, ==, 1234);
   g_assert_true (lm_ledger_flush (ledger, FALSE, NULL));
   lm_ledger_set_deferring (ledger, FALSE, 600);
   s.time_us += G_USEC_PER_SEC;
