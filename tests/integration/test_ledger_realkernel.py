@@ -18,12 +18,12 @@ import time
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
-from test_spinup_realkernel import IDLE, LoopExt4, can_run, uncache
+from test_spinup_realkernel import IDLE, NS_MARK, LoopExt4, can_run, uncache
 
-NS_MARK = "LM_TEST_LEDGER_NAMESPACE"
 
 
 class LedgerRealKernelTest(DaemonTestCase):
+    fake_root = False
     recheck = 5  # DiskRecheck: what would wake an idle daemon every 5 s without bpf
 
     def setUp(self):
