@@ -81,6 +81,7 @@ struct _LmLedger
   guint64 pending_gen;          /* counts each time the pending records are written */
   gboolean expect_flush;        /* the user-space engine runs: flushes are reported */
   gboolean holding;             /* the record being appended waits for its flush */
+  gboolean batching;            /* activity: written with the next record, not alone */
   LmLedgerDrainFunc drain_func; /* collects the kernel's activity first */
   gpointer drain_data;
   gboolean draining;
@@ -400,7 +401,7 @@ append_counted (LmLedger *self, const LmLedgerRecord *r)
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   self->n_pending++;
-  if ((!self->holding && (!self->defer || self->state_disk == NULL))
+  if ((!self->holding && !self->batching && (!self->defer || self->state_disk == NULL))
       || self->n_pending >= LM_LEDGER_MAX_PENDING)
     flush_or_warn (self, FALSE);
   else if (self->timer_id == 0)
@@ -447,6 +448,8 @@ merge_gap_us (guint today)
   return G_MAXINT64;
 }
 
+/* A drain hands over many runs at once: they are written together, with
+ * the record that follows (the spin-up) or by the caller, in one write. */
 static void
 close_open (LmLedger *self, DiskDay *d)
 {
@@ -454,7 +457,9 @@ close_open (LmLedger *self, DiskDay *d)
     return;
   d->has_open = FALSE;
   d->activity_today++;
+  self->batching = TRUE;
   append_counted (self, &d->open);
+  self->batching = FALSE;
 }
 
 /* Open records that no later run can join go to the pending records; all
@@ -725,7 +730,9 @@ lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
   GHashTableIter iter;
   DiskDay *d;
 
-  drain (self); /* awake anyway: show the kernel's activity up to now */
+  drain (self);                            /* awake anyway: show the kernel's activity up to now */
+  if (self->n_pending > 0 && !self->defer) /* a held spin-up waits on */
+    flush_or_warn (self, FALSE);
   if (g_file_get_contents (self->path, &contents, &length, NULL))
     lm_ledger_parse ((const guint8 *) contents, length, query_one, &q, NULL);
   lm_ledger_parse (self->pending->data, self->pending->len, query_one, &q, NULL);
