@@ -6,6 +6,7 @@
 #include "lm-attrib-config.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lm-attrib.h"
@@ -16,6 +17,7 @@
 
 #if LM_HAVE_BPF
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <glib-unix.h>
 #include <linux/types.h>
@@ -30,16 +32,94 @@ struct _LmAttrib
   LmAttribConfig config;
   struct lm_attrib_bpf *skel;
   LmBpfRing ring;
+  LmBpfRing activity; /* woken only when half full; else drained */
 };
+
+static void bpf_drain (LmAttrib *a);
 
 static void
 bpf_stop (LmAttrib *a)
 {
   if (a == NULL)
     return;
+  if (a->skel != NULL && a->activity.ring != NULL)
+    bpf_drain (a); /* what the kernel collected must not be lost at a stop */
+  lm_bpf_ring_close (&a->activity);
   lm_bpf_ring_close (&a->ring);
   g_clear_pointer (&a->skel, lm_attrib_bpf__destroy);
   g_free (a);
+}
+
+/* --- activity ------------------------------------------------------------ */
+
+static void
+deliver_run (LmAttrib *a, const struct lm_bpf_run *run)
+{
+  LmActivity act = { 0 };
+
+  if (a->config.activity_func == NULL || run->end_s < run->start_s)
+    return;
+  g_autofree char *disk = lm_blockdev_disk_for_devnum (run->key >> 20, run->key & 0xfffff);
+  g_strlcpy (act.disk, disk, sizeof act.disk);
+  act.start_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) run->start_s * G_USEC_PER_SEC);
+  act.end_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (run->end_s + 1) * G_USEC_PER_SEC);
+  act.reads = run->count[LM_BPF_ACT_READ];
+  act.writes = run->count[LM_BPF_ACT_WRITE];
+  act.dirtied = run->count[LM_BPF_ACT_DIRTY];
+  a->config.activity_func (&act, a->config.activity_data);
+}
+
+static int
+on_run (void *ctx, void *data, size_t size)
+{
+  struct lm_bpf_run run;
+
+  if (size < sizeof run)
+    return 0;
+  memcpy (&run, data, sizeof run); /* the ring's memory need not be aligned */
+  deliver_run (ctx, &run);
+  return 0;
+}
+
+/* The ended runs in the ring, then the runs in the map that ended (no
+ * activity in the last whole second): those are taken out of the map, so
+ * nothing the kernel holds is older than the daemon's last look. An I/O
+ * racing the delete loses at most that second's mark. */
+static void
+bpf_drain (LmAttrib *a)
+{
+  int fd = bpf_map__fd (a->skel->maps.runs);
+  struct timespec now;
+  __u32 key, next;
+  __u32 *prev = NULL;
+  g_autoptr (GArray) ended = g_array_new (FALSE, FALSE, sizeof (__u32));
+
+  if (ring_buffer__consume (a->activity.ring) < 0)
+    g_debug ("Reading the activity ring buffer failed");
+  clock_gettime (CLOCK_BOOTTIME, &now);
+  while (bpf_map_get_next_key (fd, prev, &next) == 0)
+    {
+      struct lm_bpf_run run;
+
+      key = next;
+      prev = &key;
+      if (bpf_map_lookup_elem (fd, &key, &run) == 0 && run.end_s + 1 < (__u64) now.tv_sec)
+        g_array_append_val (ended, key);
+    }
+  for (guint i = 0; i < ended->len; i++)
+    {
+      struct lm_bpf_run run;
+      key = g_array_index (ended, __u32, i);
+      if (bpf_map_lookup_elem (fd, &key, &run) == 0 && bpf_map_delete_elem (fd, &key) == 0)
+        deliver_run (a, &run);
+    }
+}
+
+/* Woken only when the kernel found the ring half full. */
+static int
+on_run_woken (void *ctx, void *data, size_t size)
+{
+  return on_run (ctx, data, size);
 }
 
 static int
@@ -60,8 +140,11 @@ on_event (void *ctx, void *data, size_t size)
   s.uid = e.uid;
   s.write = e.write;
   s.sector = e.sector;
+  s.quiet_since_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.prev_ns / 1000));
   lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_uid, e.dirtier_ino, NULL,
                     e.have_dirtier, e.kthread);
+  /* Awake anyway: the activity before this spin-up goes first, in order. */
+  bpf_drain (a);
   a->config.func (&s, a->config.user_data);
   return 0;
 }
@@ -99,7 +182,9 @@ bpf_start (const LmAttribConfig *config, GError **error)
       bpf_stop (a);
       return NULL;
     }
-  if (!lm_bpf_ring_open (&a->ring, bpf_map__fd (a->skel->maps.events), on_event, a, PROGRAM, error))
+  if (!lm_bpf_ring_open (&a->ring, bpf_map__fd (a->skel->maps.events), on_event, a, PROGRAM, error)
+      || !lm_bpf_ring_open (&a->activity, bpf_map__fd (a->skel->maps.activity), on_run_woken, a,
+                            PROGRAM, error))
     {
       bpf_stop (a);
       return NULL;
@@ -127,6 +212,8 @@ const LmAttribBackend lm_attrib_bpf = {
   .probe = bpf_probe,
   .start = bpf_start,
   .stop = bpf_stop,
+  .drain = bpf_drain,
+  .event_driven = TRUE,
 };
 
 #else

@@ -38,9 +38,24 @@ typedef struct
   LmVia via;
   guint32 submitter_pid; /* who issued the I/O: the flusher for writeback */
   char submitter_comm[16];
+  /* Realtime of the disk's last I/O before the idle gap, where the backend
+   * knows it (bpf), else 0: the disk has slept since idle after it. */
+  gint64 quiet_since_us;
 } LmSpinUp;
 
 typedef void (*LmSpinUpFunc) (const LmSpinUp *spinup, gpointer user_data);
+
+/* A run of consecutive seconds with activity on a disk (for the ledger):
+ * I/O that processes issued, or data they dirtied. Only the bpf backend
+ * collects it (in the kernel, with no work in user space per I/O). */
+typedef struct
+{
+  char disk[32];
+  gint64 start_us, end_us;        /* realtime; end is the end of the last second */
+  guint32 reads, writes, dirtied; /* seconds of the run with each */
+} LmActivity;
+
+typedef void (*LmActivityFunc) (const LmActivity *activity, gpointer user_data);
 
 typedef struct _LmAttrib LmAttrib;
 
@@ -48,8 +63,10 @@ typedef struct
 {
   LmSpinUpFunc func;
   gpointer user_data;
-  guint idle_ms;  /* a disk without I/O for this long is taken to be asleep */
-  LmState *state; /* for what must be undone after a crash */
+  guint idle_ms;                /* a disk without I/O for this long is taken to be asleep */
+  LmState *state;               /* for what must be undone after a crash */
+  LmActivityFunc activity_func; /* may be NULL; told by drain() */
+  gpointer activity_data;
 } LmAttribConfig;
 
 /* A backend, in the order auto tries them. start() attaches and returns a
@@ -62,6 +79,13 @@ typedef struct
   void (*stop) (LmAttrib *attrib);
   /* Undo what a crashed run left (a sysctl, a mount); may be NULL. */
   void (*recover) (LmState *state);
+  /* Hand the activity collected so far to activity_func; may be NULL
+   * (the backend collects none). Cheap: called whenever the daemon is
+   * awake anyway. */
+  void (*drain) (LmAttrib *attrib);
+  /* The spin-up filter runs in the kernel: the daemon is woken only for a
+   * spin-up, so it may run all the time and replace the disks' re-check. */
+  gboolean event_driven;
 } LmAttribBackend;
 
 extern const LmAttribBackend lm_attrib_bpf;

@@ -23,6 +23,7 @@ typedef struct
   guint32 dirtier_uid;
   char comm[17]; /* always NUL-terminated, even if the kernel's was not */
   char dirtier_comm[17];
+  guint64 prev_ns; /* the disk's last I/O before the gap */
 } LmBpfSpinupRecord;
 
 /* lm-flush.bpf.c's "disk armed" record (struct lm_flush_armed). */

@@ -29,6 +29,7 @@
 #include "lm-settings.h"
 #include "lm-spinup.h"
 #include "lm-ledger.h"
+#include "lm-flush.h"
 #include "lm-sleep.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
@@ -59,6 +60,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_object (&self->power);
   g_clear_pointer (&self->profile, lm_profile_free);
+  lm_flush_set_report_func (NULL, NULL);
   g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
@@ -395,9 +397,9 @@ on_profile_changed (LmProfile *profile, gpointer user_data)
 
 /* A spin-up counts as activity in the disks' power accounting. */
 static void
-on_disk_woken (const char *disk, gpointer user_data)
+on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
 {
-  lm_disks_note_activity (user_data, disk);
+  lm_disks_note_activity (user_data, disk, quiet_since_us);
 }
 
 static void
@@ -544,6 +546,13 @@ lm_daemon_new (GError **error)
   self->ledger = lm_ledger_new_in_state_dir (self->skeleton);
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
+  /* The ledger's activity and flushed counts; the disks' re-check stops
+   * while spin-ups come from the kernel. */
+  lm_spinup_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);
+  lm_ledger_set_drain_func (self->ledger, lm_spinup_drain, self->spinup);
+  lm_spinup_set_monitor_func (self->spinup, (LmSpinupMonitorFunc) lm_disks_set_event_driven,
+                              self->disks);
+  lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
 
   g_signal_connect (self->skeleton, "g-authorize-method", G_CALLBACK (authorize_method), self);

@@ -26,6 +26,7 @@ typedef struct
   guint64 active_us, standby_us;
   guint transitions, spinups;
   guint idle_id, recheck_id;
+  guint sleep_checks;     /* event-driven: ATA checks since it woke */
   char *error;            /* the last command's failure, for the property */
   gint applied_standby;   /* what we sent while on, -1 none */
   gint applied_apm;       /* -1 none */
@@ -43,6 +44,7 @@ struct _LmDisks
   guint recheck_s; /* 0: automatic */
   gboolean active; /* laptop mode on: per-disk settings applied */
   gboolean started;
+  gboolean event_driven; /* spin-ups come from the kernel: no re-check */
   LmUevent *uevent;
   guint rescan_id;
   guint settle_id;

@@ -1,7 +1,9 @@
 /* lm-disks.c: disks from sysfs, their power state, time active and asleep,
  * and per-disk settings while laptop mode is on. Looks at a disk only when
  * it matters (quiet past its threshold, or woken), never on a fixed tick;
- * an excluded disk is never sent a command. */
+ * an excluded disk is never sent a command. Where spin-ups come from the
+ * kernel (bpf), no timer runs for a sleeping disk: at most one per
+ * expected sleep after a spin-up. */
 #include "config.h"
 
 #include "lm-disks.h"
@@ -41,23 +43,30 @@ account (LmDisk *d, gint64 now)
   d->since_mono = now;
 }
 
+/* The state changed @ago_us microseconds ago (0: now). */
 static void
-set_asleep (LmDisk *d, gboolean asleep)
+set_asleep_at (LmDisk *d, gboolean asleep, gint64 ago_us)
 {
-  gint64 now = g_get_monotonic_time ();
+  gint64 now = g_get_monotonic_time () - ago_us;
 
   if (d->asleep == asleep)
     return;
-  account (d, now);
-  d->since_real = g_get_real_time ();
+  account (d, MAX (now, d->since_mono));
+  d->since_real = g_get_real_time () - ago_us;
   d->asleep = asleep;
   d->transitions++;
   if (!asleep)
     d->spinups++;
   g_debug ("Disk %s: %s", d->name, asleep ? "standby" : "active");
   if (d->owner->power_func != NULL)
-    d->owner->power_func (d->name, asleep, d->owner->power_data);
+    d->owner->power_func (d->name, asleep, d->since_real, d->owner->power_data);
   lm_disks_publish (d->owner);
+}
+
+static void
+set_asleep (LmDisk *d, gboolean asleep)
+{
+  set_asleep_at (d, asleep, 0);
 }
 
 void
@@ -162,11 +171,14 @@ on_idle_timeout (gpointer user_data)
     return G_SOURCE_REMOVE; /* gone; the uevent rescan drops it */
   if (io != d->io)
     {
-      /* Busy anyway: look again one threshold later. */
       d->io = io;
       if (d->nvme != NULL)
         lm_disk_nvme_io_seen (d->nvme, d->excluded);
-      arm_idle (d);
+      /* Busy. Where the kernel reports spin-ups, the one after this busy
+       * spell says when it went quiet (lm_disks_note_activity), so no
+       * timer watches it meanwhile; else look again one threshold later. */
+      if (!d->owner->event_driven || d->ata)
+        arm_idle (d); /* an ATA disk is asked, not inferred */
       return G_SOURCE_REMOVE;
     }
   quiet (d);
@@ -184,6 +196,7 @@ arm_idle (LmDisk *d)
 static void
 woke (LmDisk *d)
 {
+  d->sleep_checks = 0;
   if (d->ata)
     d->power = LM_ATA_POWER_ACTIVE;
   set_asleep (d, FALSE);
@@ -231,13 +244,18 @@ arm_recheck (LmDisk *d, guint seconds)
 {
   g_clear_handle_id (&d->idle_id, g_source_remove);
   g_clear_handle_id (&d->recheck_id, g_source_remove);
+  /* Event-driven: a sleeping disk needs no timer (its spin-up is
+   * reported); a spinning, quiet ATA disk is asked once more, when its
+   * own timer should have spun it down, and then left until it wakes. */
+  if (d->owner->event_driven && (!d->ata || d->asleep || d->sleep_checks++ > 0))
+    return;
   if (seconds == 0 || seconds > recheck_interval (d->owner))
     seconds = recheck_interval (d->owner);
   d->recheck_id = g_timeout_add_seconds (seconds, on_recheck, d);
 }
 
 void
-lm_disks_note_activity (LmDisks *self, const char *disk_name)
+lm_disks_note_activity (LmDisks *self, const char *disk_name, gint64 quiet_since_us)
 {
   g_autofree char *name = lm_blockdev_disk_for_name (disk_name);
   LmDisk *d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
@@ -248,8 +266,37 @@ lm_disks_note_activity (LmDisks *self, const char *disk_name)
   /* I/O right now: an NVMe drive is awake and may be asked. */
   if (d->nvme != NULL)
     lm_disk_nvme_io_seen (d->nvme, d->excluded);
+  /* Busy when last seen and not watched since: it slept from one
+   * threshold after its last I/O before this gap until now. */
+  gint64 slept_at = quiet_since_us + (gint64) self->idle_s * G_USEC_PER_SEC;
+  gint64 now = g_get_real_time ();
+  if (!d->ata && !d->asleep && d->idle_id == 0 && d->recheck_id == 0 && quiet_since_us > 0
+      && slept_at < now && slept_at > d->since_real)
+    set_asleep_at (d, TRUE, now - slept_at);
   if (d->asleep || d->idle_id == 0)
     woke (d);
+}
+
+void
+lm_disks_set_event_driven (LmDisks *self, gboolean event_driven)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  if (self->event_driven == event_driven)
+    return;
+  self->event_driven = event_driven;
+  g_message ("Disks: %s", event_driven ? "spin-ups reported by the kernel; no periodic re-check"
+                                       : "re-checking I/O counters now and then");
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      LmDisk *d = value;
+      if (event_driven && d->recheck_id != 0 && (!d->ata || d->asleep))
+        g_clear_handle_id (&d->recheck_id, g_source_remove);
+      else if (!event_driven && d->idle_id == 0 && d->recheck_id == 0)
+        arm_recheck (d, 0);
+    }
 }
 
 /* --- the Disks property ------------------------------------------------- */

@@ -29,10 +29,14 @@ void lm_disks_resume (LmDisks *disks);
 
 /* A disk (or a partition of it) had its first I/O after an idle gap: it is
  * spinning now. Called by spin-up attribution. */
-void lm_disks_note_activity (LmDisks *disks, const char *disk_name);
+void lm_disks_note_activity (LmDisks *disks, const char *disk_name, gint64 quiet_since_us);
+/* Spin-ups are reported by a filter in the kernel (bpf): no disk is
+ * re-checked on a timer; the periodic re-check is the fallback. */
+void lm_disks_set_event_driven (LmDisks *disks, gboolean event_driven);
 
 /* Told each time a disk is counted asleep or awake (the ledger). */
-typedef void (*LmDisksPowerFunc) (const char *disk, gboolean asleep, gpointer user_data);
+typedef void (*LmDisksPowerFunc) (const char *disk, gboolean asleep, gint64 time_us,
+                                  gpointer user_data);
 void lm_disks_set_power_func (LmDisks *disks, LmDisksPowerFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)

@@ -12,6 +12,7 @@
 #include "lm-flush.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -66,7 +67,23 @@ typedef struct
   LmFlush *owner; /* a reference */
   guint32 key;
   int flushers_fd; /* a dup: the map outlives the skeleton while we use it */
+  guint32 kib;     /* written to the disk during the flush, set by the thread */
 } FlushJob;
+
+static LmFlushReportFunc report_func;
+static gpointer report_data;
+
+/* Sectors written to @disk so far (the 7th field of its stat), or 0. */
+static guint64
+written_sectors (const char *disk)
+{
+  g_autofree char *stat = lm_blockdev_read (disk, "stat");
+  guint64 sectors = 0;
+
+  if (stat == NULL || sscanf (stat, "%*u %*u %*u %*u %*u %*u %" G_GUINT64_FORMAT, &sectors) != 1)
+    return 0;
+  return sectors;
+}
 
 static gint64
 boot_ns (void)
@@ -170,6 +187,7 @@ flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   if (bpf_map_update_elem (job->flushers_fd, &tid, &one, BPF_ANY) != 0)
     g_debug ("Cannot register flush thread %u: %s", tid, g_strerror (errno));
 
+  guint64 before = written_sectors (disk);
   g_autoptr (GPtrArray) targets = filesystems_on (disk, &error);
   for (guint i = 0; targets != NULL && i < targets->len; i++)
     {
@@ -200,6 +218,9 @@ flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     }
 
   bpf_map_delete_elem (job->flushers_fd, &tid);
+  /* syncfs() returns once the data is written: what was held back. */
+  job->kib = (guint32) MIN ((written_sectors (disk) - MIN (before, written_sectors (disk))) / 2,
+                            G_MAXUINT32);
 
   if (error != NULL)
     g_task_return_error (task, g_steal_pointer (&error));
@@ -225,8 +246,11 @@ flush_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (synced < 0)
     g_warning ("%s", error->message);
   else
-    g_debug ("Flushed %" G_GSSIZE_FORMAT " filesystems on %s in %" G_GINT64_FORMAT " ms", synced,
-             disk, (g_get_monotonic_time () - started) / 1000);
+    g_debug ("Flushed %" G_GSSIZE_FORMAT " filesystems on %s in %" G_GINT64_FORMAT
+             " ms: %u KiB written",
+             synced, disk, (g_get_monotonic_time () - started) / 1000, job->kib);
+  if (report_func != NULL && !self->stopped)
+    report_func (disk, job->kib, report_data);
   if (self->stopped)
     return;
   LmFlushDisk *d = g_hash_table_lookup (self->disks, GUINT_TO_POINTER (job->key));
@@ -390,6 +414,8 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
   if (!lm_bpf_ring_open (&self->ring, bpf_map__fd (self->skel->maps.armed), on_armed, self, PROGRAM,
                          error))
     return NULL;
+  if (report_func != NULL)
+    report_func (NULL, 1, report_data); /* flushes will be reported */
   return g_steal_pointer (&self);
 }
 
@@ -407,6 +433,8 @@ lm_flush_free (LmFlush *self)
 {
   if (self == NULL)
     return;
+  if (report_func != NULL && self->skel != NULL)
+    report_func (NULL, 0, report_data);
   self->stopped = TRUE;
   lm_bpf_ring_close (&self->ring);
   if (self->disks != NULL)
@@ -415,7 +443,19 @@ lm_flush_free (LmFlush *self)
   g_rc_box_release_full (self, (GDestroyNotify) flush_clear);
 }
 
+void
+lm_flush_set_report_func (LmFlushReportFunc func, gpointer user_data)
+{
+  report_func = func;
+  report_data = user_data;
+}
+
 #else
+
+void
+lm_flush_set_report_func (LmFlushReportFunc func, gpointer user_data)
+{
+}
 
 gboolean
 lm_flush_probe (GError **error)

@@ -78,15 +78,25 @@ get_u64 (const guint8 *p)
 }
 
 /* Payload: kind u8, via u8, disk length u8, comm length u8, path length
- * u16, reserved u16 (0), time i64, end i64, pid u32, uid i64, flushed u32,
- * then the disk, comm and path bytes, no NULs. All little-endian. */
+ * u16, extension length u16, time i64, end i64, pid u32, uid i64, flushed
+ * u32, then the extension, then the disk, comm and path bytes, no NULs. All
+ * little-endian. The extension was a reserved 0 in the first files, so they
+ * still parse: it is 0 for spin-ups and intervals and 12 for activity
+ * (reads u32, writes u32, dirtied u32). */
+static gsize
+extension_size (guint kind)
+{
+  return kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT : 0;
+}
+
 void
 lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
 {
   gsize disk_len = strnlen (r->disk, sizeof r->disk - 1);
   gsize comm_len = strnlen (r->comm, sizeof r->comm - 1);
   gsize path_len = strnlen (r->path, sizeof r->path - 1);
-  gsize payload = LM_LEDGER_FIXED_SIZE + disk_len + comm_len + path_len;
+  gsize ext = extension_size (r->kind);
+  gsize payload = LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len;
   guint8 buf[LM_LEDGER_MAX_RECORD];
   guint8 *p = buf + LM_LEDGER_HEADER_SIZE;
 
@@ -98,12 +108,20 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
   p[2] = (guint8) disk_len;
   p[3] = (guint8) comm_len;
   put_u16 (p + 4, (guint16) path_len);
+  put_u16 (p + 6, (guint16) ext);
   put_u64 (p + 8, (guint64) r->time_us);
   put_u64 (p + 16, (guint64) r->end_us);
   put_u32 (p + 24, r->pid);
   put_u64 (p + 28, (guint64) r->uid);
   put_u32 (p + 36, r->flushed);
   p += LM_LEDGER_FIXED_SIZE;
+  if (ext > 0)
+    {
+      put_u32 (p, r->reads);
+      put_u32 (p + 4, r->writes);
+      put_u32 (p + 8, r->dirtied);
+      p += ext;
+    }
   memcpy (p, r->disk, disk_len);
   memcpy (p + disk_len, r->comm, comm_len);
   memcpy (p + disk_len + comm_len, r->path, path_len);
@@ -141,10 +159,11 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
   if (lm_ledger_crc32 (p, payload) != get_u32 (data + 8))
     return -1;
 
-  gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4);
-  if (LM_LEDGER_FIXED_SIZE + disk_len + comm_len + path_len != payload || get_u16 (p + 6) != 0)
+  gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4), ext = get_u16 (p + 6);
+  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_ACTIVITY || p[1] > LM_VIA_KERNEL)
     return -1;
-  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_AWAKE || p[1] > LM_VIA_KERNEL)
+  if (ext != extension_size (p[0])
+      || LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len != payload)
     return -1;
   r.kind = p[0];
   r.via = p[1];
@@ -156,6 +175,13 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
   if (r.end_us < r.time_us || disk_len == 0)
     return -1;
   p += LM_LEDGER_FIXED_SIZE;
+  if (ext > 0)
+    {
+      r.reads = get_u32 (p);
+      r.writes = get_u32 (p + 4);
+      r.dirtied = get_u32 (p + 8);
+      p += ext;
+    }
   if (!copy_string (r.disk, sizeof r.disk, p, disk_len)
       || !copy_string (r.comm, sizeof r.comm, p + disk_len, comm_len)
       || !copy_string (r.path, sizeof r.path, p + disk_len + comm_len, path_len))
@@ -208,6 +234,8 @@ lm_ledger_kind_to_string (LmLedgerKind kind)
         return "asleep";
       case LM_LEDGER_AWAKE:
         return "awake";
+      case LM_LEDGER_ACTIVITY:
+        return "activity";
     }
   return "unknown";
 }
@@ -226,6 +254,12 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
     {
       g_variant_builder_add (&b, "{sv}", "End",
                              g_variant_new_uint64 ((guint64) MAX (0, r->end_us)));
+      if (r->kind == LM_LEDGER_ACTIVITY)
+        {
+          g_variant_builder_add (&b, "{sv}", "Reads", g_variant_new_uint32 (r->reads));
+          g_variant_builder_add (&b, "{sv}", "Writes", g_variant_new_uint32 (r->writes));
+          g_variant_builder_add (&b, "{sv}", "Dirtied", g_variant_new_uint32 (r->dirtied));
+        }
       return g_variant_builder_end (&b);
     }
   /* Task and file names are bytes; D-Bus strings must be UTF-8. */

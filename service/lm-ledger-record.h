@@ -13,6 +13,10 @@ typedef enum
   LM_LEDGER_SPINUP = 1, /* time_us == end_us: the spin-up and its blame */
   LM_LEDGER_ASLEEP = 2, /* the disk was asleep from time_us to end_us */
   LM_LEDGER_AWAKE = 3,  /* the disk was awake from time_us to end_us */
+  /* Activity from time_us to end_us (a run of consecutive seconds with I/O
+   * that processes issued, or data dirtied, on that disk), with how many
+   * of its seconds had each; written in the record's extension. */
+  LM_LEDGER_ACTIVITY = 4,
 } LmLedgerKind;
 
 typedef struct
@@ -27,13 +31,18 @@ typedef struct
   LmVia via;
   char comm[16];
   char path[256];
-  guint32 flushed; /* writes held back and flushed at this spin-up */
+  guint32 flushed; /* KiB held back and flushed at this spin-up */
+  /* Activity only; zero elsewhere: seconds of the run with process reads
+   * that reached the disk, with direct writes, with data dirtied. */
+  guint32 reads, writes, dirtied;
 } LmLedgerRecord;
 
 #define LM_LEDGER_MAGIC "LMr1"
-#define LM_LEDGER_HEADER_SIZE 12 /* magic, payload length, CRC32 of the payload */
-#define LM_LEDGER_FIXED_SIZE 40  /* the payload before its strings */
-#define LM_LEDGER_MAX_RECORD (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + 32 + 16 + 256)
+#define LM_LEDGER_HEADER_SIZE 12  /* magic, payload length, CRC32 of the payload */
+#define LM_LEDGER_FIXED_SIZE 40   /* the payload before its extension and strings */
+#define LM_LEDGER_ACTIVITY_EXT 12 /* reads, writes, dirtied: activity records only */
+#define LM_LEDGER_MAX_RECORD                                                                       \
+  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_ACTIVITY_EXT + 32 + 16 + 256)
 
 guint32 lm_ledger_crc32 (const guint8 *data, gsize length);
 void lm_ledger_record_encode (const LmLedgerRecord *record, GByteArray *out);

@@ -14,6 +14,12 @@ G_BEGIN_DECLS
 #define LM_LEDGER_MAX_AGE_US ((gint64) 30 * 24 * 3600 * G_USEC_PER_SEC)
 #define LM_LEDGER_MAX_PENDING 4096
 #define LM_LEDGER_MAX_QUERY 100000
+/* Activity records per disk and local day, at most (one more may carry
+ * over midnight): about 33 KB a day per disk. */
+#define LM_LEDGER_ACTIVITY_PER_DAY 480
+/* A direct spin-up's record waits this long, at most, for the count of
+ * the flush that follows it. */
+#define LM_LEDGER_HOLD_S 15
 
 typedef struct _LmLedger LmLedger;
 
@@ -32,7 +38,15 @@ void lm_ledger_set_deferring (LmLedger *ledger, gboolean defer, guint max_wait_s
 /* An LmSpinUpFunc. */
 void lm_ledger_note_spinup (const LmSpinUp *spinup, gpointer user_data);
 /* A disk went to sleep or woke (lm-disks.c). */
-void lm_ledger_note_power (const char *disk, gboolean asleep, gpointer user_data);
+void lm_ledger_note_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_data);
+/* An LmActivityFunc: a run of activity the kernel collected. */
+void lm_ledger_note_activity (const LmActivity *activity, gpointer ledger);
+/* The user-space engine flushed @kib KiB to @disk after its spin-up; with
+ * @disk NULL: the engine started (@kib 1) or stopped (0). */
+void lm_ledger_note_flushed (const char *disk, guint32 kib, gpointer ledger);
+/* Called before each write and query, to collect what the kernel holds. */
+typedef void (*LmLedgerDrainFunc) (gpointer user_data);
+void lm_ledger_set_drain_func (LmLedger *ledger, LmLedgerDrainFunc func, gpointer user_data);
 void lm_ledger_append (LmLedger *ledger, const LmLedgerRecord *record);
 
 /* Write what waits in memory; closes open intervals first if @closing. */

@@ -1,5 +1,6 @@
-/* lm-spinup.c: spin-up monitoring on D-Bus. A backend runs only while a
- * subscriber is on the bus or SpinUpHistory asks for it; SpinUp goes to
+/* lm-spinup.c: spin-up monitoring on D-Bus. The bpf backend (its filter
+ * runs in the kernel) runs all the time; the others only while a
+ * subscriber is on the bus or SpinUpHistory asks for it. SpinUp goes to
  * each subscriber by unique name, never to the whole bus, as it shows
  * other users' process names. A subscription lasts only while polkit still
  * allows it: it is checked again whenever logind's sessions change. */
@@ -35,7 +36,18 @@ struct _LmSpinup
   gpointer wake_data;
   LmSpinUpFunc record_func; /* the ledger */
   gpointer record_data;
+  LmActivityFunc activity_func; /* the ledger */
+  gpointer activity_data;
+  LmSpinupMonitorFunc monitor_func; /* the disks: no re-check while event-driven */
+  gpointer monitor_data;
 };
+
+static void
+tell_monitoring (LmSpinup *self)
+{
+  if (self->monitor_func != NULL)
+    self->monitor_func (self->monitor_data, self->running != NULL && self->backend->event_driven);
+}
 
 static GVariant *
 spinup_to_variant (const LmSpinUp *s, const char *backend)
@@ -80,7 +92,7 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
 
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
   if (self->wake_func != NULL)
-    self->wake_func (s->disk, self->wake_data);
+    self->wake_func (s->disk, s->quiet_since_us, self->wake_data);
   if (self->record_func != NULL)
     self->record_func (s, self->record_data);
   g_queue_push_tail (&self->history, g_variant_ref (v));
@@ -107,6 +119,7 @@ stop_monitoring (LmSpinup *self)
     return;
   self->backend->stop (g_steal_pointer (&self->running));
   g_message ("Spin-up monitoring stopped (%s)", self->backend->name);
+  tell_monitoring (self);
 }
 
 static gboolean
@@ -125,23 +138,29 @@ start_monitoring (LmSpinup *self, GError **error)
     .user_data = self,
     .idle_ms = self->idle_s * 1000,
     .state = self->state,
+    .activity_func = self->activity_func,
+    .activity_data = self->activity_data,
   };
   self->running = self->backend->start (&config, error);
   if (self->running == NULL)
     return FALSE;
-  g_message ("Spin-up monitoring started (%s, disks idle after %u s)", self->backend->name,
-             self->idle_s);
+  g_message ("Spin-up monitoring started (%s, disks idle after %u s%s)", self->backend->name,
+             self->idle_s, self->backend->event_driven ? ", always on" : "");
+  tell_monitoring (self);
   return TRUE;
 }
 
-/* Monitoring costs something (a BPF program on every bio, tracefs or
- * block_dump far more): run it only while it has a reader. */
+/* tracefs and block_dump copy every I/O to user space: run them only while
+ * they have a reader. The bpf backend filters in the kernel and wakes the
+ * daemon only for a spin-up, which costs less than the disks' periodic
+ * re-check it replaces: it runs all the time, for the ledger. */
 static void
 update_monitoring (LmSpinup *self)
 {
   g_autoptr (GError) error = NULL;
 
-  if (g_hash_table_size (self->subscribers) == 0 && !self->history_wanted)
+  if (g_hash_table_size (self->subscribers) == 0 && !self->history_wanted
+      && (self->backend == NULL || !self->backend->event_driven))
     stop_monitoring (self);
   else if (!start_monitoring (self, &error))
     g_warning ("Cannot monitor spin-ups: %s", error->message);
@@ -477,4 +496,28 @@ lm_spinup_set_record_func (LmSpinup *self, LmSpinUpFunc func, gpointer user_data
 {
   self->record_func = func;
   self->record_data = user_data;
+}
+
+void
+lm_spinup_set_activity_func (LmSpinup *self, LmActivityFunc func, gpointer user_data)
+{
+  self->activity_func = func;
+  self->activity_data = user_data;
+}
+
+void
+lm_spinup_set_monitor_func (LmSpinup *self, LmSpinupMonitorFunc func, gpointer user_data)
+{
+  self->monitor_func = func;
+  self->monitor_data = user_data;
+  tell_monitoring (self);
+}
+
+void
+lm_spinup_drain (gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  if (self->running != NULL && self->backend->drain != NULL)
+    self->backend->drain (self->running);
 }

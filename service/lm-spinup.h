@@ -14,7 +14,7 @@ G_BEGIN_DECLS
 typedef struct _LmSpinup LmSpinup;
 
 /* Told of every spin-up's disk, e.g. for the disks' power accounting. */
-typedef void (*LmSpinupWakeFunc) (const char *disk, gpointer user_data);
+typedef void (*LmSpinupWakeFunc) (const char *disk, gint64 quiet_since_us, gpointer user_data);
 
 LmSpinup *lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
 void lm_spinup_free (LmSpinup *spinup);
@@ -24,6 +24,15 @@ void lm_spinup_recover (LmState *state);
 void lm_spinup_set_wake_func (LmSpinup *spinup, LmSpinupWakeFunc func, gpointer user_data);
 /* Told every spin-up in full, after the wake func (the ledger). */
 void lm_spinup_set_record_func (LmSpinup *spinup, LmSpinUpFunc func, gpointer user_data);
+
+/* Told each run of activity the backend collected (the ledger), when
+ * lm_spinup_drain() asks, at a spin-up and at a stop. */
+void lm_spinup_set_activity_func (LmSpinup *spinup, LmActivityFunc func, gpointer user_data);
+void lm_spinup_drain (gpointer spinup);
+/* Told whether a backend whose filter runs in the kernel is running: then
+ * every spin-up is reported, and the disks need not re-read counters. */
+typedef void (*LmSpinupMonitorFunc) (gpointer user_data, gboolean event_driven);
+void lm_spinup_set_monitor_func (LmSpinup *spinup, LmSpinupMonitorFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
 

@@ -1,5 +1,7 @@
 /* test-ledger.c: the spin-up ledger's records and file: round trip, torn
- * tails, flipped bytes, the size bound over a month and age pruning. */
+ * tails, flipped bytes, the size bound over a month and age pruning;
+ * activity records (their budget per day, over a month) and the count of
+ * the flush that follows a spin-up. */
 #include "config.h"
 
 #include <glib/gstdio.h>
@@ -224,7 +226,7 @@ test_age_pruning (void)
   /* ... but GetLedger sees it already. */
   g_autoptr (GVariant) q = g_variant_ref_sink (lm_ledger_query (ledger, now, now, 100));
   g_assert_cmpuint (g_variant_n_children (q), ==, 1);
-  lm_ledger_note_power ("sda", FALSE, ledger);
+  lm_ledger_note_power ("sda", FALSE, 0, ledger);
   g_assert_cmpuint (lm_ledger_pending (ledger), ==, 0);
   g_autoptr (GArray) after = read_file (path);
   /* The spin-up, and the asleep interval that the wake closed. */
@@ -232,6 +234,159 @@ test_age_pruning (void)
   g_assert_cmpint (g_array_index (after, LmLedgerRecord, after->len - 1).kind, ==,
                    LM_LEDGER_ASLEEP);
 
+  g_clear_pointer (&ledger, lm_ledger_free);
+  remove_ledger (path);
+}
+
+static void
+test_activity_round_trip (void)
+{
+  g_autoptr (GByteArray) buf = g_byte_array_new ();
+  LmLedgerRecord a = { .kind = LM_LEDGER_ACTIVITY,
+                       .time_us = 1780000000000000,
+                       .end_us = 1780000003000000,
+                       .uid = -1,
+                       .reads = 2,
+                       .writes = 1,
+                       .dirtied = 3 };
+  LmLedgerRecord old = spinup_at (1780000000000000, "cat", "x");
+  gsize skipped = 1;
+
+  g_strlcpy (a.disk, "sda", sizeof a.disk);
+  lm_ledger_record_encode (&old, buf);
+  gsize old_len = buf->len;
+  lm_ledger_record_encode (&a, buf);
+  /* The first files' layout: extension length 0 (once "reserved"). */
+  g_assert_cmpuint (buf->data[LM_LEDGER_HEADER_SIZE + 6], ==, 0);
+  g_assert_cmpuint (buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6], ==, LM_LEDGER_ACTIVITY_EXT);
+  g_assert_cmpuint (buf->len - old_len, ==,
+                    LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_ACTIVITY_EXT + 3);
+  g_autoptr (GArray) got = parse (buf->data, buf->len, &skipped);
+  g_assert_cmpuint (got->len, ==, 2);
+  g_assert_cmpuint (skipped, ==, 0);
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 1), &a, sizeof a) == 0);
+  g_autoptr (GVariant) v = g_variant_ref_sink (lm_ledger_record_to_variant (&a));
+  g_autofree char *text = g_variant_print (v, TRUE);
+  g_assert_cmpstr (text, ==,
+                   "{'Kind': <'activity'>, 'Disk': <'sda'>, 'Time': <uint64 1780000000000000>, "
+                   "'End': <uint64 1780000003000000>, 'Reads': <uint32 2>, 'Writes': <uint32 1>, "
+                   "'Dirtied': <uint32 3>}");
+  /* An activity record without its extension, or a spin-up with one, is
+   * refused. */
+  buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6] = 0;
+  g_autoptr (GArray) bad = parse (buf->data, buf->len, NULL);
+  g_assert_cmpuint (bad->len, ==, 1);
+}
+
+static LmActivity
+run_at (gint64 t, guint seconds)
+{
+  LmActivity a = {
+    .start_us = t, .end_us = t + (gint64) seconds * G_USEC_PER_SEC, .reads = 1, .dirtied = seconds
+  };
+
+  g_strlcpy (a.disk, "sda", sizeof a.disk);
+  return a;
+}
+
+typedef struct
+{
+  guint records;
+  guint64 dirtied;
+  GHashTable *per_day; /* local day number → records */
+} ActivityCount;
+
+static void
+count_activity (const LmLedgerRecord *r, gsize offset, gsize size, gpointer user_data)
+{
+  ActivityCount *c = user_data;
+
+  if (r->kind != LM_LEDGER_ACTIVITY)
+    return;
+  c->records++;
+  c->dirtied += r->dirtied;
+  g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (r->time_us / G_USEC_PER_SEC);
+  gpointer day
+      = GINT_TO_POINTER (g_date_time_get_year (t) * 1000 + g_date_time_get_day_of_year (t));
+  g_hash_table_insert (
+      c->per_day, day,
+      GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (c->per_day, day)) + 1));
+}
+
+/* A month of a disk busy for a second every 20 s (4,320 runs a day): at
+ * most LM_LEDGER_ACTIVITY_PER_DAY (+1 over midnight) records a day, no
+ * second lost from the counts, and the file within its bound. */
+static void
+test_activity_budget (void)
+{
+  g_autofree char *path = temp_ledger ();
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path, NULL);
+  gint64 now = g_get_real_time ();
+  const gint64 day = (gint64) 24 * 3600 * G_USEC_PER_SEC;
+  const guint per_day = 4320;
+  guint64 fed = 0;
+
+  /* The last 30 days but an hour (older goes at the first compaction). */
+  for (guint i = 0; i < 30 * per_day - 360; i++)
+    {
+      LmActivity a = run_at (now - 30 * day + (3600 + (gint64) i * 20) * G_USEC_PER_SEC, 1);
+      lm_ledger_note_activity (&a, ledger);
+      fed += a.dirtied;
+    }
+  g_assert_true (lm_ledger_flush (ledger, TRUE, NULL));
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  ActivityCount c = { 0, 0, g_hash_table_new (NULL, NULL) };
+  lm_ledger_parse ((const guint8 *) contents, length, count_activity, &c, NULL);
+  g_assert_cmpuint (c.dirtied, ==, fed);
+  /* Runs 20 s apart merge from half the budget on (60 s). */
+  g_assert_cmpuint (c.records, >=, 29 * LM_LEDGER_ACTIVITY_PER_DAY / 2);
+  g_assert_cmpuint (length, <=, LM_LEDGER_MAX_BYTES);
+  GHashTableIter iter;
+  gpointer k, v;
+  g_hash_table_iter_init (&iter, c.per_day);
+  while (g_hash_table_iter_next (&iter, &k, &v))
+    g_assert_cmpuint (GPOINTER_TO_UINT (v), <=, LM_LEDGER_ACTIVITY_PER_DAY + 1);
+  g_hash_table_unref (c.per_day);
+  /* About 64 bytes a record: a month at the budget fits the file. */
+  g_assert_cmpuint (length / c.records * LM_LEDGER_ACTIVITY_PER_DAY * 31, <, LM_LEDGER_MAX_BYTES);
+  g_clear_pointer (&ledger, lm_ledger_free);
+  remove_ledger (path);
+}
+
+/* A direct spin-up while laptop mode is on waits for the engine's flush
+ * and carries its count; with laptop mode off it is written with 0. */
+static void
+test_flushed (void)
+{
+  g_autofree char *path = temp_ledger ();
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path, NULL);
+  LmSpinUp s = { .time_us = g_get_real_time (), .pid = 7, .uid = 0, .via = LM_VIA_DIRECT };
+
+  g_strlcpy (s.disk, "sdb", sizeof s.disk);
+  g_strlcpy (s.comm, "cat", sizeof s.comm);
+  lm_ledger_set_deferring (ledger, TRUE, 600);
+  lm_ledger_note_flushed (NULL, 1, ledger); /* the user-space engine runs */
+  lm_ledger_note_spinup (&s, ledger);
+  g_assert_cmpuint (lm_ledger_pending (ledger), ==, 1); /* waits for its count */
+  g_autoptr (GVariant) q = g_variant_ref_sink (lm_ledger_query (ledger, 0, G_MAXINT64, 10));
+  g_assert_cmpuint (g_variant_n_children (q), ==, 1);
+  lm_ledger_note_flushed ("sdb", 1234, ledger);
+  g_autoptr (GVariant) q2 = g_variant_ref_sink (lm_ledger_query (ledger, 0, G_MAXINT64, 10));
+  g_autoptr (GVariant) first = g_variant_get_child_value (q2, 0);
+  guint32 flushed = 0;
+  g_assert_true (g_variant_lookup (first, "Flushed", "u", &flushed));
+  g_assert_cmpuint (flushed, ==, 1234);
+  g_assert_true (lm_ledger_flush (ledger, FALSE, NULL));
+  lm_ledger_set_deferring (ledger, FALSE, 600);
+  s.time_us += G_USEC_PER_SEC;
+  lm_ledger_note_spinup (&s, ledger);
+  lm_ledger_note_flushed ("sdb", 99, ledger); /* no spin-up waits: ignored */
+  g_autoptr (GArray) got = read_file (path);
+  g_assert_cmpuint (got->len, ==, 2);
+  g_assert_cmpuint (g_array_index (got, LmLedgerRecord, 0).flushed, ==, 1234);
+  g_assert_cmpuint (g_array_index (got, LmLedgerRecord, 1).flushed, ==, 0);
   g_clear_pointer (&ledger, lm_ledger_free);
   remove_ledger (path);
 }
@@ -247,5 +402,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ledger/flipped-bytes", test_flipped_bytes);
   g_test_add_func ("/ledger/month-bounded", test_month_bounded);
   g_test_add_func ("/ledger/age-pruning", test_age_pruning);
+  g_test_add_func ("/ledger/activity-round-trip", test_activity_round_trip);
+  g_test_add_func ("/ledger/activity-budget", test_activity_budget);
+  g_test_add_func ("/ledger/flushed", test_flushed);
   return g_test_run ();
 }

@@ -22,4 +22,23 @@ struct lm_bpf_spinup
   __u32 pad;
   char comm[LM_BPF_COMM_LEN];
   char dirtier_comm[LM_BPF_COMM_LEN];
+  __u64 prev_ns; /* the disk's last I/O before the gap (CLOCK_BOOTTIME) */
+};
+
+/* Activity (the ledger's replay of "what stock writeback would have done"):
+ * per whole disk, the current run of consecutive seconds (CLOCK_BOOTTIME)
+ * with I/O that a process issued or data a process dirtied. Kept in the
+ * "runs" map while it grows; a run that ended goes to the "activity" ring
+ * without waking user space, which reads it when it is awake anyway. */
+#define LM_BPF_ACT_READ 0
+#define LM_BPF_ACT_WRITE 1
+#define LM_BPF_ACT_DIRTY 2
+
+struct lm_bpf_run
+{
+  __u64 start_s; /* first and last second of the run */
+  __u64 end_s;
+  __u64 last_s[3]; /* the last second counted for each kind (LM_BPF_ACT_*) */
+  __u32 count[3];  /* seconds of the run with each kind */
+  __u32 key;       /* the whole disk, MKDEV (major, first_minor) */
 };

@@ -132,21 +132,25 @@ def ata():
 
 
 def bpf():
-    # struct lm_bpf_spinup: 3 u64, 10 u32, two char[16]
-    spin = struct.pack("<QQQ10I16s16s", 12_345_678_900, 2048, 12, 8, 0, 4242, 1000, 1, 1, 1, 4343, 1000, 0,
-                       b"jbd2/sda1-8", b"vim")
+    # struct lm_bpf_spinup: 3 u64, 10 u32, two char[16], prev_ns u64
+    spin = struct.pack("<QQQ10I16s16sQ", 12_345_678_900, 2048, 12, 8, 0, 4242, 1000, 1, 1, 1, 4343,
+                       1000, 0, b"jbd2/sda1-8", b"vim", 12_000_000_000)
     put("bpf", spin)
-    put("bpf", struct.pack("<QQQ10I16s16s", 1, 0, 0, 7, 3, 1, 0, 0, 0, 0, 0, 0, 0, b"A" * 16, b"B" * 16))
+    put("bpf", struct.pack("<QQQ10I16s16sQ", 1, 0, 0, 7, 3, 1, 0, 0, 0, 0, 0, 0, 0, b"A" * 16,
+                           b"B" * 16, 0))
     # struct lm_flush_armed: u64, 4 u32, char[16]
     put("bpf", struct.pack("<Q4I16s", 99_000_000, 259, 0, 77, 1, b"firefox"))
     put("bpf", b"")
 
 
-def ledger_record(kind, disk, t, end, pid=0, uid=-1, via=0, comm=b"", path=b"", flushed=0):
-    """One record as lm-ledger-record.c frames it: magic, length, CRC32."""
+def ledger_record(kind, disk, t, end, pid=0, uid=-1, via=0, comm=b"", path=b"", flushed=0,
+                  activity=None):
+    """One record as lm-ledger-record.c frames it: magic, length, CRC32;
+    @activity: (reads, writes, dirtied), the extension of kind 4."""
     import zlib
-    payload = struct.pack("<BBBBHHqqIqI", kind, via, len(disk), len(comm), len(path), 0, t, end,
-                          pid, uid, flushed) + disk + comm + path
+    ext = struct.pack("<III", *activity) if activity is not None else b""
+    payload = struct.pack("<BBBBHHqqIqI", kind, via, len(disk), len(comm), len(path), len(ext), t,
+                          end, pid, uid, flushed) + ext + disk + comm + path
     return b"LMr1" + struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
 
 
@@ -162,6 +166,9 @@ def ledger():
     put("ledger", spin[:20] + bytes([spin[20] ^ 1]) + spin[21:] + wb)  # flipped byte
     put("ledger", b"LMr1" + b"\xff" * 8 + asleep)       # corrupt length
     put("ledger", b"")
+    act = ledger_record(4, b"sda", t, t + 3_000_000, activity=(2, 0, 3))
+    put("ledger", spin + act + awake)
+    put("ledger", act[:18] + b"\x00" + act[19:])          # extension length wrong
 
 
 def nvme():

@@ -34,8 +34,8 @@ def parse_ledger(data):
         if len(payload) != length or length < 40 or zlib.crc32(payload) != crc:
             pos += 1
             continue
-        kind, via, dl, cl, pl = struct.unpack_from("<BBBBH", payload, 0)
-        s = payload[40:]
+        kind, via, dl, cl, pl, ext = struct.unpack_from("<BBBBHH", payload, 0)
+        s = payload[40 + ext:]  # the extension: activity's counts
         out.append((kind, s[:dl].decode(), s[dl:dl + cl].decode(), via,
                     s[dl + cl:dl + cl + pl].decode()))
         pos += 12 + length

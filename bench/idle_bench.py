@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""The daemon idle: how often it wakes with nothing to do, laptop mode off
+and on, no subscriber.
+
+laptop-moded runs on a private bus (with polkitd) against this machine's
+real disks and /proc/sys/vm (Mode=on writes the dirty sysctls, restored at
+its stop; Remount=false, so no filesystem of the machine is touched). After
+its start-up has settled (every disk's first idle timer has run), the
+script sums, over --duration seconds, the voluntary and nonvoluntary
+context switches of every thread of the daemon (/proc/PID/task/*/status):
+each wake-up of a thread, for a timer, a file descriptor or a signal, ends
+in one. It also counts what the daemon logged meanwhile (spin-ups, disk
+state changes, ledger writes): on a shared machine another program's I/O
+wakes a disk now and then, and that wake-up is the daemon's job, not idle
+cost. Not a timed test; `perf` is not needed.
+"""
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+import lmtest  # noqa: E402
+import benchlib  # noqa: E402
+
+NS_MARK = "LM_BENCH_IDLE_NAMESPACE"
+EVENTS = re.compile(r"Spin-up of |Disk \S+: (standby|active)|Ledger: wrote|Disk \S+ armed"
+                    r"|Flushed \d+ filesystems")
+
+
+def switches(pid):
+    """{tid: voluntary + nonvoluntary context switches} of @pid's threads."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        n = 0
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        n += int(line.split()[1])
+        except FileNotFoundError:
+            continue  # a thread that just ended
+        out[tid] = n
+    return out
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="lm-idle-bench-")
+        os.chmod(self.tmp, 0o755)
+        self.procs = []
+
+    def cleanup(self):
+        for p in reversed(self.procs):
+            lmtest.stop_process(p)
+        subprocess.run(["rm", "-rf", self.tmp])
+
+    def run(self, mode):
+        run_tmp = os.path.join(self.tmp, "run-" + mode)
+        os.makedirs(run_tmp)
+        os.chmod(run_tmp, 0o755)
+        first = len(self.procs)
+        address = lmtest.start_system_bus_with_polkit(run_tmp, self.procs)
+        services = self.procs[first:]
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
+                   STATE_DIRECTORY=os.path.join(self.tmp, "state-" + mode),
+                   LAPTOP_MODED_CONFIG=os.path.join(self.tmp, mode + ".conf"),
+                   G_MESSAGES_DEBUG="all")
+        env.pop("LAPTOP_MODED_ROOT", None)
+        with open(env["LAPTOP_MODED_CONFIG"], "w") as f:
+            f.write("[LaptopMode]\nMode=%s\nRemount=false\nSpinUpIdle=%d\n"
+                    % (mode, self.args.idle))
+        log_path = os.path.join(self.tmp, mode + ".log")
+        log = open(log_path, "w")
+        daemon = subprocess.Popen([self.args.daemon], env=env, stdout=log,
+                                  stderr=subprocess.STDOUT)
+        self.procs.append(daemon)
+
+        def text():
+            with open(log_path, errors="replace") as f:
+                return f.read()
+        deadline = time.monotonic() + 30
+        want = "Laptop mode on" if mode == "on" else "Owning "
+        while want not in text():
+            if time.monotonic() > deadline or daemon.poll() is not None:
+                raise RuntimeError("the daemon did not start (%s):\n%s" % (want, text()))
+            time.sleep(0.1)
+        # Start-up: every disk's first idle timer, and the engine's load.
+        time.sleep(self.args.idle + 3)
+        start_log = len(text())
+        before = switches(daemon.pid)
+        t0 = time.monotonic()
+        time.sleep(self.args.duration)
+        after = switches(daemon.pid)
+        wall = time.monotonic() - t0
+        window = text()[start_log:]
+        events = len(EVENTS.findall(window))
+        wakeups = sum(n - before.get(tid, 0) for tid, n in after.items())
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=30)
+        for p in reversed(services):
+            lmtest.stop_process(p)
+        backend = re.search(r"Spin-up attribution backend (\S+)", text())
+        return {"mode": mode, "seconds": wall, "switches": wakeups,
+                "per_min": wakeups * 60 / wall, "events": events,
+                "backend": backend.group(1) if backend else "none",
+                "event_driven": "no periodic re-check" in text(),
+                "log": [line for line in window.splitlines() if EVENTS.search(line)]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", type=float, default=600, help="seconds idle per mode (600)")
+    ap.add_argument("--idle", type=int, default=20, help="SpinUpIdle (20, the default)")
+    ap.add_argument("--modes", nargs="*", default=["off", "on"])
+    ap.add_argument("--daemon", default=lmtest.DAEMON, help="the laptop-moded binary")
+    ap.add_argument("--smoke", action="store_true",
+                    help="5 s per mode with SpinUpIdle=2, as TAP (numbers not judged)")
+    ap.add_argument("--verbose", action="store_true", help="print the logged events")
+    args = ap.parse_args()
+    if args.smoke:
+        args.duration, args.idle = 5, 2
+    if os.geteuid() != 0:
+        benchlib.Smoke(args.smoke, "idle_bench").skip_all("run as root")
+    benchlib.enter_namespace(__file__, NS_MARK)
+    smoke = benchlib.Smoke(args.smoke, "idle_bench")
+    b = Bench(args)
+    rows = []
+    try:
+        for mode in args.modes:
+            r = smoke.case("mode " + mode, lambda: b.run(mode))
+            if r is not None:
+                rows.append(r)
+                print("mode %s: %s" % (mode, {k: v for k, v in r.items() if k != "log"}),
+                      file=sys.stderr, flush=True)
+                if args.verbose:
+                    print("\n".join(r["log"]), file=sys.stderr)
+    finally:
+        b.cleanup()
+    smoke.finish()
+    print("| laptop mode | backend | idle | context switches | per minute | logged events |")
+    print("|---|---|---|---:|---:|---:|")
+    for r in rows:
+        print("| %s | %s%s | %.0f s | %d | %.2f | %d |"
+              % (r["mode"], r["backend"], " (event-driven)" if r["event_driven"] else "",
+                 r["seconds"], r["switches"], r["per_min"], r["events"]))
+
+
+if __name__ == "__main__":
+    main()

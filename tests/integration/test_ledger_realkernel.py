@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""Tier 3: the spin-up ledger on the real kernel with the bpf backend, on an
+ext4 loop disk inside a private mount namespace that the daemon shares.
+
+No subscriber: where the bpf program loads, monitoring runs all the time.
+`cat` of an uncached file and a buffered writer left to the flusher must
+appear in GetLedger as spin-ups (Via direct and writeback), with activity
+records counting the read and the dirtying seconds; the ledger survives a
+stop and start, and a kill -9 loses at most what the interface XML says;
+and the idle daemon makes no DiskRecheck wake-ups. Everything is undone on
+the way out: the mount, the loop device, vm.dirty_*.
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import lmtest
+from lmtest import DaemonTestCase, read_real_vm, write_real_vm
+from test_spinup_realkernel import IDLE, NS_MARK, LoopExt4, can_run, uncache
+
+
+
+class LedgerRealKernelTest(DaemonTestCase):
+    fake_root = False
+    recheck = 5  # DiskRecheck: what would wake an idle daemon every 5 s without bpf
+
+    def setUp(self):
+        ok, why = can_run("bpf")
+        if not ok:
+            self.skipTest(why)
+        self.machine_vm = read_real_vm()
+        self.addCleanup(write_real_vm, self.machine_vm)
+        self.config_text = ("[LaptopMode]\nMode=off\nAttribution=bpf\nSpinUpIdle=%d\n"
+                            "DiskRecheck=%d\n" % (IDLE, self.recheck))
+        super().setUp()
+        self.fs = LoopExt4(self.tmp)
+        self.addCleanup(self.fs.cleanup)
+        self.file = os.path.join(self.fs.mnt, "a")
+        with open(self.file, "wb") as f:
+            f.write(os.urandom(256 << 10))
+        os.sync()
+        # The flusher comes within a second or two instead of 30 s.
+        write_real_vm({"dirty_expire_centisecs": "100", "dirty_writeback_centisecs": "100"})
+
+    # --- helpers ---------------------------------------------------------------
+
+    def get_ledger(self):
+        import gi
+        gi.require_version("Gio", "2.0")
+        from gi.repository import Gio, GLib
+        bus = Gio.DBusConnection.new_for_address_sync(
+            self.bus_address, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT
+            | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION, None, None)
+        try:
+            v = bus.call_sync(lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "GetLedger",
+                              GLib.Variant("(tt)", (0, 2**63)), None, 0, 20000, None)
+            return [r for r in v.unpack()[0] if r["Disk"] == self.fs.disk]
+        finally:
+            bus.close_sync(None)
+
+    def kinds(self, kind):
+        return [r for r in self.get_ledger() if r["Kind"] == kind]
+
+    def disk_io(self):
+        with open("/sys/block/%s/stat" % self.fs.disk) as f:
+            fields = f.read().split()
+        return int(fields[0]), int(fields[4])
+
+    def wait_idle(self, timeout=60):
+        """Until the loop disk has done no I/O for longer than SpinUpIdle."""
+        quiet = IDLE + 0.5
+        last, since = self.disk_io(), time.monotonic()
+        deadline = since + timeout
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            now = self.disk_io()
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+        self.fail("the loop disk never went quiet for %.1f s" % quiet)
+
+    def start(self):
+        self.start_daemon()
+        self.wait_until(lambda: "Spin-up monitoring started (bpf" in self.daemon_log(), timeout=30,
+                        message="bpf monitoring without a subscriber\n" + self.daemon_log())
+        self.assertIn("always on", self.daemon_log())
+
+    def record_cat_and_writer(self):
+        self.wait_idle()
+        uncache(self.file)
+        cat = subprocess.run(["cat", self.file], stdout=subprocess.DEVNULL, check=True)
+        self.assertEqual(cat.returncode, 0)
+        self.wait_until(lambda: any(s["Comm"] == "cat" for s in self.kinds("spinup")), timeout=30,
+                        message="cat's spin-up in GetLedger\n" + self.daemon_log())
+        self.wait_idle()
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=" + os.path.join(self.fs.mnt, "out"),
+                               "bs=4k", "count=64", "status=none"])
+        dd.wait()
+        self.wait_until(lambda: any(s["Comm"] == "dd" for s in self.kinds("spinup")), timeout=30,
+                        message="dd's spin-up in GetLedger\n" + self.daemon_log())
+        return dd.pid
+
+    # --- tests -----------------------------------------------------------------
+
+    def test_spinups_and_activity(self):
+        self.start()
+        dd_pid = self.record_cat_and_writer()
+        spinups = self.kinds("spinup")
+        cat = [s for s in spinups if s["Comm"] == "cat"][0]
+        dd = [s for s in spinups if s["Comm"] == "dd"][0]
+        self.assertEqual(cat["Via"], "direct", cat)
+        self.assertEqual((dd["Via"], dd["Pid"]), ("writeback", dd_pid), dd)
+        self.assertEqual(cat["Flushed"], 0, "laptop mode is off: nothing was held back")
+        # Activity: the cat's read second, the dd's dirtying second, each in
+        # a record of its own (they are more than SpinUpIdle apart).
+        self.wait_until(lambda: any(a["Reads"] >= 1 for a in self.kinds("activity"))
+                        and any(a["Dirtied"] >= 1 for a in self.kinds("activity")), timeout=30,
+                        message="activity with Reads and Dirtied\n%r\n%s"
+                        % (self.get_ledger(), self.daemon_log()))
+        acts = self.kinds("activity")
+        for a in acts:
+            self.assertEqual(set(a), {"Kind", "Disk", "Time", "End", "Reads", "Writes", "Dirtied"})
+            self.assertGreater(a["End"], a["Time"])
+            span = (a["End"] - a["Time"]) / 1e6
+            self.assertLessEqual(max(a["Reads"], a["Writes"], a["Dirtied"]), span + 1, a)
+        read = [a for a in acts if a["Reads"] >= 1][0]
+        self.assertLessEqual(read["Time"], cat["Time"] + 1e6, (read, cat))
+        self.assertGreaterEqual(read["End"], cat["Time"] - 1e6, (read, cat))
+        dirty = [a for a in acts if a["Dirtied"] >= 1][-1]
+        self.assertLess(dirty["Time"], dd["Time"], "dirtied before the flusher wrote")
+        # Ordered by time, and the spin-ups' own order kept.
+        times = [r["Time"] for r in self.get_ledger() if r["Kind"] == "spinup"]
+        self.assertEqual(times, sorted(times))
+
+    def test_survives_stop_start_and_kill9(self):
+        self.start()
+        self.record_cat_and_writer()
+        self.wait_until(lambda: any(a["Reads"] >= 1 for a in self.kinds("activity")), timeout=30,
+                        message="activity\n" + self.daemon_log())
+        before = self.get_ledger()
+        self.assertEqual(self.stop_daemon(), 0)
+        self.start()
+        after = self.get_ledger()
+        key = lambda r: (r["Kind"], r["Time"], r.get("Comm"))  # noqa: E731
+        # A clean stop writes everything, activity included.
+        self.assertEqual({key(r) for r in before if r["Kind"] in ("spinup", "activity")}
+                         - {key(r) for r in after}, set())
+
+        # kill -9: laptop mode is off, so records are written at once; what
+        # waits in memory is each disk's activity record that may still grow
+        # (and what the kernel holds): at most one per disk, the last.
+        self.wait_idle()
+        uncache(self.file)
+        subprocess.run(["cat", self.file], stdout=subprocess.DEVNULL, check=True)
+        self.wait_until(lambda: len([s for s in self.kinds("spinup") if s["Comm"] == "cat"]) >= 2,
+                        timeout=30, message="second cat spin-up\n" + self.daemon_log())
+        self.wait_until(lambda: len([a for a in self.kinds("activity") if a["Reads"] >= 1]) >= 2,
+                        timeout=30, message="second read activity\n" + self.daemon_log())
+        shown = self.get_ledger()
+        self.daemon.kill()
+        self.daemon.wait(timeout=10)
+        self.start()
+        kept = self.get_ledger()
+        lost = {key(r) for r in shown} - {key(r) for r in kept}
+        lost_kinds = sorted(k for k, _, _ in lost)
+        self.assertNotIn("spinup", lost_kinds, "a spin-up written at once was lost")
+        self.assertLessEqual(lost_kinds.count("activity"), 1, lost)
+        acts = [key(r) for r in shown if r["Kind"] == "activity"]
+        for k in lost:
+            if k[0] == "activity":
+                self.assertEqual(k, acts[-1], "only the last activity record may be lost")
+
+    def test_no_recheck_wakeups_while_idle(self):
+        self.start()
+        self.assertIn("no periodic re-check", self.daemon_log())
+        # Every disk's first idle timer runs SpinUpIdle after the start.
+        self.wait_idle()
+        time.sleep(IDLE + 1)
+        # Without bpf, DiskRecheck=5 would wake the daemon every 5 s per
+        # sleeping disk. The machine's own disks may be woken by other
+        # programs meanwhile: each such spin-up is logged, and costs the
+        # daemon a few wake-ups; nothing else may wake it.
+        for attempt in range(3):
+            lmtest.wait_quiet(self, self.daemon.pid, quiet=2.0, timeout=60)
+            log_before = len(self.daemon_log())
+            n0 = lmtest.ctx_switches(self.daemon.pid)
+            time.sleep(20)
+            n1 = lmtest.ctx_switches(self.daemon.pid)
+            log = self.daemon_log()[log_before:]
+            events = len(re.findall(r"Spin-up of |Disk \S+: (?:standby|active)|Disk \S+ is gone"
+                                    r"|Disk \S+ \(", log))
+            if n1 - n0 <= 1 + 4 * events:
+                return
+            print("attempt %d: %d wake-ups in 20 s with %d logged events"
+                  % (attempt + 1, n1 - n0, events))
+        self.fail("the idle daemon woke %d times in 20 s with %d logged events:\n%s"
+                  % (n1 - n0, events, log))
+
+
+if __name__ == "__main__":
+    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
+    lmtest.main()
