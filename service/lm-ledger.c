@@ -32,29 +32,10 @@
 #include "lm-error.h"
 #include "lm-io.h"
 
-typedef struct
-{
-  gboolean known; /* state seen at least once */
-  gboolean asleep;
-  gint64 since_us;
-  /* Today, local time: */
-  guint spinups;
-  gint64 asleep_us; /* in closed intervals */
-  gint64 last_wake_us;
-  guint activity_today; /* activity records closed on activity_day */
-  gint64 activity_day;  /* local midnight of the day they belong to */
-  gboolean has_open;    /* an activity record that may still grow */
-  LmLedgerRecord open;
-  /* A spin-up in the pending records whose Flushed the engine's flush
-   * that follows it fills in place: its offset, while pending_gen holds. */
-  gboolean has_held;
-  gsize held_offset, held_size;
-  guint64 held_gen;
-  guint held_timer;
-} DiskDay;
+#include "lm-ledger-private.h"
 
-static void
-disk_day_free (gpointer data)
+void
+lm_ledger_disk_day_free (gpointer data)
 {
   DiskDay *d = data;
 
@@ -62,35 +43,10 @@ disk_day_free (gpointer data)
   g_free (d);
 }
 
-struct _LmLedger
-{
-  char *path;
-  LmExportedLaptopMode *skeleton; /* not owned */
-  gulong handler;
-  char *state_disk;
-  gboolean defer;
-  guint max_wait_s;
-  guint timer_id;
-  GByteArray *pending; /* encoded records not yet in the file */
-  guint n_pending;
-  gsize file_size;
-  gint64 oldest_us; /* of the file's records; G_MAXINT64 when none */
-  gint64 start_us;  /* when this ledger started: the first interval's start */
-  gint64 day_start_us;
-  GHashTable *days;             /* disk → DiskDay */
-  guint64 pending_gen;          /* counts each time the pending records are written */
-  gboolean expect_flush;        /* the user-space engine runs: flushes are reported */
-  gboolean holding;             /* the record being appended waits for its flush */
-  gboolean batching;            /* activity: written with the next record, not alone */
-  LmLedgerDrainFunc drain_func; /* collects the kernel's activity first */
-  gpointer drain_data;
-  gboolean draining;
-};
-
 /* --- today's summary --------------------------------------------------------- */
 
-static gint64
-local_midnight_us (gint64 now_us)
+gint64
+lm_ledger_local_midnight_us (gint64 now_us)
 {
   g_autoptr (GDateTime) now = g_date_time_new_from_unix_local (now_us / G_USEC_PER_SEC);
   g_autoptr (GDateTime) midnight
@@ -99,8 +55,8 @@ local_midnight_us (gint64 now_us)
   return g_date_time_to_unix (midnight) * G_USEC_PER_SEC;
 }
 
-static DiskDay *
-day_of (LmLedger *self, const char *disk)
+DiskDay *
+lm_ledger_day_of (LmLedger *self, const char *disk)
 {
   DiskDay *d = g_hash_table_lookup (self->days, disk);
 
@@ -113,10 +69,10 @@ day_of (LmLedger *self, const char *disk)
 }
 
 /* A new day resets the counts; the open interval carries over. */
-static void
-roll_day (LmLedger *self, gint64 now_us)
+void
+lm_ledger_roll_day (LmLedger *self, gint64 now_us)
 {
-  gint64 midnight = local_midnight_us (now_us);
+  gint64 midnight = lm_ledger_local_midnight_us (now_us);
   GHashTableIter iter;
   DiskDay *d;
 
@@ -131,7 +87,7 @@ roll_day (LmLedger *self, gint64 now_us)
 static void
 count_record (LmLedger *self, const LmLedgerRecord *r)
 {
-  DiskDay *d = day_of (self, r->disk);
+  DiskDay *d = lm_ledger_day_of (self, r->disk);
 
   if (r->kind == LM_LEDGER_SPINUP || r->kind == LM_LEDGER_AWAKE)
     d->last_wake_us = MAX (d->last_wake_us, r->time_us);
@@ -150,7 +106,7 @@ lm_ledger_summary (LmLedger *self)
   const char *disk;
   DiskDay *d;
 
-  roll_day (self, now);
+  lm_ledger_roll_day (self, now);
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, (gpointer *) &disk, (gpointer *) &d))
     {
@@ -171,8 +127,8 @@ lm_ledger_summary (LmLedger *self)
   return g_variant_builder_end (&b);
 }
 
-static void
-publish (LmLedger *self)
+void
+lm_ledger_publish (LmLedger *self)
 {
   if (self->skeleton != NULL)
     lm_exported_laptop_mode_set_ledger_summary (self->skeleton, lm_ledger_summary (self));
@@ -311,9 +267,6 @@ load (LmLedger *self)
 
 /* --- pending records ----------------------------------------------------------- */
 
-static void close_intervals (LmLedger *self);
-static void close_activity (LmLedger *self, gboolean all);
-
 static void
 drain (LmLedger *self)
 {
@@ -332,7 +285,7 @@ lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
   gboolean ok;
 
   drain (self);
-  close_activity (self, closing);
+  lm_ledger_close_activity (self, closing);
   if (closing)
     {
       GHashTableIter iter;
@@ -345,7 +298,7 @@ lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
           d->has_held = FALSE;
           g_clear_handle_id (&d->held_timer, g_source_remove);
         }
-      close_intervals (self);
+      lm_ledger_close_intervals (self);
     }
   g_clear_handle_id (&self->timer_id, g_source_remove);
   if (self->n_pending == 0)
@@ -364,8 +317,8 @@ lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
   return TRUE;
 }
 
-static void
-flush_or_warn (LmLedger *self, gboolean closing)
+void
+lm_ledger_flush_or_warn (LmLedger *self, gboolean closing)
 {
   g_autoptr (GError) error = NULL;
 
@@ -380,30 +333,28 @@ on_timer (gpointer user_data)
 
   self->timer_id = 0;
   g_debug ("Ledger: records waited MaxLostWork, writing them");
-  flush_or_warn (self, FALSE);
+  lm_ledger_flush_or_warn (self, FALSE);
   return G_SOURCE_REMOVE;
 }
-
-static void append_counted (LmLedger *self, const LmLedgerRecord *r);
 
 void
 lm_ledger_append (LmLedger *self, const LmLedgerRecord *r)
 {
-  roll_day (self, g_get_real_time ());
+  lm_ledger_roll_day (self, g_get_real_time ());
   count_record (self, r);
-  append_counted (self, r);
+  lm_ledger_append_counted (self, r);
 }
 
 /* @r was counted in today's summary already. */
-static void
-append_counted (LmLedger *self, const LmLedgerRecord *r)
+void
+lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
 {
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   self->n_pending++;
   if ((!self->holding && !self->batching && (!self->defer || self->state_disk == NULL))
       || self->n_pending >= LM_LEDGER_MAX_PENDING)
-    flush_or_warn (self, FALSE);
+    lm_ledger_flush_or_warn (self, FALSE);
   else if (self->timer_id == 0)
     self->timer_id = g_timeout_add_seconds (MAX (1, self->max_wait_s), on_timer, self);
   if (self->n_pending >= LM_LEDGER_MAX_PENDING)
@@ -421,282 +372,6 @@ guint
 lm_ledger_pending (LmLedger *self)
 {
   return self->n_pending;
-}
-
-static void
-set_string (char *dst, gsize size, const char *src)
-{
-  g_strlcpy (dst, src != NULL ? src : "", size);
-}
-
-/* --- activity ------------------------------------------------------------------- */
-
-/* How far apart two runs of activity may be and still share a record: not
- * at all for the first half of a disk's daily budget, then ever more, so
- * that a disk busy every few seconds all day costs at most
- * LM_LEDGER_ACTIVITY_PER_DAY records a day (the counts stay exact; only
- * Time..End then spans quiet seconds too). */
-static gint64
-merge_gap_us (guint today)
-{
-  if (today < LM_LEDGER_ACTIVITY_PER_DAY / 2)
-    return 0;
-  if (today < LM_LEDGER_ACTIVITY_PER_DAY / 4 * 3)
-    return 60 * G_USEC_PER_SEC;
-  if (today < LM_LEDGER_ACTIVITY_PER_DAY)
-    return 600 * G_USEC_PER_SEC;
-  return G_MAXINT64;
-}
-
-/* A drain hands over many runs at once: they are written together, with
- * the record that follows (the spin-up) or by the caller, in one write. */
-static void
-close_open (LmLedger *self, DiskDay *d)
-{
-  if (!d->has_open)
-    return;
-  d->has_open = FALSE;
-  d->activity_today++;
-  self->batching = TRUE;
-  append_counted (self, &d->open);
-  self->batching = FALSE;
-}
-
-/* Open records that no later run can join go to the pending records; all
- * of them when @all (a stop), and those of an earlier day. */
-static void
-close_activity (LmLedger *self, gboolean all)
-{
-  gint64 now = g_get_real_time ();
-  GHashTableIter iter;
-  DiskDay *d;
-
-  roll_day (self, now);
-  g_hash_table_iter_init (&iter, self->days);
-  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
-    if (d->has_open
-        && (all || d->open.end_us < self->day_start_us
-            || now - d->open.end_us > merge_gap_us (d->activity_today)))
-      close_open (self, d);
-}
-
-void
-lm_ledger_note_activity (const LmActivity *a, gpointer user_data)
-{
-  LmLedger *self = user_data;
-  DiskDay *d;
-
-  if (a->disk[0] == '\0' || a->end_us < a->start_us)
-    return;
-  roll_day (self, g_get_real_time ());
-  d = day_of (self, a->disk);
-  /* The budget is per local day of the run's start. */
-  gint64 midnight = local_midnight_us (a->start_us);
-  if (midnight != d->activity_day)
-    {
-      close_open (self, d);
-      d->activity_day = midnight;
-      d->activity_today = 0;
-    }
-  if (d->has_open && a->start_us - d->open.end_us <= merge_gap_us (d->activity_today))
-    {
-      d->open.end_us = MAX (d->open.end_us, a->end_us);
-      d->open.reads += a->reads;
-      d->open.writes += a->writes;
-      d->open.dirtied += a->dirtied;
-      return;
-    }
-  close_open (self, d);
-  d->has_open = TRUE;
-  d->open = (LmLedgerRecord){ .kind = LM_LEDGER_ACTIVITY,
-                              .time_us = a->start_us,
-                              .end_us = a->end_us,
-                              .uid = -1,
-                              .reads = a->reads,
-                              .writes = a->writes,
-                              .dirtied = a->dirtied };
-  g_strlcpy (d->open.disk, a->disk, sizeof d->open.disk);
-}
-
-void
-lm_ledger_set_drain_func (LmLedger *self, LmLedgerDrainFunc func, gpointer user_data)
-{
-  self->drain_func = func;
-  self->drain_data = user_data;
-}
-
-/* --- flushed: a spin-up waits for the flush that follows it ------------------------ */
-
-/* The held spin-up's wait is over (its count came, or LM_LEDGER_HOLD_S
- * passed): the state disk, awake since, may be written now. */
-static void
-release_held (LmLedger *self, const char *disk, DiskDay *d, gboolean write)
-{
-  if (!d->has_held)
-    return;
-  g_clear_handle_id (&d->held_timer, g_source_remove);
-  d->has_held = FALSE;
-  if (write && (self->state_disk == NULL || g_strcmp0 (disk, self->state_disk) == 0))
-    flush_or_warn (self, FALSE);
-}
-
-typedef struct
-{
-  LmLedger *self;
-  char *disk;
-} HeldTimeout;
-
-static void
-held_timeout_free (gpointer data)
-{
-  HeldTimeout *h = data;
-
-  g_free (h->disk);
-  g_free (h);
-}
-
-static gboolean
-on_held_timeout (gpointer user_data)
-{
-  HeldTimeout *h = user_data;
-  DiskDay *d = g_hash_table_lookup (h->self->days, h->disk);
-
-  if (d != NULL)
-    {
-      d->held_timer = 0; /* the source ends with this return */
-      release_held (h->self, h->disk, d, TRUE);
-    }
-  return G_SOURCE_REMOVE;
-}
-
-void
-lm_ledger_note_flushed (const char *disk, guint32 kib, gpointer user_data)
-{
-  LmLedger *self = user_data;
-  DiskDay *d;
-  LmLedgerRecord r;
-
-  if (disk == NULL)
-    {
-      /* The engine started (kib 1) or stopped (0). */
-      self->expect_flush = kib != 0;
-      return;
-    }
-  d = g_hash_table_lookup (self->days, disk);
-  if (d == NULL || !d->has_held)
-    return;
-  /* Same strings, same size: re-encoded over itself. */
-  if (d->held_gen == self->pending_gen && d->held_offset + d->held_size <= self->pending->len
-      && lm_ledger_record_decode (self->pending->data + d->held_offset, d->held_size, &r)
-             == (gssize) d->held_size)
-    {
-      g_autoptr (GByteArray) again = g_byte_array_new ();
-      r.flushed = kib;
-      lm_ledger_record_encode (&r, again);
-      if (again->len == d->held_size)
-        memcpy (self->pending->data + d->held_offset, again->data, again->len);
-    }
-  release_held (self, disk, d, TRUE);
-}
-
-static void
-interval (LmLedger *self, const char *disk, DiskDay *d, gint64 now)
-{
-  LmLedgerRecord r = { .kind = d->asleep ? LM_LEDGER_ASLEEP : LM_LEDGER_AWAKE,
-                       .time_us = d->since_us,
-                       .end_us = MAX (now, d->since_us),
-                       .uid = -1 };
-
-  set_string (r.disk, sizeof r.disk, disk);
-  d->since_us = now;
-  lm_ledger_append (self, &r);
-}
-
-static void
-close_intervals (LmLedger *self)
-{
-  gint64 now = g_get_real_time ();
-  GHashTableIter iter;
-  const char *disk;
-  DiskDay *d;
-
-  /* interval() only looks up disks already in the table. */
-  g_hash_table_iter_init (&iter, self->days);
-  while (g_hash_table_iter_next (&iter, (gpointer *) &disk, (gpointer *) &d))
-    if (d->known && now > d->since_us)
-      interval (self, disk, d, now);
-}
-
-void
-lm_ledger_note_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_data)
-{
-  LmLedger *self = user_data;
-  DiskDay *d = day_of (self, disk);
-  gint64 now = time_us > 0 ? time_us : g_get_real_time ();
-
-  if (d->known && d->asleep == asleep)
-    return;
-  if (!d->known)
-    {
-      /* Its state before the first change is the other one, since we started. */
-      d->known = TRUE;
-      d->asleep = !asleep;
-      d->since_us = self->start_us;
-    }
-  interval (self, disk, d, now);
-  d->asleep = asleep;
-  if (!asleep)
-    d->last_wake_us = MAX (d->last_wake_us, now);
-  if (!asleep && g_strcmp0 (disk, self->state_disk) == 0)
-    flush_or_warn (self, FALSE); /* it spins anyway: write what waits */
-  publish (self);
-}
-
-void
-lm_ledger_note_spinup (const LmSpinUp *s, gpointer user_data)
-{
-  LmLedger *self = user_data;
-  LmLedgerRecord r = {
-    .kind = LM_LEDGER_SPINUP,
-    .time_us = s->time_us,
-    .end_us = s->time_us,
-    .pid = s->pid,
-    .uid = s->uid,
-    .via = s->via,
-    .flushed = 0, /* lm_ledger_note_flushed() */
-  };
-
-  set_string (r.disk, sizeof r.disk, s->disk);
-  set_string (r.comm, sizeof r.comm, s->comm);
-  set_string (r.path, sizeof r.path, s->path);
-  DiskDay *d = day_of (self, s->disk);
-  release_held (self, s->disk, d, FALSE); /* its flush did not come */
-  /* While the user-space engine runs, a process's I/O is followed by its
-   * flush of what was held back (lm-flush.c): the record stays pending
-   * for that count, and a state disk's records wait for it, at most
-   * LM_LEDGER_HOLD_S. Writeback is itself that flush. */
-  gboolean hold = self->defer && self->expect_flush && s->via == LM_VIA_DIRECT;
-  gsize offset = self->pending->len;
-  guint64 gen = self->pending_gen;
-  self->holding = hold; /* lm_ledger_append leaves it pending */
-  lm_ledger_append (self, &r);
-  self->holding = FALSE;
-  if (hold && self->pending_gen == gen && self->pending->len > offset)
-    {
-      HeldTimeout *h = g_new0 (HeldTimeout, 1);
-
-      d->has_held = TRUE;
-      d->held_offset = offset;
-      d->held_size = self->pending->len - offset;
-      d->held_gen = gen;
-      h->self = self;
-      h->disk = g_strdup (s->disk);
-      d->held_timer = g_timeout_add_seconds_full (G_PRIORITY_DEFAULT, LM_LEDGER_HOLD_S,
-                                                  on_held_timeout, h, held_timeout_free);
-    }
-  else if (g_strcmp0 (s->disk, self->state_disk) == 0)
-    flush_or_warn (self, FALSE);
-  publish (self);
 }
 
 /* --- reading ----------------------------------------------------------------- */
@@ -732,7 +407,7 @@ lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
 
   drain (self);                            /* awake anyway: show the kernel's activity up to now */
   if (self->n_pending > 0 && !self->defer) /* a held spin-up waits on */
-    flush_or_warn (self, FALSE);
+    lm_ledger_flush_or_warn (self, FALSE);
   if (g_file_get_contents (self->path, &contents, &length, NULL))
     lm_ledger_parse ((const guint8 *) contents, length, query_one, &q, NULL);
   lm_ledger_parse (self->pending->data, self->pending->len, query_one, &q, NULL);
@@ -778,13 +453,13 @@ lm_ledger_new (const char *path, LmExportedLaptopMode *skeleton)
   self->pending = g_byte_array_new ();
   self->oldest_us = G_MAXINT64;
   self->start_us = g_get_real_time ();
-  self->day_start_us = local_midnight_us (self->start_us);
-  self->days = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, disk_day_free);
+  self->day_start_us = lm_ledger_local_midnight_us (self->start_us);
+  self->days = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, lm_ledger_disk_day_free);
   load (self);
   if (skeleton != NULL)
     self->handler
         = g_signal_connect (skeleton, "handle-get-ledger", G_CALLBACK (handle_get_ledger), self);
-  publish (self);
+  lm_ledger_publish (self);
   return self;
 }
 
@@ -809,7 +484,7 @@ lm_ledger_set_deferring (LmLedger *self, gboolean defer, guint max_wait_s)
   self->defer = defer;
   self->max_wait_s = max_wait_s;
   if (!defer)
-    flush_or_warn (self, FALSE);
+    lm_ledger_flush_or_warn (self, FALSE);
 }
 
 void
@@ -818,7 +493,7 @@ lm_ledger_free (LmLedger *self)
   if (self == NULL)
     return;
   self->drain_func = NULL; /* its owner may be gone already */
-  flush_or_warn (self, FALSE);
+  lm_ledger_flush_or_warn (self, FALSE);
   if (self->handler != 0)
     g_signal_handler_disconnect (self->skeleton, self->handler);
   g_clear_handle_id (&self->timer_id, g_source_remove);

@@ -1,0 +1,67 @@
+/* lm-ledger-private.h: what lm-ledger.c (the file, the summary, the D-Bus
+ * members) and lm-ledger-notes.c (what the disks, the engine and the kernel
+ * tell it) share. Not for anyone else. */
+#pragma once
+
+#include "lm-ledger.h"
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  gboolean known; /* state seen at least once */
+  gboolean asleep;
+  gint64 since_us;
+  /* Today, local time: */
+  guint spinups;
+  gint64 asleep_us; /* in closed intervals */
+  gint64 last_wake_us;
+  guint activity_today; /* activity records closed on activity_day */
+  gint64 activity_day;  /* local midnight of the day they belong to */
+  gboolean has_open;    /* an activity record that may still grow */
+  LmLedgerRecord open;
+  /* A spin-up in the pending records whose Flushed the engine's flush
+   * that follows it fills in place: its offset, while pending_gen holds. */
+  gboolean has_held;
+  gsize held_offset, held_size;
+  guint64 held_gen;
+  guint held_timer;
+} DiskDay;
+
+struct _LmLedger
+{
+  char *path;
+  LmExportedLaptopMode *skeleton; /* not owned */
+  gulong handler;
+  char *state_disk;
+  gboolean defer;
+  guint max_wait_s;
+  guint timer_id;
+  GByteArray *pending; /* encoded records not yet in the file */
+  guint n_pending;
+  gsize file_size;
+  gint64 oldest_us; /* of the file's records; G_MAXINT64 when none */
+  gint64 start_us;  /* when this ledger started: the first interval's start */
+  gint64 day_start_us;
+  GHashTable *days;             /* disk → DiskDay */
+  guint64 pending_gen;          /* counts each time the pending records are written */
+  gboolean expect_flush;        /* the user-space engine runs: flushes are reported */
+  gboolean holding;             /* the record being appended waits for its flush */
+  gboolean batching;            /* activity: written with the next record, not alone */
+  LmLedgerDrainFunc drain_func; /* collects the kernel's activity first */
+  gpointer drain_data;
+  gboolean draining;
+};
+
+void lm_ledger_disk_day_free (gpointer data);
+gint64 lm_ledger_local_midnight_us (gint64 now_us);
+DiskDay *lm_ledger_day_of (LmLedger *self, const char *disk);
+void lm_ledger_roll_day (LmLedger *self, gint64 now_us);
+void lm_ledger_publish (LmLedger *self);
+void lm_ledger_flush_or_warn (LmLedger *self, gboolean closing);
+/* @r was counted in today's summary already. */
+void lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r);
+void lm_ledger_close_intervals (LmLedger *self);
+void lm_ledger_close_activity (LmLedger *self, gboolean all);
+
+G_END_DECLS
