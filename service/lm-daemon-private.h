@@ -20,6 +20,12 @@
 
 G_BEGIN_DECLS
 
+/* A power, hold or profile change counts once it lasted this long. */
+#define LM_POWER_SETTLE_MS 1000
+/* Changes that keep coming postpone the decision at most this long, so
+ * churn by one caller cannot hold off a power change or another's hold. */
+#define LM_SETTLE_MAX_MS 10000
+
 struct _LmDaemon
 {
   GObject parent_instance;
@@ -63,6 +69,10 @@ gboolean lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *nex
 void lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data,
                              GCancellable *cancellable);
 void lm_daemon_methods_connect (LmDaemon *self);
+/* On or off for @mode given holds, battery and profile, and why. */
+const char *lm_daemon_decide (LmDaemon *self, const char *mode, gboolean *on);
+/* lm-daemon-inputs.c: follow power, holds, the profile and sleep. */
+void lm_daemon_inputs_start (LmDaemon *self, GDBusConnection *bus);
 /* Publish the state as properties (lm-daemon-properties.c). */
 void lm_daemon_sync_properties (LmDaemon *self);
 

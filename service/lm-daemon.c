@@ -34,10 +34,6 @@
 #include "lm-state.h"
 #include "lm-tunables.h"
 
-#define LM_POWER_SETTLE_MS 1000
-/* Changes that keep coming postpone the decision at most this long, so
- * churn by one caller cannot hold off a power change or another's hold. */
-#define LM_SETTLE_MAX_MS 10000
 
 /* Calls kept for lm_daemon_start(); more are refused. */
 #define LM_WAITING_MAX 64
@@ -125,8 +121,8 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
 /* What laptop mode should be for @mode, given the holds, the battery and
  * the power source, and why. Holds and a low battery win over any mode:
  * they are about not losing data. */
-static const char *
-decide (LmDaemon *self, const char *mode, gboolean *on)
+const char *
+lm_daemon_decide (LmDaemon *self, const char *mode, gboolean *on)
 {
   gint64 next_due;
 
@@ -228,7 +224,7 @@ transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
   const LmSettings *settings = next != NULL ? next : self->settings;
   gboolean on, was_active = self->active;
   LmEngine engine_before = self->engine, engine = self->engine;
-  const char *reason = decide (self, mode, &on);
+  const char *reason = lm_daemon_decide (self, mode, &on);
 
   /* A moment we look anyway: what someone else changed is left alone (the
    * apply and the restore below skip it) and listed. A new round of
@@ -303,134 +299,11 @@ lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data, GCance
   flush_thread (task, source, task_data, cancellable);
 }
 
-/* An input changed (power, holds): bring the system in line. */
-static void
-reconcile (LmDaemon *self)
-{
-  g_autoptr (GError) error = NULL;
-
-  if (!set_mode (self, self->mode, &error))
-    {
-      g_warning ("Cannot switch laptop mode: %s", error->message);
-      lm_daemon_sync_properties (self);
-    }
-}
-
-/* --- Power, holds, sleep -------------------------------------------------- */
-
-static gboolean settled (gpointer user_data);
-
-/* (Re)arm the one settle timer: @delay_ms from now, but never later than
- * LM_SETTLE_MAX_MS after the first change it is settling. */
-static void
-settle_in (LmDaemon *self, gint64 delay_ms)
-{
-  gint64 now = g_get_monotonic_time ();
-
-  if (self->settle_first == 0)
-    self->settle_first = now;
-  gint64 left_ms = (self->settle_first + LM_SETTLE_MAX_MS * G_TIME_SPAN_MILLISECOND - now)
-                   / G_TIME_SPAN_MILLISECOND;
-  g_clear_handle_id (&self->settle_id, g_source_remove);
-  self->settle_id
-      = g_timeout_add ((guint) CLAMP (MIN (delay_ms, left_ms), 0, G_MAXUINT), settled, self);
-}
-
-static gboolean
-settled (gpointer user_data)
-{
-  LmDaemon *self = user_data;
-  gint64 next_due = 0;
-
-  gboolean on;
-  const char *reason = decide (self, self->mode, &on);
-
-  self->settle_id = 0;
-  self->settle_first = 0;
-  /* Churn that ends where it began (a hold taken and dropped, a plug that
-   * bounced back) changes nothing: no apply, no remount, no state write. */
-  if (on != self->active || g_strcmp0 (reason, self->reason) != 0)
-    reconcile (self);
-  else
-    lm_daemon_sync_properties (self);
-  /* A hold still younger than the settle time counts once it is not. */
-  if (self->inhibitors != NULL)
-    lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
-                                 LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due);
-  if (next_due != 0 && self->settle_id == 0)
-    settle_in (self, (next_due - g_get_monotonic_time ()) / G_TIME_SPAN_MILLISECOND + 1);
-  return G_SOURCE_REMOVE;
-}
-
-/* A plug that bounces sends several changes in a second; act once, on the
- * last, rather than remounting every filesystem each time. */
-static void
-on_power_changed (LmPower *power, gpointer user_data)
-{
-  LmDaemon *self = user_data;
-
-  settle_in (self, LM_POWER_SETTLE_MS);
-  lm_daemon_sync_properties (self);
-}
-
-/* Holds settle like power changes: Inhibit-and-exit in a loop, or holders
- * coming and going, cost at most one apply and one restore. The Inhibitors
- * property shows every hold at once; Reason follows once it counts. */
-static void
-on_inhibitors_changed (LmInhibitors *inhibitors, gpointer user_data)
-{
-  LmDaemon *self = user_data;
-
-  settle_in (self, LM_POWER_SETTLE_MS);
-  lm_daemon_sync_properties (self);
-}
-
-/* A profile switch settles like a plug: one decision, not one per signal. */
-static void
-on_profile_changed (LmProfile *profile, gpointer user_data)
-{
-  LmDaemon *self = user_data;
-
-  settle_in (self, LM_POWER_SETTLE_MS);
-  lm_daemon_sync_properties (self);
-}
-
 /* A spin-up counts as activity in the disks' power accounting. */
 static void
 on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
 {
   lm_disks_note_activity (user_data, disk, quiet_since_us);
-}
-
-static void
-sleep_flushed (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_task_propagate_boolean (G_TASK (result), NULL);
-  lm_sleep_done (user_data);
-}
-
-static void
-on_sleep (LmSleep *sleep, LmSleepEvent event, gpointer user_data)
-{
-  LmDaemon *self = user_data;
-
-  /* Many drives forget their standby timer and APM level across suspend:
-   * send them again, without a whole Start. */
-  if (event == LM_SLEEP_RESUMED)
-    {
-      if (self->active)
-        lm_disks_resume (self->disks);
-      return;
-    }
-  if (event == LM_SLEEP_SHUTDOWN)
-    {
-      g_autoptr (GError) error = NULL;
-      if (!lm_daemon_shutdown (self, &error))
-        g_warning ("%s", error->message);
-    }
-  /* Everything held back goes to disk before logind may go on. */
-  g_autoptr (GTask) task = g_task_new (NULL, NULL, sleep_flushed, sleep);
-  g_task_run_in_thread (task, flush_thread);
 }
 
 /* --- Life cycle -------------------------------------------------------- */
@@ -574,12 +447,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   recover (self);
   lm_spinup_configure (self->spinup, self->settings);
 
-  self->inhibitors = lm_inhibitors_new (bus, on_inhibitors_changed, self);
-  self->power = lm_power_new (bus, self->settings->low_battery_percent, on_power_changed, self);
-  self->profile = lm_profile_new (bus, on_profile_changed, self);
-  /* logind's delay lock is a file descriptor: lm-sleep.c takes it on a
-   * connection of its own, its signals come on @bus. */
-  self->sleep = lm_sleep_new (bus, on_sleep, self);
+  lm_daemon_inputs_start (self, bus);
 
   g_free (self->mode);
   self->mode = g_strdup (self->settings->mode);
