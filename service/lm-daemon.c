@@ -34,7 +34,6 @@
 #include "lm-state.h"
 #include "lm-tunables.h"
 
-
 /* Calls kept for lm_daemon_start(); more are refused. */
 #define LM_WAITING_MAX 64
 
