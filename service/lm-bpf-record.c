@@ -40,6 +40,7 @@ lm_bpf_record_spinup (const void *data, gsize size, LmBpfSpinupRecord *out)
   out->have_dirtier = e.have_dirtier != 0;
   out->dirtier_pid = e.dirtier_pid;
   out->dirtier_uid = e.dirtier_uid;
+  out->passthrough = e.passthrough != 0;
   G_STATIC_ASSERT (sizeof out->comm > sizeof e.comm);
   memcpy (out->comm, e.comm, sizeof e.comm);
   memcpy (out->dirtier_comm, e.dirtier_comm, sizeof e.dirtier_comm);

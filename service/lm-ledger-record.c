@@ -144,7 +144,7 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
   gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4);
   if (LM_LEDGER_FIXED_SIZE + disk_len + comm_len + path_len != payload || get_u16 (p + 6) != 0)
     return -1;
-  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_AWAKE || p[1] > LM_VIA_KERNEL)
+  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_AWAKE || p[1] > LM_VIA_PASSTHROUGH)
     return -1;
   r.kind = p[0];
   r.via = p[1];
