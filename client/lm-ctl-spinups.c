@@ -40,7 +40,9 @@ spinup_text (GVariant *dict)
   g_string_printf (out, "%s  %-8s %-5s %s[%u]", when, s_disk, s_op, s_comm, pid);
   if (has_uid)
     g_string_append_printf (out, " uid %u", uid);
-  g_string_append_printf (out, " sector %" G_GUINT64_FORMAT, sector);
+  /* A passthrough command has no sector. */
+  if (!g_str_equal (via, "passthrough"))
+    g_string_append_printf (out, " sector %" G_GUINT64_FORMAT, sector);
   if (g_str_equal (via, "writeback"))
     {
       g_autofree char *s_sub = lm_ctl_safe (sub ? sub : "?");

@@ -1,5 +1,6 @@
 /* lm-attrib-bpf.c: the bpf attribution backend: loads lm-attrib.bpf.c (CO-RE)
- * on block_bio_queue and writeback_mark_inode_dirty and reads its ring
+ * on block_bio_queue, block_rq_issue (passthrough) and
+ * writeback_mark_inode_dirty and reads its ring
  * buffer from the main loop. Never polls: the fd wakes us per spin-up. */
 #include "config.h"
 
@@ -145,6 +146,8 @@ on_event (void *ctx, void *data, size_t size)
                     e.have_dirtier, e.kthread);
   /* Awake anyway: the activity before this spin-up goes first, in order. */
   bpf_drain (a);
+  if (e.passthrough)
+    s.via = LM_VIA_PASSTHROUGH;
   a->config.func (&s, a->config.user_data);
   return 0;
 }
@@ -166,6 +169,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
       return NULL;
     }
   a->skel->rodata->idle_ns = (__u64) config->idle_ms * 1000000;
+  a->skel->rodata->self_tgid = (__u32) getpid ();
   err = lm_attrib_bpf__load (a->skel);
   if (err != 0)
     {

@@ -1,5 +1,6 @@
 /* lm-attrib-tracefs.c: the tracefs attribution backend (no BPF): a private
- * tracefs instance of the daemon's own with the block and writeback events,
+ * tracefs instance of the daemon's own with the block (bios, and passthrough
+ * requests at block_rq_issue) and writeback events,
  * read from its trace_pipe and filtered in user space. Mounts tracefs only
  * if it is absent and unmounts only what it mounted. */
 #include "config.h"
@@ -146,6 +147,26 @@ resolve_comm (const char *comm, guint32 pid, char *buf, gsize size)
   return buf;
 }
 
+/* The daemon's own commands (CHECK POWER MODE never wakes a disk) and
+ * kernel threads' (a driver's media polling) are not wake-ups and must not
+ * hide a disk's idle gap; as lm-attrib.bpf.c's lm_rq_issue. */
+static void
+handle_passthrough (LmAttrib *a, const LmTracefsRecord *r)
+{
+  char comm_buf[16];
+  const char *comm = resolve_comm (r->comm, r->pid, comm_buf, sizeof comm_buf);
+  LmSpinUp spinup;
+
+  if (r->pid == (guint32) getpid () || lm_attrib_is_kernel_thread (r->pid, comm))
+    return;
+  if (lm_attrib_model_io (a->model, disk_of (a, r->major, r->minor), r->usec, r->pid, comm, FALSE,
+                          0, &spinup))
+    {
+      spinup.via = LM_VIA_PASSTHROUGH;
+      a->config.func (&spinup, a->config.user_data);
+    }
+}
+
 static void
 handle_line (char *line, gsize length, gpointer user_data)
 {
@@ -174,6 +195,9 @@ handle_line (char *line, gsize length, gpointer user_data)
                                      NULL);
           break;
         }
+      case LM_TRACEFS_PASSTHROUGH:
+        handle_passthrough (a, &r);
+        break;
       case LM_TRACEFS_NONE:
         break;
     }
@@ -240,6 +264,7 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   static const char *const events[][2] = {
     { "block", "block_bio_queue" },
     { "writeback", "writeback_mark_inode_dirty" },
+    { "block", "block_rq_issue" },
   };
 
   a->config = *config;
@@ -284,6 +309,12 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   /* CLOCK_MONOTONIC time stamps, the clock the model and the signal use. */
   if (tracefs_instance_file_write (a->instance, "trace_clock", "mono") < 0)
     return fail (a, error, errno, "set the trace clock of instance " INSTANCE);
+  /* Only driver-private requests ("N", see lm-tracefs-parse.c) and not the
+   * daemon's own: every other request was already seen as a bio. An old
+   * kernel without glob filters sends them all and the parser drops them. */
+  g_autofree char *filter = g_strdup_printf ("rwbs ~ \"N*\" && common_pid != %d", (int) getpid ());
+  if (tracefs_event_file_write (a->instance, "block", "block_rq_issue", "filter", filter) < 0)
+    g_debug ("Cannot filter block_rq_issue (%s): every request is read", g_strerror (errno));
   for (gsize i = 0; i < G_N_ELEMENTS (events); i++)
     if (tracefs_event_enable (a->instance, events[i][0], events[i][1]) != 0)
       {

@@ -27,6 +27,8 @@ lm_via_to_string (LmVia via)
         return "writeback";
       case LM_VIA_KERNEL:
         return "kernel";
+      case LM_VIA_PASSTHROUGH:
+        return "passthrough";
       default:
         return "direct";
     }

@@ -18,9 +18,10 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  LM_VIA_DIRECT,    /* the process itself issued the I/O */
-  LM_VIA_WRITEBACK, /* a flusher wrote what the process had dirtied */
-  LM_VIA_KERNEL,    /* a kernel thread, and nobody known dirtied the disk */
+  LM_VIA_DIRECT,      /* the process itself issued the I/O */
+  LM_VIA_WRITEBACK,   /* a flusher wrote what the process had dirtied */
+  LM_VIA_KERNEL,      /* a kernel thread, and nobody known dirtied the disk */
+  LM_VIA_PASSTHROUGH, /* the process sent a command (SG_IO, NVMe passthrough) */
 } LmVia;
 
 typedef struct

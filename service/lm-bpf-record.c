@@ -41,6 +41,7 @@ lm_bpf_record_spinup (const void *data, gsize size, LmBpfSpinupRecord *out)
   out->dirtier_pid = e.dirtier_pid;
   out->dirtier_uid = e.dirtier_uid;
   out->prev_ns = e.prev_ns;
+  out->passthrough = e.passthrough != 0;
   G_STATIC_ASSERT (sizeof out->comm > sizeof e.comm);
   memcpy (out->comm, e.comm, sizeof e.comm);
   memcpy (out->dirtier_comm, e.dirtier_comm, sizeof e.dirtier_comm);

@@ -21,7 +21,8 @@ typedef struct
   gboolean have_dirtier;
   guint32 dirtier_pid;
   guint32 dirtier_uid;
-  char comm[17]; /* always NUL-terminated, even if the kernel's was not */
+  gboolean passthrough; /* a driver-private request (SG_IO, NVMe passthrough) */
+  char comm[17];        /* always NUL-terminated, even if the kernel's was not */
   char dirtier_comm[17];
   guint64 prev_ns; /* the disk's last I/O before the gap */
 } LmBpfSpinupRecord;

@@ -160,7 +160,7 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
     return -1;
 
   gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4), ext = get_u16 (p + 6);
-  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_ACTIVITY || p[1] > LM_VIA_KERNEL)
+  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_ACTIVITY || p[1] > LM_VIA_PASSTHROUGH)
     return -1;
   if (ext != extension_size (p[0])
       || LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len != payload)

@@ -7,6 +7,7 @@
 
 #define BIO_MARKER ": block_bio_queue: "
 #define DIRTY_MARKER ": writeback_mark_inode_dirty: "
+#define RQ_ISSUE_MARKER ": block_rq_issue: "
 
 /* The header before the marker; @line is a private copy, cut in place. */
 static gboolean
@@ -90,6 +91,35 @@ parse_dirtied (const char *fields, LmTracefsRecord *r)
   return TRUE;
 }
 
+/* "8,0 N 512 () 0 + 0 [hdparm]" (6.1), "254,0 N 20 () 0 + 0 none,0,0 [cat]"
+ * (6.10+, with the I/O priority). A driver-private request prints as "N"
+ * (blk_fill_rwbs's "other") with no sectors; the command in parentheses is
+ * empty since 5.x but held the CDB's bytes, with spaces, before. */
+static gboolean
+parse_passthrough (const char *fields, LmTracefsRecord *r)
+{
+  const char *open = strchr (fields, '(');
+  const char *close = open != NULL ? strchr (open, ')') : NULL;
+  guint64 bytes, sector, count;
+
+  if (open == NULL || close == NULL || close[1] != ' ')
+    return FALSE;
+  g_autofree char *head = g_strndup (fields, (gsize) (open - fields));
+  g_auto (GStrv) h = g_strsplit (g_strchomp (head), " ", 4);
+  g_auto (GStrv) t = g_strsplit (close + 2, " ", 4);
+  if (g_strv_length (h) != 3 || !parse_devnum (h[0], r) || !g_str_equal (h[1], "N")
+      || !g_ascii_string_to_unsigned (h[2], 10, 0, G_MAXUINT32, &bytes, NULL)
+      || g_strv_length (t) < 3 || !g_str_equal (t[1], "+")
+      || !g_ascii_string_to_unsigned (t[0], 10, 0, G_MAXUINT64, &sector, NULL)
+      || !g_ascii_string_to_unsigned (t[2], 10, 0, G_MAXUINT32, &count, NULL))
+    return FALSE;
+  /* Zone management and write-zeroes print "N" too, with sectors. */
+  if (sector != 0 || count != 0)
+    return FALSE;
+  r->bytes = (guint32) bytes;
+  return TRUE;
+}
+
 /* @line need not be NUL-terminated; a NUL inside it ends it. */
 LmTracefsKind
 lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
@@ -111,6 +141,12 @@ lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
       *m = '\0';
       ok = parse_dirtied (m + strlen (DIRTY_MARKER), record) && split_header (copy, record);
       record->kind = LM_TRACEFS_DIRTIED;
+    }
+  else if ((m = strstr (copy, RQ_ISSUE_MARKER)) != NULL)
+    {
+      *m = '\0';
+      ok = parse_passthrough (m + strlen (RQ_ISSUE_MARKER), record) && split_header (copy, record);
+      record->kind = LM_TRACEFS_PASSTHROUGH;
     }
   if (!ok)
     memset (record, 0, sizeof *record);

@@ -1,5 +1,5 @@
 /* lm-tracefs-parse.h: parser of the lines of a tracefs trace_pipe.
- * Owns turning one block_bio_queue or writeback_mark_inode_dirty line into
+ * Owns turning one block_bio_queue, block_rq_issue or writeback_mark_inode_dirty line into
  * a record; it never reads a file, keeps no state and never trusts a field. */
 #pragma once
 
@@ -9,9 +9,10 @@ G_BEGIN_DECLS
 
 typedef enum
 {
-  LM_TRACEFS_NONE,    /* not an event we follow, or malformed: skip it */
-  LM_TRACEFS_BIO,     /* block_bio_queue with data */
-  LM_TRACEFS_DIRTIED, /* writeback_mark_inode_dirty */
+  LM_TRACEFS_NONE,        /* not an event we follow, or malformed: skip it */
+  LM_TRACEFS_BIO,         /* block_bio_queue with data */
+  LM_TRACEFS_DIRTIED,     /* writeback_mark_inode_dirty */
+  LM_TRACEFS_PASSTHROUGH, /* block_rq_issue of a driver-private request (SG_IO, NVMe) */
 } LmTracefsKind;
 
 typedef struct
@@ -20,12 +21,14 @@ typedef struct
   gint64 usec;   /* the trace clock's time stamp */
   char comm[16]; /* task name as ftrace printed it ("<...>" when unknown) */
   guint32 pid;
-  guint32 major; /* the device: the partition or disk (BIO), the bdi (DIRTIED) */
+  guint32 major; /* the device: the partition or disk (BIO), the bdi (DIRTIED),
+                  * the whole disk (PASSTHROUGH) */
   guint32 minor;
   gboolean write;  /* BIO */
   guint64 sector;  /* BIO */
   guint32 sectors; /* BIO: never 0 (a pure flush is NONE) */
   guint64 ino;     /* DIRTIED */
+  guint32 bytes;   /* PASSTHROUGH: the command's data */
 } LmTracefsRecord;
 
 LmTracefsKind lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record);

@@ -124,6 +124,66 @@ test_length (void)
   g_assert_cmpint (lm_tracefs_parse_line (cut, sizeof cut - 1, &r), ==, LM_TRACEFS_NONE);
 }
 
+/* block_rq_issue lines of driver-private requests: recorded on 6.18
+ * (virtio-blk's serial-number request, read by cat from sysfs), and the
+ * 6.1 format (no I/O priority) of hdparm -I's SG_IO on an AHCI disk. */
+static void
+test_passthrough (void)
+{
+  LmTracefsRecord r;
+
+  g_assert_cmpint (parse ("             cat-17701   [000] ..... 15588.401575: block_rq_issue: "
+                          "254,0 N 20 () 0 + 0 none,0,0 [cat]",
+                          &r),
+                   ==, LM_TRACEFS_PASSTHROUGH);
+  g_assert_cmpstr (r.comm, ==, "cat");
+  g_assert_cmpuint (r.pid, ==, 17701);
+  g_assert_cmpint (r.usec, ==, G_GINT64_CONSTANT (15588401575));
+  g_assert_cmpuint (r.major, ==, 254);
+  g_assert_cmpuint (r.minor, ==, 0);
+  g_assert_cmpuint (r.bytes, ==, 20);
+  g_assert_false (r.write);
+
+  g_assert_cmpint (parse ("          hdparm-311     [000] .....    61.250001: block_rq_issue: "
+                          "8,0 N 512 () 0 + 0 [hdparm]",
+                          &r),
+                   ==, LM_TRACEFS_PASSTHROUGH);
+  g_assert_cmpstr (r.comm, ==, "hdparm");
+  g_assert_cmpuint (r.major, ==, 8);
+  g_assert_cmpuint (r.bytes, ==, 512);
+
+  /* Before 5.x the command's bytes were printed, with spaces. */
+  g_assert_cmpint (parse ("  smartctl-9 [1] . 2.000003: block_rq_issue: 8,16 N 512 (85 08 0e 00 00 "
+                          "00 01 00 00 00 00 00 00 40 ec 00) 0 + 0 [smartctl]",
+                          &r),
+                   ==, LM_TRACEFS_PASSTHROUGH);
+  g_assert_cmpuint (r.minor, ==, 16);
+
+  const char *const others[] = {
+    /* ordinary requests: their bios were already seen */
+    "cat-1 [0] . 1.0: block_rq_issue: 254,0 R 4096 () 2048 + 8 none,0,0 [cat]",
+    "kworker/0:1-5 [0] . 1.0: block_rq_issue: 254,0 WS 4096 () 88 + 8 none,0,0 [kworker/0:1]",
+    "kworker/0:1-5 [0] . 1.0: block_rq_issue: 254,0 FF 0 () 0 + 0 none,0,0 [kworker/0:1]",
+    /* "N" with sectors: zone management, write-zeroes */
+    "mkfs-2 [0] . 1.0: block_rq_issue: 259,0 N 0 () 524288 + 0 none,0,0 [mkfs]",
+    "mkfs-2 [0] . 1.0: block_rq_issue: 259,0 N 0 () 0 + 2048 none,0,0 [mkfs]",
+    /* broken */
+    "cat-1 [0] . 1.0: block_rq_issue: 254,0 N 20 0 + 0 [cat]",
+    "cat-1 [0] . 1.0: block_rq_issue: 254,0 N 20 ()0 + 0 [cat]",
+    "cat-1 [0] . 1.0: block_rq_issue: 254,0 N x () 0 + 0 [cat]",
+    "cat-1 [0] . 1.0: block_rq_issue: 254 N 20 () 0 + 0 [cat]",
+    "cat-1 [0] . 1.0: block_rq_issue: 254,0 N 20 () 0 +",
+    "cat-1 [0] . 1.0: block_rq_issue: 254,0 N 20 () 0 - 0 [cat]",
+    "cat [0] . 1.0: block_rq_issue: 254,0 N 20 () 0 + 0 [cat]",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (others); i++)
+    {
+      g_test_message ("%s", others[i]);
+      g_assert_cmpint (parse (others[i], &r), ==, LM_TRACEFS_NONE);
+      g_assert_cmpuint (r.pid, ==, 0);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -132,5 +192,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tracefs/names", test_names);
   g_test_add_func ("/tracefs/rejected", test_rejected);
   g_test_add_func ("/tracefs/length", test_length);
+  g_test_add_func ("/tracefs/passthrough", test_passthrough);
   return g_test_run ();
 }

@@ -19,7 +19,7 @@ struct lm_bpf_spinup
   __u32 have_dirtier; /* a process dirtied data on this disk since monitoring began */
   __u32 dirtier_pid;
   __u32 dirtier_uid;
-  __u32 pad;
+  __u32 passthrough; /* a driver-private request (SG_IO, NVMe passthrough), not a bio */
   char comm[LM_BPF_COMM_LEN];
   char dirtier_comm[LM_BPF_COMM_LEN];
   __u64 prev_ns; /* the disk's last I/O before the gap (CLOCK_BOOTTIME) */

@@ -145,22 +145,15 @@ current_is_kthread (void)
   return (BPF_CORE_READ (task, flags) & PF_KTHREAD) != 0;
 }
 
-SEC ("raw_tp/block_bio_queue")
-int
-BPF_PROG (lm_bio_queue, struct bio *bio)
+/* The idle-gap filter, in the kernel: TRUE once per gap of at least
+ * idle_ns on disk @key (user space wakes only then), with *prev the disk's
+ * last I/O before it. Two CPUs may see the same gap; only the one that
+ * moves the time on reports, so a spin-up is reported once. */
+static __always_inline int
+idle_gap (__u32 key, __u64 now, __u64 *prev)
 {
-  struct gendisk *disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
-  __u64 now = bpf_ktime_get_boot_ns ();
-  __u32 key;
-  __u64 *last, prev;
+  __u64 *last = bpf_map_lookup_elem (&last_io, &key);
 
-  /* A pure flush carries no data and does not by itself spin a disk up. */
-  if (disk == 0 || BPF_CORE_READ (bio, bi_iter.bi_size) == 0)
-    return 0;
-  key = disk_key (disk);
-  if (!current_is_kthread ())
-    note_activity (key, (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0, now);
-  last = bpf_map_lookup_elem (&last_io, &key);
   if (last == 0)
     {
       __u64 init = start_ns;
@@ -169,16 +162,32 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
       if (last == 0)
         return 0;
     }
-  prev = *last;
-  if (now < prev + idle_ns)
+  *prev = *last;
+  if (now < *prev + idle_ns)
     {
-      if (now > prev)
+      if (now > *prev)
         *last = now;
       return 0;
     }
-  /* Two CPUs may see the same gap; only the one that moves the time on
-   * reports, so a spin-up is reported once. */
-  if (__sync_val_compare_and_swap (last, prev, now) != prev)
+  return __sync_val_compare_and_swap (last, *prev, now) == *prev;
+}
+
+SEC ("raw_tp/block_bio_queue")
+int
+BPF_PROG (lm_bio_queue, struct bio *bio)
+{
+  struct gendisk *disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
+  __u64 now = bpf_ktime_get_boot_ns ();
+  __u32 key;
+  __u64 prev;
+
+  /* A pure flush carries no data and does not by itself spin a disk up. */
+  if (disk == 0 || BPF_CORE_READ (bio, bi_iter.bi_size) == 0)
+    return 0;
+  key = disk_key (disk);
+  if (!current_is_kthread ())
+    note_activity (key, (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0, now);
+  if (!idle_gap (key, now, &prev))
     return 0;
 
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
@@ -199,7 +208,7 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   e->dirtier_ino = 0;
   e->dirtier_pid = 0;
   e->dirtier_uid = 0;
-  e->pad = 0;
+  e->passthrough = 0;
   __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
   if (e->kthread)
     {
@@ -245,5 +254,63 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
   d.uid = (__u32) bpf_get_current_uid_gid ();
   bpf_get_current_comm (d.comm, sizeof d.comm);
   bpf_map_update_elem (&dirtiers, &key, &d, BPF_ANY);
+  return 0;
+}
+
+/* --- passthrough requests ---------------------------------------------------- */
+
+/* SG_IO, NVMe admin and I/O passthrough, and drivers' own commands are
+ * driver-private requests (REQ_OP_DRV_IN/OUT, unchanged since 4.11): they
+ * never pass block_bio_queue, nor block_rq_insert since 6.5 (they go
+ * straight to the dispatch list), only block_rq_issue. */
+#define LM_REQ_OP_DRV_IN 34
+#define LM_REQ_OP_DRV_OUT 35
+
+/* Set before load: the daemon's own commands (CHECK POWER MODE, which never
+ * wakes a disk, the standby timer, APM) are not wake-ups. */
+const volatile __u32 self_tgid = 0;
+
+/* A synchronous ioctl (SG_IO, NVME_IOCTL_*) dispatches its request in the
+ * submitter's own context, so current is who to blame. A kernel thread
+ * here is a driver's own command (removable-media polling, a runtime
+ * resume) or a queue run on behalf of someone we cannot name: neither is
+ * counted, so polling never hides a disk's idle gap. */
+SEC ("raw_tp/block_rq_issue")
+int
+BPF_PROG (lm_rq_issue, struct request *rq)
+{
+  __u32 op = BPF_CORE_READ (rq, cmd_flags) & REQ_OP_MASK;
+  struct gendisk *disk;
+  __u64 now, id, prev;
+  __u32 key;
+
+  if (op != LM_REQ_OP_DRV_IN && op != LM_REQ_OP_DRV_OUT)
+    return 0;
+  id = bpf_get_current_pid_tgid ();
+  if ((__u32) (id >> 32) == self_tgid || current_is_kthread ())
+    return 0;
+  disk = BPF_CORE_READ (rq, q, disk);
+  if (disk == 0)
+    return 0;
+  key = disk_key (disk);
+  now = bpf_ktime_get_boot_ns ();
+  note_activity (key, op == LM_REQ_OP_DRV_OUT, now);
+  if (!idle_gap (key, now, &prev))
+    return 0;
+
+  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+  if (e == 0)
+    return 0;
+  __builtin_memset (e, 0, sizeof *e);
+  e->boot_ns = now;
+  e->prev_ns = prev;
+  e->major = key >> 20;
+  e->minor = key & 0xfffff;
+  e->pid = id >> 32;
+  e->uid = (__u32) bpf_get_current_uid_gid ();
+  e->write = op == LM_REQ_OP_DRV_OUT;
+  e->passthrough = 1;
+  bpf_get_current_comm (e->comm, sizeof e->comm);
+  bpf_ringbuf_submit (e, 0);
   return 0;
 }

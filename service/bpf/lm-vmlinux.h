@@ -83,4 +83,16 @@ struct task_struct
   unsigned int flags;
 };
 
+/* Passthrough (driver-private) requests, seen at block_rq_issue. */
+struct request_queue
+{
+  struct gendisk *disk;
+};
+
+struct request
+{
+  struct request_queue *q;
+  blk_opf_t cmd_flags;
+};
+
 #pragma clang attribute pop

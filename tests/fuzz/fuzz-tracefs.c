@@ -20,6 +20,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
         LM_FUZZ_CHECK (r.usec >= 0);
         break;
+      case LM_TRACEFS_PASSTHROUGH:
+        /* A command moves no sectors and has none. */
+        LM_FUZZ_CHECK (r.sector == 0 && r.sectors == 0 && !r.write);
+        LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
+        LM_FUZZ_CHECK (r.usec >= 0);
+        break;
       case LM_TRACEFS_NONE:
         LM_FUZZ_CHECK (r.pid == 0 && r.comm[0] == '\0');
         break;

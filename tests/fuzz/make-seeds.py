@@ -81,6 +81,8 @@ def tracefs():
         "           <...>-777     [002] ..... 5.5: block_bio_queue: 8,16 RA 99 + 256 [<...>]",
         "            vim-3000    [000] ..... 77.123456: writeback_mark_inode_dirty: bdi 8:0: ino=12 state= flags=I_DIRTY_SYNC",
         "   my-prog-name-1-42    [001] ..... 1.000000: writeback_mark_inode_dirty: bdi 7:3: ino=99 state=I_DIRTY_PAGES flags=I_DIRTY_PAGES",
+        "             cat-17701   [000] ..... 15588.401575: block_rq_issue: 254,0 N 20 () 0 + 0 none,0,0 [cat]",
+        "  smartctl-9 [1] . 2.000003: block_rq_issue: 8,16 N 512 (85 08 0e 00 00 00 01 00 00 00 00 00 00 40 ec 00) 0 + 0 [smartctl]",
         "# tracer: nop",
     ]:
         put("tracefs", l)
