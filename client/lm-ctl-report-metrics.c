@@ -4,16 +4,29 @@
 
 #include "lm-ctl-report.h"
 
+/* One member of the object being built. */
+static void
+member_string (JsonBuilder *b, const char *name, const char *value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_string_value (b, value);
+}
+
+static void
+member_int (JsonBuilder *b, const char *name, gint64 value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, value);
+}
+
 static JsonNode *
 result_json (const LmReplayResult *r)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "spinups");
-  json_builder_add_int_value (b, r->spinups);
-  json_builder_set_member_name (b, "awake_s");
-  json_builder_add_int_value (b, r->awake_s);
+  member_int (b, "spinups", r->spinups);
+  member_int (b, "awake_s", r->awake_s);
   json_builder_end_object (b);
   return json_builder_get_root (b);
 }
@@ -24,10 +37,8 @@ disk_json (const LmReportDisk *d)
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "asleep_s");
-  json_builder_add_int_value (b, d->asleep_s);
-  json_builder_set_member_name (b, "awake_s");
-  json_builder_add_int_value (b, d->awake_s);
+  member_int (b, "asleep_s", d->asleep_s);
+  member_int (b, "awake_s", d->awake_s);
   json_builder_set_member_name (b, "spinups_by_hour");
   json_builder_begin_array (b);
   for (int h = 0; h < 24; h++)
@@ -39,12 +50,9 @@ disk_json (const LmReportDisk *d)
     {
       const LmReportWaker *w = g_ptr_array_index (d->wakers, i);
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "comm");
-      json_builder_add_string_value (b, w->comm);
-      json_builder_set_member_name (b, "via");
-      json_builder_add_string_value (b, w->via);
-      json_builder_set_member_name (b, "count");
-      json_builder_add_int_value (b, w->count);
+      member_string (b, "comm", w->comm);
+      member_string (b, "via", w->via);
+      member_int (b, "count", w->count);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -54,24 +62,18 @@ disk_json (const LmReportDisk *d)
     {
       const LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "time_us");
-      json_builder_add_int_value (b, s->time_us);
-      json_builder_set_member_name (b, "comm");
-      json_builder_add_string_value (b, s->comm);
-      json_builder_set_member_name (b, "via");
-      json_builder_add_string_value (b, s->via);
+      member_int (b, "time_us", s->time_us);
+      member_string (b, "comm", s->comm);
+      member_string (b, "via", s->via);
       if (s->path != NULL)
         {
-          json_builder_set_member_name (b, "path");
-          json_builder_add_string_value (b, s->path);
+          member_string (b, "path", s->path);
         }
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  json_builder_set_member_name (b, "activity_runs");
-  json_builder_add_int_value (b, d->runs->len);
-  json_builder_set_member_name (b, "idle_s");
-  json_builder_add_int_value (b, d->idle_s);
+  member_int (b, "activity_runs", d->runs->len);
+  member_int (b, "idle_s", d->idle_s);
   json_builder_set_member_name (b, "recorded");
   json_builder_add_value (b, result_json (&d->recorded));
   /* null where no activity was recorded: no estimate, rather than zero. */
@@ -90,10 +92,8 @@ lm_report_json (const LmReport *report)
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "since_us");
-  json_builder_add_int_value (b, report->since_us);
-  json_builder_set_member_name (b, "until_us");
-  json_builder_add_int_value (b, report->until_us);
+  member_int (b, "since_us", report->since_us);
+  member_int (b, "until_us", report->until_us);
   json_builder_set_member_name (b, "disks");
   json_builder_begin_object (b);
   for (guint i = 0; i < report->disks->len; i++)

@@ -550,6 +550,26 @@ class DaemonTestCase(unittest.TestCase):
             time.sleep(0.05)
         self.fail("timed out waiting for " + message)
 
+    def wait_state(self, active, reason, timeout=8):
+        """Until Active and Reason are as given (the log in the failure)."""
+        def ok():
+            st = self.status()
+            return st["Active"] == active and st["Reason"] == reason
+        try:
+            self.wait_until(ok, timeout=timeout, message="Active=%s Reason=%s" % (active, reason))
+        except AssertionError:
+            self.fail("wanted Active=%s Reason=%s, have %r\n%s" % (active, reason, self.status(),
+                                                                 self.daemon_log()))
+
+    def assert_stays(self, active, reason, seconds=2.5):
+        """Active and Reason stay as given for @seconds (a settle that must
+        not switch)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            st = self.status()
+            self.assertEqual((st["Active"], st["Reason"]), (active, reason), self.daemon_log())
+            time.sleep(0.25)
+
 
 class _TapResult(unittest.TestResult):
     """One TAP line per test method on @tap; the usual verbose report and

@@ -102,23 +102,6 @@ wait_quiet = lmtest.wait_quiet
 class PowerTestCase(DaemonTestCase):
     extra_bus_config = MOCK_BUS_POLICY
 
-    def wait_state(self, active, reason, timeout=8):
-        def ok():
-            st = self.status()
-            return st["Active"] == active and st["Reason"] == reason
-        try:
-            self.wait_until(ok, timeout=timeout, message="Active=%s Reason=%s" % (active, reason))
-        except AssertionError:
-            self.fail("wanted Active=%s Reason=%s, have %r\n%s" % (active, reason, self.status(),
-                                                                 self.daemon_log()))
-
-    def assert_stays(self, active, reason, seconds=2.5):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            st = self.status()
-            self.assertEqual((st["Active"], st["Reason"]), (active, reason))
-            time.sleep(0.25)
-
     def laptop_values_applied(self):
         return self.root.vm()["dirty_expire_centisecs"] == "60000"
 

@@ -64,23 +64,6 @@ class ProfileBase(DaemonTestCase):
         self.wait_until(lambda: self.status()["PowerSource"] == "upower", message="UPower used")
         self.original = self.root.vm()
 
-    def wait_state(self, active, reason, timeout=8):
-        def ok():
-            st = self.status()
-            return st["Active"] == active and st["Reason"] == reason
-        try:
-            self.wait_until(ok, timeout=timeout, message="Active=%s Reason=%s" % (active, reason))
-        except AssertionError:
-            self.fail("wanted Active=%s Reason=%s, have %r\n%s" % (active, reason, self.status(),
-                                                                 self.daemon_log()))
-
-    def assert_stays(self, active, reason, seconds=2.5):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            st = self.status()
-            self.assertEqual((st["Active"], st["Reason"]), (active, reason), self.daemon_log())
-            time.sleep(0.25)
-
     def set_prop(self, dest, path, iface, prop, value):
         self.run_as(["gdbus", "call", "--system", "--dest", dest, "--object-path", path,
                      "--method", "org.freedesktop.DBus.Properties.Set", iface, prop, value],
