@@ -71,7 +71,12 @@ lm_expedite_end (LmState *state)
   g_autofree char *current = lm_io_read_value (path, NULL);
   if (current != NULL && lm_journal_check (state, PART, KEY, current) == LM_JOURNAL_OURS
       && !lm_io_write_value (path, original, &error))
-    g_warning ("Could not put %s back to %s: %s", SYSFS, original, error->message);
+    {
+      /* Kept in the journal: the next restore (a Stop, the next start)
+       * tries again rather than leave it on for good. */
+      g_warning ("Could not put %s back to %s: %s", SYSFS, original, error->message);
+      return;
+    }
   lm_journal_forget (state, PART, KEY);
   lm_state_save_soon (state); /* a lost forget only writes the original again */
 }

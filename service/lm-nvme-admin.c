@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lm-error.h"
+#include "lm-devfd.h"
 #include "lm-paths.h"
 
 /* The kernel aborts and resets after its own admin timeout (60 s); a drive
@@ -22,21 +23,6 @@
 static const LmNvmeAdminOps *ops_override;
 
 /* --- the real ioctl layer ------------------------------------------------ */
-
-static gpointer
-real_open (const char *path, GError **error)
-{
-  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-  if (fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot open %s: %s", path,
-                   g_strerror (saved));
-      return NULL;
-    }
-  return GINT_TO_POINTER (fd + 1);
-}
 
 static int
 real_admin (gpointer handle, const LmNvmeCommand *cmd, guint8 *data, guint32 *result)
@@ -49,24 +35,18 @@ real_admin (gpointer handle, const LmNvmeCommand *cmd, guint8 *data, guint32 *re
   pt.addr = (guint64) (guintptr) data;
   pt.data_len = data != NULL ? cmd->data_len : 0;
   pt.timeout_ms = ADMIN_TIMEOUT_MS;
-  int rc = ioctl (GPOINTER_TO_INT (handle) - 1, NVME_IOCTL_ADMIN_CMD, &pt);
+  int rc = ioctl (lm_devfd_fd (handle), NVME_IOCTL_ADMIN_CMD, &pt);
   if (rc < 0)
     return -errno;
   *result = pt.result;
   return rc; /* > 0: the NVMe status field */
 }
 
-static void
-real_close (gpointer handle)
-{
-  close (GPOINTER_TO_INT (handle) - 1);
-}
-
 const LmNvmeAdminOps lm_nvme_admin_real = {
   .name = "ioctl",
-  .open = real_open,
+  .open = lm_devfd_open,
   .admin = real_admin,
-  .close = real_close,
+  .close = lm_devfd_close,
 };
 
 void

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lm-error.h"
+#include "lm-devfd.h"
 
 #define SENSE_LEN 32
 #define SG_TIMEOUT_MS 15000
@@ -28,22 +29,6 @@ struct _LmSgio
 };
 
 /* --- the real ioctl layer ------------------------------------------------ */
-
-static gpointer
-real_open (const char *path, GError **error)
-{
-  /* O_NONBLOCK: a removable drive without a medium still opens. */
-  int fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-  if (fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot open %s: %s", path,
-                   g_strerror (saved));
-      return NULL;
-    }
-  return GINT_TO_POINTER (fd + 1);
-}
 
 static int
 real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
@@ -60,7 +45,7 @@ real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsi
   io.dxferp = data;
   io.dxfer_len = (unsigned int) data_len;
   io.timeout = SG_TIMEOUT_MS;
-  if (ioctl (GPOINTER_TO_INT (handle) - 1, SG_IO, &io) < 0)
+  if (ioctl (lm_devfd_fd (handle), SG_IO, &io) < 0)
     return -errno;
   *sense_len = io.sb_len_wr;
   /* resid is what the HBA did not transfer; a value out of range is
@@ -80,23 +65,17 @@ real_sg_io (gpointer handle, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsi
 static int
 real_drive_cmd (gpointer handle, guint8 *args, gsize args_len)
 {
-  if (ioctl (GPOINTER_TO_INT (handle) - 1, HDIO_DRIVE_CMD, args) < 0)
+  if (ioctl (lm_devfd_fd (handle), HDIO_DRIVE_CMD, args) < 0)
     return -errno;
   return 0;
 }
 
-static void
-real_close (gpointer handle)
-{
-  close (GPOINTER_TO_INT (handle) - 1);
-}
-
 const LmSgioOps lm_sgio_real = {
   .name = "ioctl",
-  .open = real_open,
+  .open = lm_devfd_open,
   .sg_io = real_sg_io,
   .drive_cmd = real_drive_cmd,
-  .close = real_close,
+  .close = lm_devfd_close,
 };
 
 /* --- the fake device ------------------------------------------------------
