@@ -14,6 +14,7 @@
 #include "lm-bpf-record.h"
 #include "lm-bpf.h"
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-paths.h"
 
 #if LM_HAVE_BPF
@@ -47,6 +48,8 @@ bpf_stop (LmAttrib *a)
     bpf_drain (a); /* what the kernel collected must not be lost at a stop */
   lm_bpf_ring_close (&a->activity);
   lm_bpf_ring_close (&a->ring);
+  if (a->skel != NULL)
+    lm_excluded_remove_map (bpf_map__fd (a->skel->maps.excluded));
   g_clear_pointer (&a->skel, lm_attrib_bpf__destroy);
   g_free (a);
 }
@@ -179,6 +182,8 @@ bpf_start (const LmAttribConfig *config, GError **error)
     }
   clock_gettime (CLOCK_BOOTTIME, &now);
   a->skel->bss->start_ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
+  /* Before attaching: no I/O of an excluded disk is ever looked at. */
+  lm_excluded_add_map (bpf_map__fd (a->skel->maps.excluded), bpf_map__fd (a->skel->maps.last_io));
   err = lm_attrib_bpf__attach (a->skel);
   if (err != 0)
     {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-paths.h"
 
 /* First choice first: bpf filters in the kernel, tracefs copies every event
@@ -263,7 +264,8 @@ disk_state (LmAttribModel *m, const char *disk)
 }
 
 /* One I/O on @disk at @mono_us. TRUE and @out filled when it woke the disk;
- * the uid and the kernel-thread test are looked up only then. */
+ * the uid and the kernel-thread test are looked up only then. An excluded
+ * disk's I/O is counted as activity but never reported, as with bpf. */
 gboolean
 lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 pid,
                     const char *comm, gboolean write, guint64 sector, LmSpinUp *out)
@@ -273,7 +275,7 @@ lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 
 
   if (mono_us > d->last_us)
     d->last_us = mono_us;
-  if (!woke)
+  if (!woke || lm_excluded_has (disk))
     return FALSE;
 
   memset (out, 0, sizeof *out);
@@ -296,7 +298,7 @@ void
 lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const char *comm,
                          guint64 inode, const char *name)
 {
-  if (looks_like_kernel_thread (comm))
+  if (looks_like_kernel_thread (comm) || lm_excluded_has (disk))
     return;
   LmDiskState *d = disk_state (m, disk);
   /* Looked up now: by writeback time the process has often exited. Only

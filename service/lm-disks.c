@@ -1,9 +1,10 @@
 /* lm-disks.c: disks from sysfs, their power state, time active and asleep,
  * and per-disk settings while laptop mode is on. Looks at a disk only when
  * it matters (quiet past its threshold, or woken), never on a fixed tick;
- * an excluded disk is never sent a command. Where spin-ups come from the
- * kernel (bpf), no timer runs for a sleeping disk: at most one per
- * expected sleep after a spin-up. */
+ * an excluded disk is never sent a command, has no timer and is not
+ * watched (lm-excluded.c keeps the kernel filters from looking at it).
+ * Where spin-ups come from the kernel (bpf), no timer runs for a sleeping
+ * disk: at most one per expected sleep after a spin-up. */
 #include "config.h"
 
 #include "lm-disks.h"
@@ -15,6 +16,7 @@
 #include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-hwpower.h"
 #include "lm-io.h"
 #include "lm-paths.h"
@@ -190,6 +192,8 @@ arm_idle (LmDisk *d)
 {
   g_clear_handle_id (&d->recheck_id, g_source_remove);
   g_clear_handle_id (&d->idle_id, g_source_remove);
+  if (d->excluded)
+    return;
   d->idle_id = g_timeout_add_seconds (d->owner->idle_s, on_idle_timeout, d);
 }
 
@@ -244,6 +248,8 @@ arm_recheck (LmDisk *d, guint seconds)
 {
   g_clear_handle_id (&d->idle_id, g_source_remove);
   g_clear_handle_id (&d->recheck_id, g_source_remove);
+  if (d->excluded)
+    return;
   /* Event-driven: a sleeping disk needs no timer (its spin-up is
    * reported); a spinning, quiet ATA disk is asked once more, when its
    * own timer should have spun it down, and then left until it wakes. */
@@ -260,7 +266,7 @@ lm_disks_note_activity (LmDisks *self, const char *disk_name, gint64 quiet_since
   g_autofree char *name = lm_blockdev_disk_for_name (disk_name);
   LmDisk *d = name != NULL ? g_hash_table_lookup (self->disks, name) : NULL;
 
-  if (d == NULL)
+  if (d == NULL || d->excluded)
     return;
   lm_blockdev_read_io (d->name, &d->io);
   /* I/O right now: an NVMe drive is awake and may be asked. */
@@ -294,7 +300,7 @@ lm_disks_set_event_driven (LmDisks *self, gboolean event_driven)
       LmDisk *d = value;
       if (event_driven && d->recheck_id != 0 && (!d->ata || d->asleep))
         g_clear_handle_id (&d->recheck_id, g_source_remove);
-      else if (!event_driven && d->idle_id == 0 && d->recheck_id == 0)
+      else if (!event_driven && d->idle_id == 0 && d->recheck_id == 0 && !d->excluded)
         arm_recheck (d, 0);
     }
 }
@@ -364,6 +370,33 @@ lm_disks_publish (LmDisks *self)
 }
 
 /* --- discovery -------------------------------------------------------------- */
+
+static gint
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The kernel filters and the user-space model stop looking at excluded
+ * disks, and at what is stacked on them alone. */
+static void
+update_excluded (LmDisks *self)
+{
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (((LmDisk *) value)->excluded)
+      g_ptr_array_add (names, ((LmDisk *) value)->name);
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  if (!lm_excluded_set ((const char *const *) names->pdata))
+    return;
+  g_autofree char *list = g_strjoinv (", ", (char **) names->pdata);
+  g_message ("Disks excluded, not watched: %s", *list ? list : "none");
+}
 
 static void
 disk_free (LmDisk *d)
@@ -447,6 +480,7 @@ lm_disks_rescan (LmDisks *self)
         g_message ("Disk %s is gone", (const char *) key);
         g_hash_table_iter_remove (&iter);
       }
+  update_excluded (self);
   lm_disks_publish (self);
 }
 
@@ -530,11 +564,25 @@ lm_disks_configure (LmDisks *self, const LmSettings *settings)
             {
               disk->excluded = excluded;
               if (excluded)
-                disk->ata = FALSE;
+                {
+                  disk->ata = FALSE;
+                  g_clear_handle_id (&disk->idle_id, g_source_remove);
+                  g_clear_handle_id (&disk->recheck_id, g_source_remove);
+                }
               else
-                probe_ata (disk);
+                {
+                  /* Watched from now on: awake until it has been quiet
+                   * for the threshold, as at start-up. */
+                  lm_blockdev_read_io (disk->name, &disk->io);
+                  probe_ata (disk);
+                  if (disk->asleep)
+                    arm_recheck (disk, 0);
+                  else
+                    arm_idle (disk);
+                }
             }
         }
+      update_excluded (self);
       lm_disks_publish (self);
     }
 }
@@ -559,6 +607,7 @@ lm_disks_free (LmDisks *self)
   g_clear_handle_id (&self->rescan_id, g_source_remove);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_pointer (&self->uevent, lm_uevent_free);
+  lm_excluded_reset ();
   g_hash_table_unref (self->disks);
   g_hash_table_unref (self->policies);
   g_free (self);

@@ -24,6 +24,7 @@
 #include "lm-bpf.h"
 #include "lm-bpf-record.h"
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-paths.h"
 
 #if LM_HAVE_BPF
@@ -405,6 +406,8 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
       lm_bpf_set_error (error, errno, "load", PROGRAM);
       return NULL;
     }
+  /* Before attaching: an excluded disk is never armed, not even once. */
+  lm_excluded_add_map (bpf_map__fd (self->skel->maps.excluded), -1);
   err = lm_flush_bpf__attach (self->skel);
   if (err != 0)
     {
@@ -439,6 +442,8 @@ lm_flush_free (LmFlush *self)
   lm_bpf_ring_close (&self->ring);
   if (self->disks != NULL)
     g_hash_table_remove_all (self->disks);
+  if (self->skel != NULL)
+    lm_excluded_remove_map (bpf_map__fd (self->skel->maps.excluded));
   g_clear_pointer (&self->skel, lm_flush_bpf__destroy);
   g_rc_box_release_full (self, (GDestroyNotify) flush_clear);
 }

@@ -52,6 +52,17 @@ struct
   __uint (max_entries, 64 * 1024);
 } events SEC (".maps");
 
+/* Disks (and what is stacked on them only) with Exclude=true, kept by the
+ * daemon (lm-excluded.c): their I/O is not looked at, so it never wakes
+ * user space. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, MAX_DISKS);
+  __type (key, __u32);
+  __type (value, __u8);
+} excluded SEC (".maps");
+
 /* --- activity for the ledger ------------------------------------------------ */
 
 /* enum bpf_ringbuf flags of the UAPI (lm-vmlinux.h carries no enums). */
@@ -185,6 +196,8 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   if (disk == 0 || BPF_CORE_READ (bio, bi_iter.bi_size) == 0)
     return 0;
   key = disk_key (disk);
+  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+    return 0;
   if (!current_is_kthread ())
     note_activity (key, (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0, now);
   if (!idle_gap (key, now, &prev))
@@ -243,6 +256,8 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
   if (disk == 0)
     return 0;
   key = disk_key (disk);
+  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+    return 0;
   note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
   d.pid = bpf_get_current_pid_tgid () >> 32;
   d.ino = BPF_CORE_READ (inode, i_ino);
@@ -293,6 +308,8 @@ BPF_PROG (lm_rq_issue, struct request *rq)
   if (disk == 0)
     return 0;
   key = disk_key (disk);
+  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+    return 0;
   now = bpf_ktime_get_boot_ns ();
   note_activity (key, op == LM_REQ_OP_DRV_OUT, now);
   if (!idle_gap (key, now, &prev))

@@ -40,6 +40,16 @@ struct
   __uint (max_entries, 4096);
 } armed SEC (".maps");
 
+/* Disks with Exclude=true (lm-excluded.c): never armed, never flushed by
+ * us; the global dirty sysctls alone decide when their data is written. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, MAX_DISKS);
+  __type (key, __u32);
+  __type (value, __u8);
+} excluded SEC (".maps");
+
 #define REQ_OP_MASK 0xff
 
 static __always_inline void
@@ -86,6 +96,8 @@ BPF_PROG (lm_flush_bio_queue, struct bio *bio)
     return 0;
   key = ((__u32) BPF_CORE_READ (disk, major) << 20)
         | ((__u32) BPF_CORE_READ (disk, first_minor) & 0xfffff);
+  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+    return 0;
   now = bpf_ktime_get_boot_ns ();
 
   st = bpf_map_lookup_elem (&disks, &key);

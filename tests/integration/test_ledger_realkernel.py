@@ -11,6 +11,7 @@ and the idle daemon makes no DiskRecheck wake-ups. Everything is undone on
 the way out: the mount, the loop device, vm.dirty_*.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -134,6 +135,34 @@ class LedgerRealKernelTest(DaemonTestCase):
         # Ordered by time, and the spin-ups' own order kept.
         times = [r["Time"] for r in self.get_ledger() if r["Kind"] == "spinup"]
         self.assertEqual(times, sorted(times))
+
+    def test_report_json_blames_cat_and_writer(self):
+        """`laptop-modectl report --json`, as a user runs it: the disk's
+        wakers are cat (direct) and dd (writeback), each spin-up is listed
+        with its cause, and the counts agree with GetLedger."""
+        self.start()
+        self.record_cat_and_writer()
+        recorded = len(self.kinds("spinup"))
+        r = self.ctl_run("report", "--json", "--since", "1d", "--disk", self.fs.disk)
+        self.assertEqual(r.returncode, 0, r.err)
+        report = json.loads(r.out)
+        self.assertEqual(list(report["disks"]), [self.fs.disk], report)
+        disk = report["disks"][self.fs.disk]
+        wakers = {(w["comm"], w["via"]): w["count"] for w in disk["wakers"]}
+        self.assertGreaterEqual(wakers.get(("cat", "direct"), 0), 1, disk["wakers"])
+        self.assertGreaterEqual(wakers.get(("dd", "writeback"), 0), 1, disk["wakers"])
+        causes = [(s["comm"], s["via"]) for s in disk["spinups"]]
+        self.assertIn(("cat", "direct"), causes)
+        self.assertIn(("dd", "writeback"), causes)
+        times = [s["time_us"] for s in disk["spinups"]]
+        self.assertEqual(times, sorted(times))
+        # The report was read after the ledger counted them, and nothing
+        # else used the disk: at least what GetLedger said then, at most
+        # what it says now.
+        self.assertGreaterEqual(len(disk["spinups"]), recorded)
+        self.assertLessEqual(len(disk["spinups"]), len(self.kinds("spinup")))
+        self.assertEqual(sum(disk["spinups_by_hour"]), len(disk["spinups"]))
+        self.assertEqual(disk["recorded"]["spinups"], len(disk["spinups"]))
 
     def test_survives_stop_start_and_kill9(self):
         self.start()

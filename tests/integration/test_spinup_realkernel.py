@@ -283,6 +283,38 @@ class RealSpinUp:
         self.assertNotEqual(s["SubmitterComm"], "dd")
         self.assertTrue(s["SubmitterComm"].startswith(("kworker", "jbd2")), s)
 
+    def test_excluded_disk_is_not_watched(self):
+        """Exclude=true: the disk's reads and the flusher's writes make no
+        SpinUp (the filter drops them before they reach the daemon); once
+        included again through laptop-modectl, a read after an idle gap
+        does, which shows that the silence meant something."""
+        with open(self.config, "a") as f:
+            f.write("[Disk %s]\nExclude=true\n" % self.fs.disk)
+        lines = self.subscribe()
+        self.wait_for_log("Disks excluded, not watched: %s\n" % self.fs.disk)
+        disks = self.properties()["Disks"]
+        self.assertTrue(disks[self.fs.disk]["Excluded"], disks[self.fs.disk])
+        self.wait_idle(lines)
+        reads, writes = self.disk_io()
+        uncache(self.files[0])
+        subprocess.run(["cat", self.files[0]], stdout=subprocess.DEVNULL, check=True)
+        self.wait_idle(lines, keep=True)
+        direct_read(self.files[1], 0)
+        self.wait_idle(lines, keep=True)
+        subprocess.run(["dd", "if=/dev/zero", "of=" + os.path.join(self.fs.mnt, "out"), "bs=4k",
+                        "count=64", "status=none"], check=True)
+        self.wait_idle(lines, keep=True)
+        after = self.disk_io()
+        # The disk did wake for each of them: reads and the flusher's writes.
+        self.assertGreaterEqual(after[0] - reads, 2, after)
+        self.assertGreater(after[1], writes, after)
+        r = self.ctl_run("set", "DiskSettings={'%s': {'Exclude': <false>}}" % self.fs.disk)
+        self.assertEqual(r.returncode, 0, r.err)
+        self.wait_for_log("Disks excluded, not watched: none\n")
+        got = self.marker(lines)
+        self.assertEqual(got, [], "SpinUps of the excluded disk:\n" + self.daemon_log())
+        self.assertFalse(self.properties()["Disks"][self.fs.disk]["Excluded"])
+
     def test_history_and_stop(self):
         lines = self.subscribe()
         self.wait_idle(lines)
