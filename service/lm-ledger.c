@@ -30,6 +30,7 @@
 
 #include "lm-auth.h"
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-io.h"
 
 #include "lm-ledger-private.h"
@@ -352,7 +353,11 @@ lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   self->n_pending++;
-  if ((!self->holding && !self->batching && (!self->defer || self->state_disk == NULL))
+  /* An excluded state disk is not kept asleep (nor watched: its wake-ups
+   * are never heard of), so there is nothing to wait for. */
+  gboolean wait_for_disk
+      = self->defer && self->state_disk != NULL && !lm_excluded_has (self->state_disk);
+  if ((!self->holding && !self->batching && !wait_for_disk)
       || self->n_pending >= LM_LEDGER_MAX_PENDING)
     lm_ledger_flush_or_warn (self, FALSE);
   else if (self->timer_id == 0)

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "lm-excluded.h"
 #include "lm-ledger.h"
 
 static LmLedgerRecord
@@ -233,6 +234,18 @@ test_age_pruning (void)
   g_assert_cmpuint (after->len, ==, got->len + 2);
   g_assert_cmpint (g_array_index (after, LmLedgerRecord, after->len - 1).kind, ==,
                    LM_LEDGER_ASLEEP);
+
+  /* An excluded state disk is not watched: nothing would say it woke, and
+   * it is not kept asleep, so records are written at once. */
+  const char *excluded[] = { "sda", NULL };
+  lm_excluded_set (excluded);
+  r = spinup_at (now, "vim", "todo");
+  g_strlcpy (r.disk, "sdb", sizeof r.disk);
+  lm_ledger_append (ledger, &r);
+  g_assert_cmpuint (lm_ledger_pending (ledger), ==, 0);
+  g_autoptr (GArray) written = read_file (path);
+  g_assert_cmpuint (written->len, ==, after->len + 1);
+  lm_excluded_reset ();
 
   g_clear_pointer (&ledger, lm_ledger_free);
   remove_ledger (path);
