@@ -41,7 +41,7 @@ struct
 } armed SEC (".maps");
 
 /* Disks with Exclude=true (lm-excluded.c): never armed, never flushed by
- * us; the global dirty sysctls alone decide when their data is written. */
+ * us; the kernel's own writeback writes their data. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
