@@ -183,7 +183,8 @@ bpf_start (const LmAttribConfig *config, GError **error)
   clock_gettime (CLOCK_BOOTTIME, &now);
   a->skel->bss->start_ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
   /* Before attaching: no I/O of an excluded disk is ever looked at. */
-  lm_excluded_add_map (bpf_map__fd (a->skel->maps.excluded), bpf_map__fd (a->skel->maps.last_io));
+  lm_excluded_add_map (bpf_map__fd (a->skel->maps.excluded), bpf_map__fd (a->skel->maps.last_io),
+                       bpf_map__fd (a->skel->maps.dirtiers));
   err = lm_attrib_bpf__attach (a->skel);
   if (err != 0)
     {

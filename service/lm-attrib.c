@@ -298,9 +298,14 @@ void
 lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const char *comm,
                          guint64 inode, const char *name)
 {
-  if (looks_like_kernel_thread (comm) || lm_excluded_has (disk))
+  if (looks_like_kernel_thread (comm))
     return;
   LmDiskState *d = disk_state (m, disk);
+  if (lm_excluded_has (disk))
+    {
+      d->have_dirtier = FALSE; /* not to be blamed once it is watched again */
+      return;
+    }
   /* Looked up now: by writeback time the process has often exited. Only
    * for a new dirtier, as one process dirties many pages in a row. */
   if (!d->have_dirtier || d->dirtier_pid != pid)

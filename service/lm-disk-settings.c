@@ -184,13 +184,14 @@ lm_disks_apply (LmDisks *self, const LmSettings *settings)
   while (g_hash_table_iter_next (&iter, NULL, &d))
     {
       LmDisk *disk = d;
-      disk->excluded = lm_disk_policy_excluded (
-          lm_disk_policies_lookup (self->policies, disk->id, disk->name));
+      lm_disk_set_excluded (disk, lm_disk_policy_excluded (lm_disk_policies_lookup (
+                                      self->policies, disk->id, disk->name)));
       if (!self->active
           || (disk->applied_standby < 0 && disk->applied_apm < 0 && disk->applied_readahead < 0))
         lm_disk_apply (self, disk);
     }
   self->active = TRUE;
+  lm_disks_update_excluded (self);
   lm_disks_publish (self);
 }
 

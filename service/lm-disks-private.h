@@ -53,6 +53,11 @@ struct _LmDisks
 };
 
 void lm_disks_publish (LmDisks *self);
+/* Exclude=true changed for @d: its timers stop, or it is watched again
+ * from now on. Called before its policy is applied. */
+void lm_disk_set_excluded (LmDisk *d, gboolean excluded);
+/* Tell lm-excluded.c the disks now excluded (logged when that changed). */
+void lm_disks_update_excluded (LmDisks *self);
 void lm_disk_set_error (LmDisk *d, const char *message);
 /* Apply @d's policy, originals saved first (lm-disk-settings.c). */
 void lm_disk_apply (LmDisks *self, LmDisk *d);

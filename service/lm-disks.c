@@ -305,6 +305,31 @@ lm_disks_set_event_driven (LmDisks *self, gboolean event_driven)
     }
 }
 
+void
+lm_disk_set_excluded (LmDisk *d, gboolean excluded)
+{
+  if (excluded == d->excluded)
+    return;
+  d->excluded = excluded;
+  if (excluded)
+    {
+      d->ata = FALSE;
+      g_clear_handle_id (&d->idle_id, g_source_remove);
+      g_clear_handle_id (&d->recheck_id, g_source_remove);
+      return;
+    }
+  /* Watched from now on: an ATA disk says its state; any other is awake
+   * until it has been quiet for the threshold, as at start-up. */
+  lm_blockdev_read_io (d->name, &d->io);
+  probe_ata (d);
+  if (!d->ata)
+    set_asleep (d, FALSE);
+  if (d->asleep)
+    arm_recheck (d, 0);
+  else
+    arm_idle (d);
+}
+
 /* --- the Disks property ------------------------------------------------- */
 
 static GVariant *
@@ -379,8 +404,8 @@ compare_names (gconstpointer a, gconstpointer b)
 
 /* The kernel filters and the user-space model stop looking at excluded
  * disks, and at what is stacked on them alone. */
-static void
-update_excluded (LmDisks *self)
+void
+lm_disks_update_excluded (LmDisks *self)
 {
   g_autoptr (GPtrArray) names = g_ptr_array_new ();
   GHashTableIter iter;
@@ -480,7 +505,7 @@ lm_disks_rescan (LmDisks *self)
         g_message ("Disk %s is gone", (const char *) key);
         g_hash_table_iter_remove (&iter);
       }
-  update_excluded (self);
+  lm_disks_update_excluded (self);
   lm_disks_publish (self);
 }
 
@@ -560,29 +585,9 @@ lm_disks_configure (LmDisks *self, const LmSettings *settings)
           LmDisk *disk = d;
           gboolean excluded = lm_disk_policy_excluded (
               lm_disk_policies_lookup (self->policies, disk->id, disk->name));
-          if (excluded != disk->excluded)
-            {
-              disk->excluded = excluded;
-              if (excluded)
-                {
-                  disk->ata = FALSE;
-                  g_clear_handle_id (&disk->idle_id, g_source_remove);
-                  g_clear_handle_id (&disk->recheck_id, g_source_remove);
-                }
-              else
-                {
-                  /* Watched from now on: awake until it has been quiet
-                   * for the threshold, as at start-up. */
-                  lm_blockdev_read_io (disk->name, &disk->io);
-                  probe_ata (disk);
-                  if (disk->asleep)
-                    arm_recheck (disk, 0);
-                  else
-                    arm_idle (disk);
-                }
-            }
+          lm_disk_set_excluded (disk, excluded);
         }
-      update_excluded (self);
+      lm_disks_update_excluded (self);
       lm_disks_publish (self);
     }
 }

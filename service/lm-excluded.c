@@ -20,6 +20,7 @@ typedef struct
 {
   int excluded_fd;
   int last_io_fd;
+  int dirtiers_fd;
 } Map;
 
 static GHashTable *names; /* name → GUINT_TO_POINTER (key + 1); 0: no key */
@@ -70,12 +71,16 @@ sync_map (const Map *m, GHashTable *before, GHashTable *now)
           guint32 key = GPOINTER_TO_UINT (value) - 1;
           if (value == NULL || g_hash_table_lookup (now, name) == value)
             continue;
-          bpf_map_delete_elem (m->excluded_fd, &key);
+          /* "Last I/O: now" before the filter lets its I/O through, so the
+           * first bio after it never sees the time before the exclusion. */
           if (m->last_io_fd >= 0)
             {
               guint64 t = boot_ns ();
               bpf_map_update_elem (m->last_io_fd, &key, &t, BPF_ANY);
             }
+          if (m->dirtiers_fd >= 0)
+            bpf_map_delete_elem (m->dirtiers_fd, &key);
+          bpf_map_delete_elem (m->excluded_fd, &key);
         }
     }
   g_hash_table_iter_init (&iter, now);
@@ -178,9 +183,9 @@ lm_excluded_has (const char *name)
 }
 
 void
-lm_excluded_add_map (int excluded_fd, int last_io_fd)
+lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd)
 {
-  Map m = { excluded_fd, last_io_fd };
+  Map m = { excluded_fd, last_io_fd, dirtiers_fd };
 
   if (maps == NULL)
     maps = g_array_new (FALSE, FALSE, sizeof (Map));

@@ -21,8 +21,9 @@ gboolean lm_excluded_key_of (const char *name, guint32 *key);
 /* A BPF hash map (u32 key → u8) to keep equal to the set, filled now.
  * @last_io_fd, or -1: the attribution program's per-disk last I/O time,
  * set to now for a disk that becomes watched again, so that what happened
- * while nobody looked is not taken for an idle gap. */
-void lm_excluded_add_map (int excluded_fd, int last_io_fd);
+ * while nobody looked is not taken for an idle gap. @dirtiers_fd, or -1:
+ * its last dirtier per disk, forgotten then (it dirtied before the gap). */
+void lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd);
 void lm_excluded_remove_map (int excluded_fd);
 /* Forget everything (tests). */
 void lm_excluded_reset (void);

@@ -407,7 +407,7 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
       return NULL;
     }
   /* Before attaching: an excluded disk is never armed, not even once. */
-  lm_excluded_add_map (bpf_map__fd (self->skel->maps.excluded), -1);
+  lm_excluded_add_map (bpf_map__fd (self->skel->maps.excluded), -1, -1);
   err = lm_flush_bpf__attach (self->skel);
   if (err != 0)
     {

@@ -7,6 +7,8 @@
 
 #include "lm-ledger-private.h"
 
+#include "lm-excluded.h"
+
 #include <string.h>
 
 static void
@@ -122,7 +124,9 @@ release_held (LmLedger *self, const char *disk, DiskDay *d, gboolean write)
     return;
   g_clear_handle_id (&d->held_timer, g_source_remove);
   d->has_held = FALSE;
-  if (write && (self->state_disk == NULL || g_strcmp0 (disk, self->state_disk) == 0))
+  if (write
+      && (self->state_disk == NULL || g_strcmp0 (disk, self->state_disk) == 0
+          || lm_excluded_has (self->state_disk)))
     lm_ledger_flush_or_warn (self, FALSE);
 }
 

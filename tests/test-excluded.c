@@ -173,7 +173,7 @@ test_maps (LmFakeRoot *f, gconstpointer data)
       g_error ("bpf_map_create: %s", g_strerror (errno));
     }
   g_assert_true (lm_excluded_set (sda));
-  lm_excluded_add_map (excluded, last_io);
+  lm_excluded_add_map (excluded, last_io, -1);
   g_assert_cmpuint (map_size (excluded), ==, 3); /* sda, dm-0, md0 */
   g_assert_true (in_map (excluded, KEY (8, 0)));
   g_assert_true (in_map (excluded, KEY (253, 0)));

@@ -320,6 +320,44 @@ class RealSpinUp:
         self.assertEqual(early, [], "SpinUps of the excluded disk:\n" + self.daemon_log())
         self.assertFalse(self.properties()["Disks"][self.fs.disk]["Excluded"])
 
+    def test_exclude_while_laptop_mode_is_on(self):
+        """Exclude=true set through laptop-modectl while laptop mode is on
+        (the path that applies disk policies): the disk's idle timer stops
+        with it (no state change is logged for it once excluded, across
+        more than SpinUpIdle), and once included again it is watched: a
+        read after an idle gap is a SpinUp."""
+        self.config_text = self.config_text.replace("Mode=off", "Mode=on\nRemount=false")
+        with open(self.config, "w") as f:
+            f.write(self.config_text)
+        lines = self.subscribe()
+        self.wait_for_log("Laptop mode on")
+        self.wait_idle(lines)
+        # Awake, with its idle timer running, when it is excluded.
+        direct_read(self.files[1], 0)
+        self.assertIsNotNone(self.next_loop_spinup(lines), "no SpinUp for the read")
+        r = self.ctl_run("set", "DiskSettings={'%s': {'Exclude': <true>}}" % self.fs.disk)
+        self.assertEqual(r.returncode, 0, r.err)
+        log = self.wait_for_log("Disks excluded, not watched: %s\n" % self.fs.disk)
+        start = len(log)
+        self.assertTrue(self.properties()["Disks"][self.fs.disk]["Excluded"])
+        # A read now would have been a SpinUp; excluded, it must not be,
+        # and no timer may look at the disk any more.
+        uncache(self.files[0])
+        subprocess.run(["cat", self.files[0]], stdout=subprocess.DEVNULL, check=True)
+        self.wait_idle(lines, keep=True)
+        self.wait_idle(lines, keep=True)
+        changed = [x for x in self.daemon_log()[start:].splitlines()
+                   if "Disk %s:" % self.fs.disk in x or "Spin-up of %s" % self.fs.disk in x]
+        self.assertEqual(changed, [], "the excluded disk was still watched")
+        included_us = time.time() * 1e6
+        r = self.ctl_run("set", "DiskSettings={'%s': {'Exclude': <false>}}" % self.fs.disk)
+        self.assertEqual(r.returncode, 0, r.err)
+        self.wait_for_log("Disks excluded, not watched: none\n")
+        got = self.marker(lines)
+        early = [g for g in got if g["Time"] < included_us or g["Comm"] == "cat"]
+        self.assertEqual(early, [], "SpinUps of the excluded disk:\n" + self.daemon_log())
+        self.assertEqual(self.stop_daemon(), 0)
+
     def test_history_and_stop(self):
         lines = self.subscribe()
         self.wait_idle(lines)
