@@ -18,22 +18,13 @@
 #define KEY(maj, min) ((guint32) (maj) << 20 | (min))
 
 static void
-put_link (LmFakeRoot *f, const char *rel, const char *target)
-{
-  g_autofree char *path = g_build_filename (f->root, rel, NULL);
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_cmpint (symlink (target, path), ==, 0);
-}
-
-static void
 disk (LmFakeRoot *f, const char *name, const char *dev)
 {
   g_autofree char *file = g_strdup_printf ("/sys/block/%s/dev", name);
   g_autofree char *cls = g_strdup_printf ("/sys/class/block/%s", name);
   g_autofree char *target = g_strdup_printf ("../../block/%s", name);
   lm_fake_root_put (f, file, dev);
-  put_link (f, cls, target);
+  lm_fake_root_link (f, cls, target);
 }
 
 static void
@@ -43,7 +34,7 @@ partition (LmFakeRoot *f, const char *disk_name, const char *name)
   g_autofree char *cls = g_strdup_printf ("/sys/class/block/%s", name);
   g_autofree char *target = g_strdup_printf ("../../block/%s/%s", disk_name, name);
   lm_fake_root_put (f, file, "1\n");
-  put_link (f, cls, target);
+  lm_fake_root_link (f, cls, target);
 }
 
 static void

@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <unistd.h>
 
 #include "lm-paths.h"
 
@@ -19,6 +20,16 @@ lm_fake_root_put (LmFakeRoot *f, const char *rel, const char *value)
   g_autofree char *dir = g_path_get_dirname (path);
   g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
   g_assert_true (g_file_set_contents (path, value, -1, NULL));
+}
+
+/* A symbolic link at @rel (sysfs is made of them), its directories made. */
+static inline void
+lm_fake_root_link (LmFakeRoot *f, const char *rel, const char *target)
+{
+  g_autofree char *path = g_build_filename (f->root, rel, NULL);
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+  g_assert_cmpint (symlink (target, path), ==, 0);
 }
 
 static inline char *

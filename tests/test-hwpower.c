@@ -22,15 +22,6 @@
 #define NVME1 NVME1_PCI "/nvme/nvme1"
 
 static void
-put_link (LmFakeRoot *f, const char *rel, const char *target)
-{
-  g_autofree char *path = g_build_filename (f->root, rel, NULL);
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_cmpint (symlink (target, path), ==, 0);
-}
-
-static void
 put_dir (LmFakeRoot *f, const char *rel)
 {
   g_autofree char *path = g_build_filename (f->root, rel, NULL);
@@ -47,7 +38,7 @@ pci_function (LmFakeRoot *f, const char *dev, guint depth, const char *control)
   for (guint i = 0; i < depth; i++)
     g_string_append (up, "../");
   g_string_append (up, "bus/pci");
-  put_link (f, sub, up->str);
+  lm_fake_root_link (f, sub, up->str);
   g_autofree char *ctl = g_strconcat (dev, "/power/control", NULL);
   lm_fake_root_put (f, ctl, control);
 }
@@ -74,33 +65,33 @@ setup_sysfs (LmFakeRoot *f, gconstpointer data)
       g_autofree char *cls = g_strdup_printf ("/sys/class/scsi_host/host%u", i);
       g_autofree char *target = g_strdup_printf (
           "../../devices/pci0000:00/0000:00:1f.2/ata%u/host%u/scsi_host/host%u", i + 1, i, i);
-      put_link (f, cls, target);
+      lm_fake_root_link (f, cls, target);
     }
   /* sda: the SCSI device has runtime PM (delay -1: blk_pm_runtime_init). */
   lm_fake_root_put (f, SDA_DEV "/power/control", "on\n");
   lm_fake_root_put (f, SDA_DEV "/power/autosuspend_delay_ms", "-1\n");
   lm_fake_root_put (f, SDA_DEV "/block/sda/stat", "1 0 0 0 0 0 0 0 0 0 0\n");
-  put_link (f, SDA_DEV "/block/sda/device", "../../../0:0:0:0");
-  put_link (f, "/sys/block/sda",
-            "../devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda");
+  lm_fake_root_link (f, SDA_DEV "/block/sda/device", "../../../0:0:0:0");
+  lm_fake_root_link (f, "/sys/block/sda",
+                     "../devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda");
 
   pci_function (f, "/sys/devices/pci0000:00/0000:00:1d.0", 3, "on\n");
   pci_function (f, NVME_PCI, 4, "on\n");
   lm_fake_root_put (f, NVME0 "/power/pm_qos_latency_tolerance_us", "100000\n");
   put_dir (f, NVME0 "/nvme0n1");
-  put_link (f, NVME0 "/nvme0n1/device", "../../nvme0");
-  put_link (f, "/sys/class/nvme/nvme0",
-            "../../devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0");
-  put_link (f, "/sys/block/nvme0n1",
-            "../devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1");
+  lm_fake_root_link (f, NVME0 "/nvme0n1/device", "../../nvme0");
+  lm_fake_root_link (f, "/sys/class/nvme/nvme0",
+                     "../../devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0");
+  lm_fake_root_link (f, "/sys/block/nvme0n1",
+                     "../devices/pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0/nvme0n1");
   pci_function (f, NVME1_PCI, 4, "auto\n");
   put_dir (f, NVME1 "/power");
   put_dir (f, NVME1 "/nvme1n1");
-  put_link (f, NVME1 "/nvme1n1/device", "../../nvme1");
-  put_link (f, "/sys/class/nvme/nvme1",
-            "../../devices/pci0000:00/0000:00:1d.4/0000:3e:00.0/nvme/nvme1");
-  put_link (f, "/sys/block/nvme1n1",
-            "../devices/pci0000:00/0000:00:1d.4/0000:3e:00.0/nvme/nvme1/nvme1n1");
+  lm_fake_root_link (f, NVME1 "/nvme1n1/device", "../../nvme1");
+  lm_fake_root_link (f, "/sys/class/nvme/nvme1",
+                     "../../devices/pci0000:00/0000:00:1d.4/0000:3e:00.0/nvme/nvme1");
+  lm_fake_root_link (f, "/sys/block/nvme1n1",
+                     "../devices/pci0000:00/0000:00:1d.4/0000:3e:00.0/nvme/nvme1/nvme1n1");
 }
 
 static char *
@@ -357,7 +348,7 @@ test_link_out_of_root (LmFakeRoot *f, gconstpointer data)
   g_autofree char *contents = NULL;
 
   g_assert_true (g_file_set_contents (file, "max_performance\n", -1, NULL));
-  put_link (f, "/sys/class/scsi_host/host9", outside);
+  lm_fake_root_link (f, "/sys/class/scsi_host/host9", outside);
   g_assert_true (lm_hwpower_apply (on, s, NULL));
   g_assert_true (g_file_get_contents (file, &contents, NULL, NULL));
   g_assert_cmpstr (contents, ==, "max_performance\n");

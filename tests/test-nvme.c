@@ -256,15 +256,6 @@ test_due (void)
 
 /* --- the controller in sysfs ------------------------------------------- */
 
-static void
-put_link (LmFakeRoot *f, const char *rel, const char *target)
-{
-  g_autofree char *path = g_build_filename (f->root, rel, NULL);
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
-  g_assert_cmpint (symlink (target, path), ==, 0);
-}
-
 #define PCI "sys/devices/pci0000:00/0000:00:02.0"
 
 static void
@@ -272,8 +263,9 @@ test_controller (LmFakeRoot *f, gconstpointer data)
 {
   lm_fake_root_put (f, PCI "/nvme/nvme0/dev", "241:0\n");
   lm_fake_root_put (f, PCI "/nvme/nvme0/nvme0n1/dev", "259:0\n");
-  put_link (f, "sys/block/nvme0n1", "../devices/pci0000:00/0000:00:02.0/nvme/nvme0/nvme0n1");
-  put_link (f, PCI "/nvme/nvme0/nvme0n1/device", "../../nvme0");
+  lm_fake_root_link (f, "sys/block/nvme0n1",
+                     "../devices/pci0000:00/0000:00:02.0/nvme/nvme0/nvme0n1");
+  lm_fake_root_link (f, PCI "/nvme/nvme0/nvme0n1/device", "../../nvme0");
   g_autofree char *want = g_build_filename (f->root, "dev", "nvme0", NULL);
   g_autofree char *got = lm_nvme_admin_controller ("nvme0n1");
   g_assert_cmpstr (got, ==, want);
@@ -282,14 +274,15 @@ test_controller (LmFakeRoot *f, gconstpointer data)
    * nvme2 live. */
 #define SUBSYS "sys/devices/virtual/nvme-subsystem/nvme-subsys1"
   lm_fake_root_put (f, SUBSYS "/nvme1n1/dev", "259:1\n");
-  put_link (f, "sys/block/nvme1n1", "../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1");
-  put_link (f, SUBSYS "/nvme1n1/device", "../../nvme-subsys1");
+  lm_fake_root_link (f, "sys/block/nvme1n1",
+                     "../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1");
+  lm_fake_root_link (f, SUBSYS "/nvme1n1/device", "../../nvme-subsys1");
   lm_fake_root_put (f, PCI "/nvme/nvme1/dev", "241:1\n");
   lm_fake_root_put (f, PCI "/nvme/nvme1/state", "resetting\n");
   lm_fake_root_put (f, PCI "/nvme/nvme2/dev", "241:2\n");
   lm_fake_root_put (f, PCI "/nvme/nvme2/state", "live\n");
-  put_link (f, SUBSYS "/nvme1", "../../../pci0000:00/0000:00:02.0/nvme/nvme1");
-  put_link (f, SUBSYS "/nvme2", "../../../pci0000:00/0000:00:02.0/nvme/nvme2");
+  lm_fake_root_link (f, SUBSYS "/nvme1", "../../../pci0000:00/0000:00:02.0/nvme/nvme1");
+  lm_fake_root_link (f, SUBSYS "/nvme2", "../../../pci0000:00/0000:00:02.0/nvme/nvme2");
   g_autofree char *want2 = g_build_filename (f->root, "dev", "nvme2", NULL);
   g_autofree char *got2 = lm_nvme_admin_controller ("nvme1n1");
   g_assert_cmpstr (got2, ==, want2);
@@ -521,10 +514,11 @@ test_disk (LmFakeRoot *f, gconstpointer data)
   lm_fake_root_put (f, PCI "/nvme/nvme0/dev", "241:0\n");
   lm_fake_root_put (f, PCI "/nvme/nvme0/nvme0n1/dev", "259:0\n");
   lm_fake_root_put (f, PCI "/power/runtime_status", "active\n");
-  put_link (f, "sys/block/nvme0n1", "../devices/pci0000:00/0000:00:02.0/nvme/nvme0/nvme0n1");
-  put_link (f, PCI "/nvme/nvme0/nvme0n1/device", "../../nvme0");
-  put_link (f, PCI "/nvme/nvme0/device", "../../../0000:00:02.0");
-  put_link (f, "sys/class/nvme/nvme0", "../../devices/pci0000:00/0000:00:02.0/nvme/nvme0");
+  lm_fake_root_link (f, "sys/block/nvme0n1",
+                     "../devices/pci0000:00/0000:00:02.0/nvme/nvme0/nvme0n1");
+  lm_fake_root_link (f, PCI "/nvme/nvme0/nvme0n1/device", "../../nvme0");
+  lm_fake_root_link (f, PCI "/nvme/nvme0/device", "../../../0000:00:02.0");
+  lm_fake_root_link (f, "sys/class/nvme/nvme0", "../../devices/pci0000:00/0000:00:02.0/nvme/nvme0");
   fake_setup ("synthetic-identify-5ps.bin");
 
   g_assert_null (lm_disk_nvme_new ("sda", on_publish, &published));
@@ -612,8 +606,9 @@ test_disk_error (LmFakeRoot *f, gconstpointer data)
   guint published = 0;
 
   lm_fake_root_put (f, PCI "/nvme/nvme0/dev", "241:0\n");
-  put_link (f, "sys/block/nvme0n1", "../devices/pci0000:00/0000:00:02.0/nvme/nvme0/nvme0n1");
-  put_link (f, PCI "/nvme/nvme0/nvme0n1/device", "../../nvme0");
+  lm_fake_root_link (f, "sys/block/nvme0n1",
+                     "../devices/pci0000:00/0000:00:02.0/nvme/nvme0/nvme0n1");
+  lm_fake_root_link (f, PCI "/nvme/nvme0/nvme0n1/device", "../../nvme0");
   fake_setup ("synthetic-identify-5ps.bin");
   fake.open_fails = TRUE;
   LmDiskNvme *nvme = lm_disk_nvme_new ("nvme0n1", on_publish, &published);
