@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""What watching costs each I/O: IOPS with no daemon, with the daemon
+watching (laptop mode off) and with the user-space engine on, and the BPF
+run time per I/O from the kernel's own counters.
+
+A loop disk backed by a file in memory (tmpfs) takes 4 KiB O_DIRECT random
+reads from fio (psync, one job) for --seconds per round. Each round runs
+the three variants one after the other, in a rotating order, so that a
+slow minute of a shared machine falls on all of them; the table gives the
+medians over --rounds rounds. With `kernel.bpf_stats_enabled` (set for the
+run, restored after) the kernel adds up, per BPF program, how often it ran
+and for how long; the run time of laptop-moded's programs over a round,
+divided by the I/Os fio issued in it, is the cost per I/O. Every other disk
+of the machine is excluded (Exclude=true), so the programs see the loop
+disk's I/O and little else; whatever else the machine does meanwhile only
+adds to the BPF time, never hides it. Not a timed test.
+"""
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+import lmtest  # noqa: E402
+import benchlib  # noqa: E402
+
+NS_MARK = "LM_BENCH_BPF_COST_NAMESPACE"
+STATS = "/proc/sys/kernel/bpf_stats_enabled"
+VARIANTS = ("none", "watching", "engine")
+
+
+def bpf_programs():
+    """{id: (name, run_time_ns, run_cnt)} of every loaded BPF program."""
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], check=True,
+                         capture_output=True, text=True).stdout
+    progs = {}
+    for p in json.loads(out or "[]"):
+        progs[p["id"]] = (p.get("name", ""), p.get("run_time_ns", 0), p.get("run_cnt", 0))
+    return progs
+
+
+def pids_bpf_prog_ids(pid):
+    """Ids of the BPF programs @pid holds open (its fdinfo's prog_id)."""
+    ids = set()
+    fd_dir = "/proc/%d/fdinfo" % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            with open(os.path.join(fd_dir, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            continue
+    return ids
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.tmp = tempfile.mkdtemp(prefix="lm-bpf-cost-bench-")
+        os.chmod(self.tmp, 0o755)
+        self.procs = []
+        self.backing = os.path.join(self.tmp, "mem")
+        self.device = None
+        self.stats_before = None
+        os.makedirs(self.backing)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % (args.size_mb + 16),
+                        "lm-bench", self.backing], check=True)
+        image = os.path.join(self.backing, "disk.img")
+        with open(image, "wb") as f:
+            f.truncate(args.size_mb << 20)
+        # Fill it, so reads copy real pages rather than the zero page.
+        subprocess.run(["dd", "if=/dev/urandom", "of=" + image, "bs=1M",
+                        "count=%d" % args.size_mb, "conv=notrunc", "status=none"], check=True)
+        self.device = subprocess.run(["losetup", "--find", "--show", image], check=True,
+                                     capture_output=True, text=True).stdout.strip()
+        self.disk = os.path.basename(self.device)
+        self.excluded = sorted(n for n in os.listdir("/sys/block") if n != self.disk)
+        with open(STATS) as f:
+            self.stats_before = f.read().strip()
+        with open(STATS, "w") as f:
+            f.write("1")
+
+    def cleanup(self):
+        for p in reversed(self.procs):
+            lmtest.stop_process(p)
+        self.procs = []
+        if self.stats_before is not None:
+            with open(STATS, "w") as f:
+                f.write(self.stats_before)
+        if self.device is not None:
+            subprocess.run(["losetup", "-d", self.device], capture_output=True)
+        subprocess.run(["umount", "-l", self.backing], capture_output=True)
+        subprocess.run(["rm", "-rf", self.tmp])
+
+    def start_daemon(self, variant, n):
+        run_tmp = os.path.join(self.tmp, "run-%s-%d" % (variant, n))
+        os.makedirs(run_tmp)
+        os.chmod(run_tmp, 0o755)
+        address = lmtest.start_system_bus_with_polkit(run_tmp, self.procs)
+        conf = os.path.join(run_tmp, "laptop-moded.conf")
+        with open(conf, "w") as f:
+            f.write("[LaptopMode]\nMode=%s\nEngine=userspace\nRemount=false\n"
+                    % ("on" if variant == "engine" else "off"))
+            for name in self.excluded:
+                f.write("[Disk %s]\nExclude=true\n" % name)
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
+                   STATE_DIRECTORY=os.path.join(run_tmp, "state"),
+                   LAPTOP_MODED_CONFIG=conf, G_MESSAGES_DEBUG="all")
+        env.pop("LAPTOP_MODED_ROOT", None)
+        log_path = os.path.join(run_tmp, "daemon.log")
+        with open(log_path, "w") as log:
+            daemon = subprocess.Popen([self.args.daemon], env=env, stdout=log,
+                                      stderr=subprocess.STDOUT)
+        self.procs.append(daemon)
+        want = "Laptop mode on" if variant == "engine" else "Owning "
+        deadline = time.monotonic() + 30
+        while True:
+            with open(log_path, errors="replace") as f:
+                text = f.read()
+            if want in text and "attribution backend bpf" in text:
+                break
+            if time.monotonic() > deadline or daemon.poll() is not None:
+                raise RuntimeError("the daemon did not start with bpf (%s):\n%s" % (want, text))
+            time.sleep(0.1)
+        time.sleep(1)  # the first idle timers and the engine's arming settle
+        return daemon
+
+    def fio(self):
+        out = subprocess.run(
+            ["fio", "--name=r", "--filename=" + self.device, "--rw=randread", "--bs=4k",
+             "--direct=1", "--ioengine=psync", "--numjobs=1", "--time_based",
+             "--runtime=%d" % self.args.seconds, "--output-format=json"],
+            check=True, capture_output=True, text=True).stdout
+        job = json.loads(out)["jobs"][0]["read"]
+        return job["iops"], job["total_ios"]
+
+    def round(self, variant, n):
+        daemon = None
+        if variant != "none":
+            daemon = self.start_daemon(variant, n)
+        try:
+            ids = pids_bpf_prog_ids(daemon.pid) if daemon else set()
+            before = bpf_programs()
+            iops, ios = self.fio()
+            after = bpf_programs()
+        finally:
+            if daemon is not None:
+                daemon.send_signal(signal.SIGTERM)
+                daemon.wait(timeout=30)
+                for p in self.procs:
+                    lmtest.stop_process(p)
+                self.procs = []
+        per_prog = {}
+        for pid_ in ids:
+            if pid_ in before and pid_ in after:
+                name = after[pid_][0]
+                per_prog[name] = per_prog.get(name, 0) + after[pid_][1] - before[pid_][1]
+        ns = {k: v / max(ios, 1) for k, v in per_prog.items() if v > 0}
+        return {"iops": iops, "ios": ios, "ns_per_io": sum(ns.values()), "progs": ns}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the three variants (3)")
+    ap.add_argument("--seconds", type=int, default=20, help="fio run time per variant (20)")
+    ap.add_argument("--size-mb", type=int, default=256, help="loop disk size in memory (256)")
+    ap.add_argument("--daemon", default=lmtest.DAEMON, help="the laptop-moded binary")
+    ap.add_argument("--smoke", action="store_true",
+                    help="one round of 2 s per variant, as TAP (numbers not judged)")
+    args = ap.parse_args()
+    if args.smoke:
+        args.rounds, args.seconds, args.size_mb = 1, 2, 32
+    if os.geteuid() != 0:
+        benchlib.Smoke(args.smoke, "bpf_cost_bench").skip_all("run as root")
+    benchlib.enter_namespace(__file__, NS_MARK)
+    smoke = benchlib.Smoke(args.smoke, "bpf_cost_bench")
+    b = Bench(args)
+    results = {v: [] for v in VARIANTS}
+    try:
+        for n in range(args.rounds):
+            order = VARIANTS[n % 3:] + VARIANTS[:n % 3]
+            for v in order:
+                r = smoke.case("%s round %d" % (v, n + 1), lambda: b.round(v, n))
+                if r is not None:
+                    results[v].append(r)
+                    print("round %d %s: %.0f IOPS, %.0f ns/IO %s" % (
+                        n + 1, v, r["iops"], r["ns_per_io"],
+                        {k: round(x) for k, x in r["progs"].items()}),
+                        file=sys.stderr, flush=True)
+    finally:
+        b.cleanup()
+    smoke.finish()
+    if not results["none"]:
+        return
+    base = statistics.median(r["iops"] for r in results["none"])
+    print("| variant | IOPS (median of %d) | against no daemon | BPF ns per I/O | per program |"
+          % args.rounds)
+    print("|---|---:|---:|---:|---|")
+    for v in VARIANTS:
+        if not results[v]:
+            continue
+        iops = statistics.median(r["iops"] for r in results[v])
+        ns = statistics.median(r["ns_per_io"] for r in results[v])
+        names = sorted({k for r in results[v] for k in r["progs"]})
+        progs = ", ".join("`%s` %.0f" % (k, statistics.median(r["progs"].get(k, 0)
+                                                                for r in results[v]))
+                          for k in names)
+        print("| %s | %.0f | %+.1f %% | %.0f | %s |"
+              % (v, iops, (iops - base) * 100 / base, ns, progs or "–"))
+
+
+if __name__ == "__main__":
+    main()
