@@ -43,9 +43,10 @@ is_scsi_host (const char *name)
 }
 
 /* What makes the device at @dir (a path under /sys/devices) one that can
- * be unplugged, or NULL: its bus, the kernel's "removable" verdict on the
- * port it hangs from (PCI behind a Thunderbolt port, USB ports), or an
- * AHCI hot-plug port. */
+ * be unplugged, or NULL: a block device's removable media ("1"), its bus,
+ * the kernel's verdict on the port a device hangs from ("removable": PCI
+ * behind a Thunderbolt or other external port, USB ports), or an AHCI
+ * hot-plug port. */
 static char *
 hotplug_reason (const char *dir)
 {
@@ -55,6 +56,8 @@ hotplug_reason (const char *dir)
   g_autofree char *removable = read_value (file);
   g_autofree char *name = g_path_get_basename (dir);
 
+  if (g_strcmp0 (removable, "1") == 0)
+    return g_strdup ("it has removable media");
   if (g_strcmp0 (bus, "/sys/bus/usb") == 0)
     return g_strdup ("it is on USB");
   if (g_strcmp0 (bus, "/sys/bus/thunderbolt") == 0)
@@ -69,17 +72,11 @@ hotplug_reason (const char *dir)
 gboolean
 lm_removable_disk (const char *disk, char **why)
 {
-  g_autofree char *block = g_strdup_printf ("/sys/block/%s", disk);
+  g_autofree char *block = g_strdup_printf ("/sys/class/block/%s", disk);
   g_autofree char *dir = NULL;
 
   if (strchr (disk, '/') != NULL || g_str_equal (disk, ".") || g_str_equal (disk, ".."))
     return FALSE;
-  if (lm_blockdev_flag (disk, "removable"))
-    {
-      if (why != NULL)
-        *why = g_strdup ("it has removable media");
-      return TRUE;
-    }
   /* The disk's own directory, then each device it hangs from. */
   dir = lm_path_resolve (block, DEVICES);
   while (dir != NULL && g_str_has_prefix (dir, DEVICES "/"))
@@ -114,7 +111,7 @@ disk_of_devno (dev_t devno)
 static void
 add_leaves (GPtrArray *out, const char *name, guint depth)
 {
-  g_autofree char *sys = g_build_filename ("/sys/block", name, "slaves", NULL);
+  g_autofree char *sys = g_build_filename ("/sys/class/block", name, "slaves", NULL);
   g_autofree char *path = lm_path (sys);
   g_autoptr (GDir) dir = depth < MAX_DEPTH ? g_dir_open (path, 0, NULL) : NULL;
   const char *slave;
@@ -189,6 +186,12 @@ btrfs_devices (const char *device)
   return g_strdupv ((char *[]){ (char *) device, NULL });
 }
 
+static int
+compare_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
 char **
 lm_removable_disks_of (dev_t devno, const char *fstype, const char *source)
 {
@@ -212,6 +215,7 @@ lm_removable_disks_of (dev_t devno, const char *fstype, const char *source)
             add_leaves (out, disk, 0);
         }
     }
+  g_ptr_array_sort (out, compare_names);
   g_ptr_array_add (out, NULL);
   return (char **) g_ptr_array_free (g_steal_pointer (&out), FALSE);
 }
