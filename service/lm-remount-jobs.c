@@ -229,8 +229,8 @@ job_run (gpointer data, gpointer user_data)
     return;
   int err = errno;
   g_autofree char *how = fspick_said != NULL
-                             ? g_strdup_printf ("fspick refused (%s); mount(2)", fspick_said)
-                             : g_strdup ("mount(2)");
+                             ? g_strdup_printf ("fspick() refused (%s); mount(2)", fspick_said)
+                             : g_strdup ("fspick() refused or missing here; mount(2)");
   job_failed (job, err, how, error);
 }
 
