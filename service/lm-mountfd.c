@@ -1,7 +1,7 @@
 /* lm-mountfd.c: mount points held as O_PATH descriptors, opened without
- * following any symlink, identified by mount id, and their superblocks
- * reconfigured through the descriptor (fspick/fsconfig, or mount(2) on
- * /proc/self/fd/N). Must never look a mount point's path up twice. */
+ * following any symlink, identified by mount id, and their commit= set
+ * through the descriptor (fspick/fsconfig, or mount(2) on /proc/self/fd/N
+ * with the mount's own flags). Never looks a mount point's path up twice. */
 #define _GNU_SOURCE /* O_PATH, statx() */
 #include "config.h"
 

@@ -1,5 +1,5 @@
 /* lm-mountfd.h: a mount point held as an O_PATH file descriptor, opened
- * without following any symlink, and its superblock reconfigured through
+ * without following any symlink, and its superblock's commit= set through
  * that descriptor. Never resolves a mount point's path a second time. */
 #pragma once
 
