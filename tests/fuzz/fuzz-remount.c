@@ -19,7 +19,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   g_auto (GStrv) items = lm_remount_options_split (bytes);
   LM_FUZZ_CHECK (items != NULL);
-  g_autofree char *commit = lm_remount_options_get (bytes, "commit");
   for (guint t = 0; t < 2; t++)
     {
       const char *fstype = t == 0 ? "ext4" : "btrfs";
