@@ -155,11 +155,17 @@ class RemountFlagsTest(RemountFlagsBase):
     def test_hostile_subvolume_and_mount_flags(self):
         btrfs = self.make_hostile_btrfs("btrfs")
         ext4 = self.make_ext4("ext4", "nosuid,nodev,noexec")
-        mps = [btrfs, ext4]
+        # The other per-mount flags mount(2) must be given back.
+        atime = self.make_ext4("atime", "noatime,nosymfollow")
+        strict = self.make_ext4("strict", "strictatime,nodiratime,lazytime")
+        mps = [btrfs, ext4, atime, strict]
         before = self.snapshot(mps)
         table = mountinfo()
         self.assertIn("nosuid", before[btrfs][0][1].split(","))
         self.assertIn("noexec", before[ext4][0][1].split(","))
+        self.assertIn("nosymfollow", before[atime][0][1].split(","))
+        self.assertNotIn("relatime", before[strict][0][1].split(","))
+        self.assertIn("lazytime", before[strict][0][3].split(","))
         self.start_daemon(wrapper=self.wrapper)
         self.ctl_run("start", check=True)
         self.assert_commit(mps, before, "600")
