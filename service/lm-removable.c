@@ -43,7 +43,8 @@ is_scsi_host (const char *name)
 }
 
 /* What makes the device at @dir (a path under /sys/devices) one that can
- * be unplugged, or NULL: a block device's removable media ("1"), its bus,
+ * be unplugged, or NULL: a block device's removable media ("1"), its bus
+ * (USB, Thunderbolt; an SD card on the MMC bus),
  * the kernel's verdict on the port a device hangs from ("removable": PCI
  * behind a Thunderbolt or other external port, USB ports), or an AHCI
  * hot-plug port. */
@@ -62,6 +63,15 @@ hotplug_reason (const char *dir)
     return g_strdup ("it is on USB");
   if (g_strcmp0 (bus, "/sys/bus/thunderbolt") == 0)
     return g_strdup ("it is on Thunderbolt");
+  if (g_strcmp0 (bus, "/sys/bus/mmc") == 0)
+    {
+      /* The kernel never flags an MMC disk removable; an SD card is, eMMC
+       * (type MMC) is soldered in. */
+      g_autofree char *type_file = g_build_filename (dir, "type", NULL);
+      g_autofree char *type = read_value (type_file);
+      if (g_strcmp0 (type, "SD") == 0 || g_strcmp0 (type, "SDcombo") == 0)
+        return g_strdup ("it is an SD card");
+    }
   if (g_strcmp0 (removable, "removable") == 0)
     return g_strdup_printf ("the kernel marks %s removable", dir);
   if (is_scsi_host (name) && lm_removable_host_hotplug (name))

@@ -1,5 +1,5 @@
 /* lm-removable.h: whether a disk, or the disks under a filesystem, can be
- * pulled out (removable media, USB, Thunderbolt, a SATA hot-plug port), from
+ * pulled out (removable media, USB, Thunderbolt, SD, a SATA hot-plug port), from
  * sysfs under the root of lm-paths. Reads sysfs only; decides nothing else. */
 #pragma once
 

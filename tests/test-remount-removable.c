@@ -58,7 +58,8 @@ add_slave (LmFakeRoot *f, const char *upper, const char *lower_dir)
 
 /* A laptop: sda on a fixed SATA port, sdb with removable media, sdc on USB,
  * sdd on a SATA hot-plug port, nvme0n1 inside, nvme1n1 behind a Thunderbolt
- * port; LUKS and LVM on sda2, dm on the USB disk, md over both. */
+ * port, an SD card and eMMC; LUKS and LVM on sda2, dm on the USB disk, md
+ * over both. */
 static void
 machine (LmFakeRoot *f)
 {
@@ -87,6 +88,18 @@ machine (LmFakeRoot *f)
   lm_fake_root_put (f, PCI "/0000:00:1d.0/0000:03:00.0/removable", "fixed");
   add_block (f, TBT "/nvme/nvme1/nvme1n1", "259:1", "0");
   lm_fake_root_put (f, TBT "/removable", "removable");
+  /* An SD card and eMMC, both on the MMC bus, neither flagged removable. */
+  lm_fake_root_put (f, "/sys/bus/mmc/.keep", "");
+  link_to (f, PCI "/0000:00:1c.0/0000:02:00.0/rtsx_pci_sdmmc.0/mmc_host/mmc0/mmc0:aaaa/subsystem",
+           "/sys/bus/mmc");
+  lm_fake_root_put (
+      f, PCI "/0000:00:1c.0/0000:02:00.0/rtsx_pci_sdmmc.0/mmc_host/mmc0/mmc0:aaaa/type", "SD");
+  add_block (
+      f, PCI "/0000:00:1c.0/0000:02:00.0/rtsx_pci_sdmmc.0/mmc_host/mmc0/mmc0:aaaa/block/mmcblk0",
+      "179:0", "0");
+  link_to (f, PCI "/0000:00:1a.0/mmc_host/mmc1/mmc1:0001/subsystem", "/sys/bus/mmc");
+  lm_fake_root_put (f, PCI "/0000:00:1a.0/mmc_host/mmc1/mmc1:0001/type", "MMC");
+  add_block (f, PCI "/0000:00:1a.0/mmc_host/mmc1/mmc1:0001/block/mmcblk1", "179:8", "0");
 
   /* LUKS (dm-0) on sda2, LVM (dm-1) on it; dm-2 on the USB disk; md0 over
    * sda5 and sdc2. */
@@ -130,6 +143,8 @@ test_disks (LmFakeRoot *f, gconstpointer data)
   check_disk ("sdd", TRUE, "SATA hot-plug");
   check_disk ("nvme0n1", FALSE, NULL);
   check_disk ("nvme1n1", TRUE, "0000:05:00.0 removable");
+  check_disk ("mmcblk0", TRUE, "SD card");
+  check_disk ("mmcblk1", FALSE, NULL);
   check_disk ("nosuchdisk", FALSE, NULL);
   check_disk ("../sda", FALSE, NULL);
   g_assert_true (lm_removable_host_hotplug ("host3"));
