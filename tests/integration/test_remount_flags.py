@@ -19,6 +19,7 @@ the mount table is the real one (proc/self/mountinfo is a symlink to it).
 
 import os
 import shutil
+import signal
 import subprocess
 import unittest
 
@@ -198,6 +199,22 @@ class RemountFlagsTest(RemountFlagsBase):
         self.assert_commit(mps, before, "600")
         self.stop_daemon()  # SIGTERM restores too
         self.assertEqual(self.snapshot(mps), before)
+
+    def test_kill9_then_restart_restores(self):
+        """Crash recovery goes through the same path: commit= alone."""
+        btrfs = self.make_hostile_btrfs("btrfs")
+        ext4 = self.make_ext4("ext4", "nosuid,nodev,noexec")
+        mps = [btrfs, ext4]
+        before = self.snapshot(mps)
+        self.start_daemon(wrapper=self.wrapper)
+        self.ctl_run("start", check=True)
+        self.assert_commit(mps, before, "600")
+        self.stop_daemon(signal.SIGKILL)
+        self.assert_commit(mps, before, "600")
+        self.start_daemon(wrapper=self.wrapper)
+        self.assertEqual(self.snapshot(mps), before)
+        self.assertEqual(self.root.vm(), lmtest.SYSCTL_VM)
+        self.assertFalse(os.path.exists(os.path.join(self.state_dir, "state")))
 
 
 @unittest.skipUnless(OK, WHY)
