@@ -11,6 +11,7 @@
 #include "lm-io.h"
 #include "lm-journal.h"
 #include "lm-paths.h"
+#include "lm-removable.h"
 
 #define DEVICES "/sys/devices"
 #define LINK_POLICY "link_power_management_policy"
@@ -21,9 +22,6 @@
 #define LPM_UNWRITABLE_1 "keep_firmware_settings"
 #define LPM_UNWRITABLE_2 "keep_firmware"
 #define LPM_NEAREST "max_performance"
-/* PxCMD bits 18 (hot-plug capable) and 21 (external port): link power
- * management there stops the controller seeing a drive pulled out. */
-#define AHCI_PORT_HOTPLUG 0x240000u
 
 static gboolean
 is_keep (const char *value)
@@ -167,14 +165,6 @@ class_entries (const char *cls)
   return (char **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
 }
 
-static gboolean
-host_hotplug (const char *host)
-{
-  g_autofree char *sys = g_strdup_printf ("/sys/class/scsi_host/%s/ahci_port_cmd", host);
-  g_autofree char *cmd = read_value (sys);
-  return cmd != NULL && (g_ascii_strtoull (cmd, NULL, 16) & AHCI_PORT_HOTPLUG) != 0;
-}
-
 /* --- what to write --------------------------------------------------------- */
 
 /* Canonical path → value, for the settings as they stand. */
@@ -221,7 +211,9 @@ targets_for (const LmSettings *settings)
           g_autofree char *cls = class_device ("scsi_host", hosts[i], 0);
           if (device == NULL || cls == NULL || any_excluded_under (settings, disks, device))
             continue;
-          if (host_hotplug (hosts[i]))
+          /* Link power management there stops the controller seeing a
+           * drive pulled out. */
+          if (lm_removable_host_hotplug (hosts[i]))
             {
               g_message ("SATA host %s is a hot-plug or external port: link power left alone",
                          hosts[i]);

@@ -90,17 +90,76 @@ lm_remount_options_set (const char *options, const char *name, const char *value
   return g_string_free (g_steal_pointer (&out), FALSE);
 }
 
-/* Remount keeps an option that is not given, so "no commit= before" has to
- * be said out loud: commit=0 is the driver's default for ext3/4, btrfs and
- * reiserfs, which then show no commit= again. */
-char *
-lm_remount_options_for_restore (const char *options)
+/* The leading part of @options that the kernel writes itself: rw/ro, the
+ * generic flags, the LSM's and the driver's own options. btrfs writes
+ * subvol= last, its name unescaped but for whitespace and backslashes, so
+ * everything from the first ",subvol=" on may be the owner's text. */
+static char *
+kernel_part (const char *fstype, const char *options)
 {
-  g_autofree char *commit = lm_remount_options_get (options, "commit");
+  const char *text = options != NULL ? options : "";
 
-  if (commit != NULL)
-    return g_strdup (options);
-  return lm_remount_options_set (options, "commit", "0");
+  if (g_strcmp0 (fstype, "btrfs") == 0)
+    {
+      const char *subvol = g_str_has_prefix (text, "subvol=") ? text : strstr (text, ",subvol=");
+      if (subvol != NULL)
+        return g_strndup (text, (gsize) (subvol - text));
+    }
+  return g_strdup (text);
+}
+
+/* Whether the superblock is writable: the kernel writes rw or ro first. */
+gboolean
+lm_remount_options_writable (const char *options)
+{
+  g_auto (GStrv) items = lm_remount_options_split (options);
+  return items[0] != NULL && g_str_equal (items[0], "rw");
+}
+
+/* The journal commit interval shown (decimal seconds), or NULL where the
+ * driver shows none (its default) or something that is not a number. */
+char *
+lm_remount_options_commit (const char *fstype, const char *options)
+{
+  g_autofree char *own = kernel_part (fstype, options);
+  g_autofree char *value = lm_remount_options_get (own, "commit");
+  guint64 n;
+
+  if (value == NULL || !g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
+    return NULL;
+  return g_strdup_printf ("%" G_GUINT64_FORMAT, n);
+}
+
+/* The commit= that brings the superblock saved as @original back: its own
+ * value, or 0 where it showed none, which ext3/ext4 (jbd2), btrfs and
+ * reiserfs all take as "back to the default" (a remount keeps any option
+ * it is not given, so the default has to be asked for). */
+char *
+lm_remount_options_commit_restore (const char *fstype, const char *original)
+{
+  char *commit = lm_remount_options_commit (fstype, original);
+  return commit != NULL ? commit : g_strdup ("0");
+}
+
+/* @options as the kernel will likely show them with commit=@commit: a
+ * guess, for the journal until the table is read again. */
+char *
+lm_remount_options_with_commit (const char *fstype, const char *options, const char *commit)
+{
+  g_autofree char *own = kernel_part (fstype, options);
+  g_autofree char *set = lm_remount_options_set (own, "commit", commit);
+  const char *rest = (options != NULL ? options : "") + strlen (own);
+
+  return g_strconcat (set, *rest != '\0' && *rest != ',' ? "," : "", rest, NULL);
+}
+
+/* lazytime is a superblock flag that mount(2)'s remount resets unless it
+ * is passed again, and statvfs() does not show it. */
+gboolean
+lm_remount_options_lazytime (const char *fstype, const char *options)
+{
+  g_autofree char *own = kernel_part (fstype, options);
+  return lm_remount_options_has (own, "lazytime");
 }
 
 /* Whether @name is among @options, as a flag or with a value. */

@@ -1,7 +1,7 @@
 /* lm-mountfd.c: mount points held as O_PATH descriptors, opened without
- * following any symlink, identified by mount id, and their superblocks
- * reconfigured through the descriptor (fspick/fsconfig, or mount(2) on
- * /proc/self/fd/N). Must never look a mount point's path up twice. */
+ * following any symlink, identified by mount id, and their commit= set
+ * through the descriptor (fspick/fsconfig, or mount(2) on /proc/self/fd/N
+ * with the mount's own flags). Never looks a mount point's path up twice. */
 #define _GNU_SOURCE /* O_PATH, statx() */
 #include "config.h"
 
@@ -13,11 +13,24 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "lm-error.h"
 #include "lm-remount.h"
+
+/* glibc before 2.34 names neither; the kernel has had them since 5.10. */
+#ifdef ST_NOSYMFOLLOW
+#define LM_ST_NOSYMFOLLOW ST_NOSYMFOLLOW
+#else
+#define LM_ST_NOSYMFOLLOW 0x2000
+#endif
+#ifdef MS_NOSYMFOLLOW
+#define LM_MS_NOSYMFOLLOW MS_NOSYMFOLLOW
+#else
+#define LM_MS_NOSYMFOLLOW 256
+#endif
 
 #ifndef HAVE_FSPICK
 /* glibc before 2.36 has neither the wrappers nor these constants. */
@@ -288,41 +301,24 @@ fsconfig_failed (int fs, const char *what, GError **error)
   return FALSE;
 }
 
-/* Reconfigure the superblock of the mount held by @fd with @options
- * (superblock options as mountinfo shows them, without rw/ro): each one as
- * the kernel's own parser of a mount(2) data string would pass it, a
- * "key=value" as a string, a "flag" as a flag. A quoted value (mountinfo
- * quotes SELinux contexts holding commas) goes without its quotes, as the
- * LSMs strip them from a data string. errno is left set on failure. */
+/* Set the journal commit interval of the superblock of the mount held by
+ * @fd, and nothing else: fsconfig() takes the one parameter by name, so no
+ * option string is built or parsed, and the reconfiguration keeps every
+ * other superblock option and leaves the mount's own flags alone. @commit
+ * is decimal seconds, "0" for the driver's default. errno is left set on
+ * failure. */
 gboolean
-lm_mountfd_reconfigure (int fd, char *const *options, GError **error)
+lm_mountfd_set_commit (int fd, const char *commit, GError **error)
 {
   int fs = fspick (fd, "", FSPICK_EMPTY_PATH | FSPICK_NO_AUTOMOUNT | FSPICK_CLOEXEC);
   gboolean ok = TRUE;
 
   if (fs < 0)
     return fsconfig_failed (-1, NULL, error);
-  for (guint i = 0; ok && options[i] != NULL; i++)
+  if (fsconfig (fs, FSCONFIG_SET_STRING, "commit", commit, 0) != 0)
     {
-      g_autofree char *key = g_strdup (options[i]);
-      char *value = strchr (key, '=');
-      int rc;
-
-      if (value != NULL)
-        {
-          *value++ = '\0';
-          gsize len = strlen (value);
-          if (len >= 2 && value[0] == '"' && value[len - 1] == '"')
-            {
-              value[len - 1] = '\0';
-              value++;
-            }
-          rc = fsconfig (fs, FSCONFIG_SET_STRING, key, value, 0);
-        }
-      else
-        rc = fsconfig (fs, FSCONFIG_SET_FLAG, key, NULL, 0);
-      if (rc != 0)
-        ok = fsconfig_failed (fs, options[i], error);
+      g_autofree char *what = g_strdup_printf ("commit=%s", commit);
+      ok = fsconfig_failed (fs, what, error);
     }
   if (ok && fsconfig (fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) != 0)
     ok = fsconfig_failed (fs, NULL, error);
@@ -330,6 +326,125 @@ lm_mountfd_reconfigure (int fd, char *const *options, GError **error)
   close (fs);
   errno = err;
   return ok;
+}
+
+gboolean
+lm_mountfd_not_available (int err)
+{
+  return not_available (err);
+}
+
+/* statvfs()'s per-mount (and generic superblock) flags as the MS_* flags
+ * that make mount(2)'s MS_REMOUNT keep them: it sets exactly what it is
+ * given. Without an atime flag the kernel keeps the mount's atime mode,
+ * so strictatime is said out loud only to be explicit. */
+unsigned long
+lm_mountfd_ms_flags (unsigned long f_flag)
+{
+  static const struct
+  {
+    unsigned long st, ms;
+  } map[] = {
+    { ST_RDONLY, MS_RDONLY },
+    { ST_NOSUID, MS_NOSUID },
+    { ST_NODEV, MS_NODEV },
+    { ST_NOEXEC, MS_NOEXEC },
+    { ST_SYNCHRONOUS, MS_SYNCHRONOUS },
+    { ST_MANDLOCK, MS_MANDLOCK },
+    { ST_NOATIME, MS_NOATIME },
+    { ST_NODIRATIME, MS_NODIRATIME },
+    { ST_RELATIME, MS_RELATIME },
+    { LM_ST_NOSYMFOLLOW, LM_MS_NOSYMFOLLOW },
+  };
+  unsigned long ms = 0;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (map); i++)
+    if (f_flag & map[i].st)
+      ms |= map[i].ms;
+  if (!(f_flag & (ST_NOATIME | ST_RELATIME)))
+    ms |= MS_STRICTATIME;
+  return ms;
+}
+
+/* The flags of @f_flag in mount(8)'s words, for messages. */
+char *
+lm_mountfd_describe_flags (unsigned long f_flag)
+{
+  g_autoptr (GString) out = g_string_new (f_flag & ST_RDONLY ? "ro" : "rw");
+
+  if (f_flag & ST_NOSUID)
+    g_string_append (out, ",nosuid");
+  if (f_flag & ST_NODEV)
+    g_string_append (out, ",nodev");
+  if (f_flag & ST_NOEXEC)
+    g_string_append (out, ",noexec");
+  if (f_flag & ST_SYNCHRONOUS)
+    g_string_append (out, ",sync");
+  if (f_flag & ST_MANDLOCK)
+    g_string_append (out, ",mand");
+  if (f_flag & ST_NOATIME)
+    g_string_append (out, ",noatime");
+  if (f_flag & ST_NODIRATIME)
+    g_string_append (out, ",nodiratime");
+  if (f_flag & ST_RELATIME)
+    g_string_append (out, ",relatime");
+  if (!(f_flag & (ST_NOATIME | ST_RELATIME)))
+    g_string_append (out, ",strictatime");
+  if (f_flag & LM_ST_NOSYMFOLLOW)
+    g_string_append (out, ",nosymfollow");
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static gboolean
+remount_flags (const char *target, unsigned long flags, const char *commit)
+{
+  g_autofree char *data = g_strdup_printf ("commit=%s", commit);
+  return mount (NULL, target, NULL, MS_REMOUNT | flags, data) == 0;
+}
+
+/* Where fspick() is refused: mount(2) MS_REMOUNT through the magic link of
+ * @fd with the held mount's own flags, read with fstatvfs() on the
+ * descriptor (such a remount sets the mount's flags to exactly those
+ * given), and "commit=N" as its only data. Afterwards the flags must be
+ * exactly as before; otherwise they are put back, with commit=@undo_commit,
+ * and this fails. errno is left set on failure. */
+gboolean
+lm_mountfd_remount_commit (int fd, const char *commit, const char *undo_commit, gboolean lazytime,
+                           GError **error)
+{
+  g_autofree char *target = lm_mountfd_proc_path (fd);
+  struct statvfs before, after;
+  unsigned long flags;
+
+  if (fstatvfs (fd, &before) != 0)
+    {
+      int err = errno;
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "cannot read its mount flags: %s",
+                   g_strerror (err));
+      errno = err;
+      return FALSE;
+    }
+  flags = lm_mountfd_ms_flags (before.f_flag) | (lazytime ? MS_LAZYTIME : 0);
+  if (!remount_flags (target, flags, commit))
+    {
+      int err = errno;
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "%s", g_strerror (err));
+      errno = err;
+      return FALSE;
+    }
+  if (fstatvfs (fd, &after) == 0 && after.f_flag == before.f_flag)
+    return TRUE;
+
+  /* Never leave a mount with other flags (nosuid gone): put back both. */
+  g_autofree char *was = lm_mountfd_describe_flags (before.f_flag);
+  g_autofree char *is = lm_mountfd_describe_flags (after.f_flag);
+  gboolean undone = remount_flags (target, flags, undo_commit) && fstatvfs (fd, &after) == 0
+                    && after.f_flag == before.f_flag;
+  g_set_error (error, LM_ERROR, LM_ERROR_KERNEL,
+               "mount(2) changed the mount's own flags from %s to %s; %s", was, is,
+               undone ? "they were put back" : "putting them back failed too");
+  errno = EPERM;
+  return FALSE;
 }
 
 /* The magic link to @fd itself: mount(2) given it acts on exactly the

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libmount.h>
-
 #include "lm-error.h"
 #include "lm-mount-options.h"
 #include "lm-paths.h"
@@ -166,86 +164,74 @@ lm_remount_log_skip (const LmMount *was, const LmHeld *held)
  * a cache flush (8 to 25 ms on a loop device, the same order on a disk), so
  * the remounts of different superblocks run side by side: 20 filesystems
  * then take about as long as one. Everything else (holding and checking,
- * a libmount context where one is needed) is done on the main thread. */
+ * reading the flags) is done before, on the main thread. */
 
 void
 lm_remount_job_free (LmRemountJob *job)
 {
-  g_free (job->options);
-  g_strfreev (job->sb_options);
-  g_clear_pointer (&job->cxt, mnt_free_context);
+  g_free (job->commit);
+  g_free (job->undo_commit);
   g_free (job->why);
   g_free (job);
 }
 
-/* Remount @m's superblock with @fs_options through @fd. The mount point's
- * own flags (nosuid, noatime...) are passed as they are where mount(2) is
- * used, since its remount otherwise resets them; rw/ro come from there too.
- * fspick() changes the superblock only and needs neither. */
+/* Set commit=@commit on @m's superblock through @fd, and nothing else
+ * (lm-mountfd.c); @undo_commit is what goes back if mount(2) is used and
+ * its check finds the mount's flags moved. */
 LmRemountJob *
-lm_remount_job_new (const LmMount *m, int fd, const char *fs_options, gboolean applying)
+lm_remount_job_new (const LmMount *m, int fd, const char *commit, const char *undo_commit)
 {
-  g_autoptr (LmRemountJob) job = g_new0 (LmRemountJob, 1);
-  g_autofree char *no_rw = lm_remount_options_set (fs_options, "rw", NULL);
-  g_autofree char *data = lm_remount_options_set (no_rw, "ro", NULL);
+  LmRemountJob *job = g_new0 (LmRemountJob, 1);
 
   job->mount = m;
   job->fd = fd;
-  job->applying = applying;
-  job->options = g_strdup_printf ("remount,%s%s%s", m->vfs_options, *data ? "," : "", data);
-  job->sb_options = lm_remount_options_split (data);
-  return g_steal_pointer (&job);
+  job->commit = g_strdup (commit);
+  job->undo_commit = g_strdup (undo_commit);
+  job->lazytime = lm_remount_options_lazytime (m->fstype, m->fs_options);
+  return job;
 }
 
-/* mount(2) through the magic link of the held descriptor: the kernel
- * resolves /proc/self/fd/N to exactly the held mount. Exactly these options
- * on exactly this path: no fstab or mtab merging, no canonicalization (it
- * would turn the link into a path again), no /sbin/mount.<type> helper. */
 static void
-job_prepare_libmount (LmRemountJob *job)
+job_failed (LmRemountJob *job, int err, const char *how, GError *error)
 {
-  g_autofree char *target = lm_mountfd_proc_path (job->fd);
-
-  job->cxt = mnt_new_context ();
-  if (job->cxt == NULL)
-    {
-      job->err = ENOMEM;
-      return;
-    }
-  mnt_context_set_optsmode (job->cxt, MNT_OMODE_NOTAB);
-  mnt_context_disable_canonicalize (job->cxt, TRUE);
-  mnt_context_disable_helpers (job->cxt, TRUE);
-  mnt_context_disable_mtab (job->cxt, TRUE);
-  mnt_context_set_target (job->cxt, target);
-  mnt_context_set_options (job->cxt, job->options);
+  job->err = err != 0 ? err : EINVAL;
+  g_free (job->why);
+  job->why = g_strdup_printf ("%s: %s", how, error->message);
 }
 
 static void
 job_run (gpointer data, gpointer user_data)
 {
   LmRemountJob *job = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *fspick_said = NULL;
 
   if (job->err != 0)
     return;
   if (job->method == LM_MOUNTFD_FSPICK)
     {
-      g_autoptr (GError) error = NULL;
-      if (!lm_mountfd_reconfigure (job->fd, job->sb_options, &error))
+      errno = 0;
+      if (lm_mountfd_set_commit (job->fd, job->commit, &error))
+        return;
+      int err = errno;
+      if (!lm_mountfd_not_available (err))
         {
-          job->err = errno != 0 ? errno : EINVAL;
-          job->why = g_strdup (error->message);
+          job_failed (job, err, "fspick", error);
+          return;
         }
-      return;
+      /* Refused for this one mount (a seccomp or LSM rule): mount(2). */
+      fspick_said = g_strdup (error->message);
+      g_clear_error (&error);
+      job->method = LM_MOUNTFD_PROC_FD;
     }
-  int rc = mnt_context_mount (job->cxt);
-  if (rc == 0)
+  errno = 0;
+  if (lm_mountfd_remount_commit (job->fd, job->commit, job->undo_commit, job->lazytime, &error))
     return;
-  if (mnt_context_syscall_called (job->cxt))
-    job->err = mnt_context_get_syscall_errno (job->cxt);
-  else
-    job->err = rc < 0 ? -rc : EINVAL;
-  if (job->err == 0)
-    job->err = EINVAL;
+  int err = errno;
+  g_autofree char *how = fspick_said != NULL
+                             ? g_strdup_printf ("fspick() refused (%s); mount(2)", fspick_said)
+                             : g_strdup ("fspick() refused or missing here; mount(2)");
+  job_failed (job, err, how, error);
 }
 
 void
@@ -259,8 +245,6 @@ lm_remount_run_jobs (GPtrArray *jobs)
     {
       LmRemountJob *job = g_ptr_array_index (jobs, i);
       job->method = method;
-      if (job->err == 0 && method == LM_MOUNTFD_PROC_FD)
-        job_prepare_libmount (job);
     }
   if (jobs->len <= 1)
     {
@@ -286,13 +270,12 @@ lm_remount_job_result (const LmRemountJob *job, GError **error)
 
   if (job->err != 0)
     {
-      g_autofree char *shown_options = lm_remount_escape (job->options);
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot remount %s (%s) with %s: %s", shown,
-                   job->mount->fstype, shown_options + strlen ("remount,"),
+      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot remount %s (%s) with commit=%s: %s",
+                   shown, job->mount->fstype, job->commit,
                    job->why != NULL ? job->why : g_strerror (job->err));
       return FALSE;
     }
-  g_debug ("Remounted %s with %s (through %s)", shown, job->options,
+  g_debug ("Remounted %s with commit=%s (through %s)", shown, job->commit,
            lm_mountfd_method_name (job->method));
   return TRUE;
 }

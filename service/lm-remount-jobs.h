@@ -10,8 +10,6 @@
 
 G_BEGIN_DECLS
 
-struct libmnt_context;
-
 GPtrArray *lm_remount_read_mounts (GError **error);
 
 /* A journal key for a remount: "<major:minor> <mount point>" (the mount
@@ -39,17 +37,16 @@ typedef struct
 {
   const LmMount *mount; /* borrowed, as read while held */
   int fd;               /* borrowed from its LmHeld */
-  char *options;        /* the equivalent mount(8) options, "remount,..." */
-  char **sb_options;    /* the superblock's part, for fsconfig() */
-  gboolean applying;
+  char *commit;         /* the one thing set: commit=<this> */
+  char *undo_commit;    /* what mount(2)'s check puts back if the flags moved */
+  gboolean lazytime;    /* a superblock flag mount(2) must be given again */
   LmMountfdMethod method;
-  struct libmnt_context *cxt; /* for mount(2) on /proc/self/fd/N */
   int err;
   char *why; /* the failure in words, when more than strerror(err) */
 } LmRemountJob;
 
-LmRemountJob *lm_remount_job_new (const LmMount *m, int fd, const char *fs_options,
-                                  gboolean applying);
+LmRemountJob *lm_remount_job_new (const LmMount *m, int fd, const char *commit,
+                                  const char *undo_commit);
 void lm_remount_job_free (LmRemountJob *job);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmRemountJob, lm_remount_job_free)
 void lm_remount_run_jobs (GPtrArray *jobs);

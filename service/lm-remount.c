@@ -1,5 +1,6 @@
-/* lm-remount.c: the save-remount-restore transaction over the mount table; never changes
- * a mount not saved first, nor one remounted by someone else (jobs: lm-remount-jobs.c). */
+/* lm-remount.c: the save-remount-restore transaction over the mount table; sets commit=
+ * only, never on a mount not saved first, on one remounted by someone else, or on a
+ * removable disk (jobs: lm-remount-jobs.c). */
 #include "config.h"
 
 #include "lm-remount.h"
@@ -11,10 +12,13 @@
 #include "lm-error.h"
 #include "lm-journal.h"
 #include "lm-remount-jobs.h"
+#include "lm-removable.h"
 
 /* The journal's part for remounts: one entry per superblock, keyed by
  * "<major:minor> <mount point used>", holding the superblock options before
- * (the original) and after ours (applied), exactly as the kernel showed them. */
+ * (the original) and after ours (applied), exactly as the kernel showed them.
+ * Only their commit= is ever acted on (lm_remount_options_commit): the
+ * strings are for people, never sent back to the kernel. */
 #define PART "Remount"
 
 static gboolean
@@ -46,7 +50,9 @@ excluded_by_user (const LmSettings *settings, const char *target)
 /* One mount per superblock to remount, in mount table order: commit= is a
  * superblock option, so bind mounts and further mount points of the same
  * filesystem share it. A NoRemount mount point opts its whole superblock
- * out. Each entry is borrowed from @mounts. */
+ * out, and so does a disk that can be pulled out: data written to a USB
+ * stick must not wait MaxLostWork seconds in memory. Each entry is
+ * borrowed from @mounts. */
 static GPtrArray *
 pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
 {
@@ -57,8 +63,18 @@ pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
   for (guint i = 0; i < mounts->len; i++)
     {
       LmMount *m = g_ptr_array_index (mounts, i);
-      if (in_list (settings->remount_types, m->fstype) && excluded_by_user (settings, m->target))
+      g_autofree char *why = NULL;
+      if (!in_list (settings->remount_types, m->fstype)
+          || g_hash_table_contains (opted_out, m->key))
+        continue;
+      if (excluded_by_user (settings, m->target))
         g_hash_table_add (opted_out, m->key);
+      else if (lm_removable_superblock (m->devno, m->fstype, m->source, &why))
+        {
+          g_autofree char *shown = lm_remount_escape (m->target);
+          g_message ("Not remounting %s (device %s): %s", shown, m->key, why);
+          g_hash_table_add (opted_out, m->key);
+        }
     }
 
   for (guint i = 0; i < mounts->len; i++)
@@ -70,8 +86,8 @@ pick_superblocks (GPtrArray *mounts, const LmSettings *settings)
       /* A read-only superblock has no journal commits to stretch; a
        * read-only mount of a writable one cannot carry the remount (its
        * "ro" would make the whole filesystem read-only). */
-      if (!lm_remount_options_has (m->fs_options, "rw")
-          || !lm_remount_options_has (m->vfs_options, "rw"))
+      if (!lm_remount_options_writable (m->fs_options)
+          || !lm_remount_options_writable (m->vfs_options))
         continue;
       LmMount *seen = g_hash_table_lookup (by_key, m->key);
       if (seen == NULL)
@@ -98,6 +114,25 @@ lm_remount_saved (LmState *state)
   return keys[0] != NULL || lm_expedite_saved (state);
 }
 
+/* The journal's verdict on superblock @m saved as @record, judged on its
+ * commit= alone, the one thing ours: as the original, as we applied it (or
+ * not known), or changed by someone else since. */
+static LmJournalVerdict
+commit_verdict (LmState *state, const char *record, const LmMount *m)
+{
+  g_autofree char *original = lm_journal_original (state, PART, record);
+  g_autofree char *applied = lm_journal_applied (state, PART, record);
+  g_autofree char *now = lm_remount_options_commit (m->fstype, m->fs_options);
+  g_autofree char *was = lm_remount_options_commit (m->fstype, original);
+  g_autofree char *ours = lm_remount_options_commit (m->fstype, applied);
+
+  if (original != NULL && g_strcmp0 (now, was) == 0)
+    return LM_JOURNAL_AS_ORIGINAL;
+  if (applied != NULL && g_strcmp0 (now, ours) != 0)
+    return LM_JOURNAL_CHANGED;
+  return LM_JOURNAL_OURS;
+}
+
 /* Whether the superblock saved as @record may be put back through mount
  * @m: never fight over a mount that someone else remounted or made
  * read-only, nor write what is already there (the record is dropped). */
@@ -106,7 +141,7 @@ restore_check (const LmMount *m, LmState *state, const char *record)
 {
   g_autofree char *shown = lm_remount_escape (m->target);
 
-  switch (lm_journal_check (state, PART, record, m->fs_options))
+  switch (commit_verdict (state, record, m))
     {
       case LM_JOURNAL_AS_ORIGINAL:
         g_message ("%s already has its original options; nothing to restore there", shown);
@@ -126,7 +161,7 @@ restore_check (const LmMount *m, LmState *state, const char *record)
       case LM_JOURNAL_OURS:
         break;
     }
-  if (!lm_remount_options_has (m->vfs_options, "rw"))
+  if (!lm_remount_options_writable (m->vfs_options) || !lm_remount_options_writable (m->fs_options))
     {
       g_message ("%s is now mounted read-only; leaving it", shown);
       lm_journal_forget (state, PART, record);
@@ -228,8 +263,8 @@ restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys, GStrin
       if (!restore_check (h->mount, state, record))
         continue;
       g_autofree char *original = lm_journal_original (state, PART, record);
-      g_autofree char *options = lm_remount_options_for_restore (original);
-      g_ptr_array_add (jobs, lm_remount_job_new (h->mount, h->fd, options, FALSE));
+      g_autofree char *commit = lm_remount_options_commit_restore (h->mount->fstype, original);
+      g_ptr_array_add (jobs, lm_remount_job_new (h->mount, h->fd, commit, commit));
       g_ptr_array_add (job_keys, (gpointer) record);
     }
   gboolean expedited = jobs->len > 0 && lm_expedite_begin (state);
@@ -323,7 +358,7 @@ typedef struct
   LmMount *mount;       /* borrowed, as read while held */
   int fd;               /* borrowed: the held mount point */
   char *previous;       /* superblock options before this call */
-  char *next;           /* what we ask for */
+  char *undo;           /* the commit= that puts the previous ones back */
   gboolean skipped;     /* vanished under us */
   char *applied_before; /* our record from an earlier call, or NULL */
   char *record;         /* its journal key */
@@ -333,7 +368,7 @@ static void
 lm_remount_step_clear (LmRemountStep *step)
 {
   g_free (step->previous);
-  g_free (step->next);
+  g_free (step->undo);
   g_free (step->applied_before);
   g_free (step->record);
 }
@@ -381,8 +416,7 @@ roll_back (GArray *steps, GPtrArray *done)
       LmRemountJob *job = g_ptr_array_index (done, i);
       if (step->skipped || job->err != 0)
         continue;
-      g_autofree char *options = lm_remount_options_for_restore (step->previous);
-      g_ptr_array_add (jobs, lm_remount_job_new (step->mount, step->fd, options, FALSE));
+      g_ptr_array_add (jobs, lm_remount_job_new (step->mount, step->fd, step->undo, step->undo));
     }
   lm_remount_run_jobs (jobs);
   for (guint i = 0; i < jobs->len; i++)
@@ -455,12 +489,14 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       g_autofree char *record = lm_remount_record_find (state, PART, m->key);
       g_autofree char *original = record != NULL ? lm_journal_original (state, PART, record) : NULL;
       g_autofree char *applied = record != NULL ? lm_journal_applied (state, PART, record) : NULL;
-      g_autofree char *next = lm_remount_options_set (m->fs_options, "commit", commit);
+      g_autofree char *next = lm_remount_options_with_commit (m->fstype, m->fs_options, commit);
+      g_autofree char *now = lm_remount_options_commit (m->fstype, m->fs_options);
 
-      if (!lm_remount_options_has (m->fs_options, "rw")
-          || !lm_remount_options_has (m->vfs_options, "rw"))
+      if (!lm_remount_options_writable (m->fs_options)
+          || !lm_remount_options_writable (m->vfs_options))
         continue; /* made read-only meanwhile: see pick_superblocks() */
-      if (original != NULL && applied != NULL && !g_str_equal (m->fs_options, applied))
+      if (original != NULL && applied != NULL
+          && commit_verdict (state, record, m) != LM_JOURNAL_OURS)
         {
           g_autofree char *shown = lm_remount_escape (m->target);
           g_message ("%s was remounted by someone else while laptop mode was on; leaving it",
@@ -468,7 +504,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
           lm_journal_forget (state, PART, record);
           continue;
         }
-      if (g_str_equal (next, m->fs_options))
+      if (g_strcmp0 (now, commit) == 0)
         continue; /* already so, by us or by the user's own fstab */
       if (original == NULL)
         {
@@ -480,7 +516,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
       LmRemountStep step = { m,
                              h->fd,
                              g_strdup (m->fs_options),
-                             g_steal_pointer (&next),
+                             lm_remount_options_commit_restore (m->fstype, m->fs_options),
                              FALSE,
                              original != NULL ? g_steal_pointer (&applied) : NULL,
                              g_steal_pointer (&record) };
@@ -501,7 +537,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
   for (guint i = 0; i < steps->len; i++)
     {
       LmRemountStep *step = &g_array_index (steps, LmRemountStep, i);
-      g_ptr_array_add (jobs, lm_remount_job_new (step->mount, step->fd, step->next, TRUE));
+      g_ptr_array_add (jobs, lm_remount_job_new (step->mount, step->fd, commit, step->undo));
     }
   lm_remount_run_jobs (jobs);
   if (expedited)

@@ -1,10 +1,14 @@
-/* test-remount.c: option rewriting, escaping and the remount settings.
+/* test-remount.c: reading commit= back, mount flags, escaping and the remount settings.
  * Pure functions only: never mounts anything (test_remount.py does that). */
+#define _GNU_SOURCE /* ST_NODEV and the other per-mount statvfs flags */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 
 #include "lm-error.h"
 #include "lm-journal.h"
+#include "lm-mountfd.h"
 #include "lm-remount.h"
 #include "lm-settings.h"
 
@@ -81,15 +85,98 @@ test_set (void)
   check_set ("subvol=/a b,c\xff", "commit", "600", "subvol=/a b,c\xff,commit=600");
 }
 
+/* A remount sets commit= and nothing else: what is read back from the
+ * options is only the kernel's own part, never a btrfs subvolume's name. */
 static void
-test_for_restore (void)
+check_commit (const char *fstype, const char *options, const char *want, const char *restore)
 {
-  g_autofree char *none = lm_remount_options_for_restore ("rw,data=ordered");
-  g_autofree char *had = lm_remount_options_for_restore ("rw,commit=17");
+  g_autofree char *got = lm_remount_options_commit (fstype, options);
+  g_autofree char *back = lm_remount_options_commit_restore (fstype, options);
 
-  /* A remount keeps an option not given: "no commit=" must be commit=0. */
-  g_assert_cmpstr (none, ==, "rw,data=ordered,commit=0");
-  g_assert_cmpstr (had, ==, "rw,commit=17");
+  g_assert_cmpstr (got, ==, want);
+  g_assert_cmpstr (back, ==, restore);
+}
+
+static void
+test_commit (void)
+{
+  check_commit ("ext4", "rw,relatime,commit=17,data=ordered", "17", "17");
+  check_commit ("ext4", "rw,relatime,data=ordered", NULL, "0");
+  check_commit ("ext4", "rw,commit=abc", NULL, "0");
+  check_commit ("ext4", "rw,commit=", NULL, "0");
+  check_commit ("ext4", "rw,commit=99999999999", NULL, "0");
+  check_commit ("btrfs", "rw,relatime,space_cache=v2,subvolid=5,subvol=/", NULL, "0");
+  check_commit ("btrfs", "rw,commit=600,space_cache=v2,subvolid=256,subvol=/a", "600", "600");
+  /* The owner of a btrfs names its subvolume: none of that counts. */
+  check_commit ("btrfs", "rw,relatime,subvolid=256,subvol=/x,commit=5", NULL, "0");
+  check_commit ("btrfs", "rw,subvol=/x,commit=5,subvol=/y", NULL, "0");
+  check_commit ("btrfs", "subvol=/commit=5,commit=5", NULL, "0");
+  check_commit ("btrfs", "rw,commit=30,subvolid=257,subvol=/x,commit=5", "30", "30");
+  /* Other types have no such option: the first commit= is the kernel's. */
+  check_commit ("ext4", "rw,commit=30,usrjquota=a,commit=5", "30", "30");
+}
+
+static void
+test_writable (void)
+{
+  g_assert_true (lm_remount_options_writable ("rw,relatime"));
+  g_assert_true (lm_remount_options_writable ("rw"));
+  g_assert_false (lm_remount_options_writable ("ro,relatime"));
+  g_assert_false (lm_remount_options_writable ("ro,subvolid=256,subvol=/x,rw"));
+  g_assert_false (lm_remount_options_writable ("relatime,rw"));
+  g_assert_false (lm_remount_options_writable (""));
+  g_assert_false (lm_remount_options_writable (NULL));
+}
+
+static void
+test_lazytime (void)
+{
+  g_assert_true (lm_remount_options_lazytime ("ext4", "rw,lazytime,relatime"));
+  g_assert_false (lm_remount_options_lazytime ("ext4", "rw,relatime"));
+  g_assert_true (lm_remount_options_lazytime ("btrfs", "rw,lazytime,subvolid=5,subvol=/"));
+  g_assert_false (lm_remount_options_lazytime ("btrfs", "rw,subvolid=256,subvol=/x,lazytime"));
+}
+
+static void
+check_with_commit (const char *fstype, const char *options, const char *want)
+{
+  g_autofree char *got = lm_remount_options_with_commit (fstype, options, "600");
+  g_autofree char *commit = lm_remount_options_commit (fstype, got);
+
+  g_assert_cmpstr (got, ==, want);
+  g_assert_cmpstr (commit, ==, "600");
+}
+
+static void
+test_with_commit (void)
+{
+  check_with_commit ("ext4", "rw,relatime", "rw,relatime,commit=600");
+  check_with_commit ("ext4", "rw,commit=17,data=ordered", "rw,commit=600,data=ordered");
+  check_with_commit ("btrfs", "rw,space_cache=v2,subvolid=256,subvol=/x,suid,dev",
+                     "rw,space_cache=v2,subvolid=256,commit=600,subvol=/x,suid,dev");
+  check_with_commit ("btrfs", "subvol=/x", "commit=600,subvol=/x");
+}
+
+/* mount(2)'s fallback passes the held mount's own flags back as MS_*. */
+static void
+test_ms_flags (void)
+{
+  g_autofree char *words = NULL;
+
+  g_assert_cmphex (lm_mountfd_ms_flags (ST_NOSUID | ST_NODEV | ST_RELATIME), ==,
+                   MS_NOSUID | MS_NODEV | MS_RELATIME);
+  g_assert_cmphex (lm_mountfd_ms_flags (ST_NOEXEC | ST_NOATIME | ST_NODIRATIME), ==,
+                   MS_NOEXEC | MS_NOATIME | MS_NODIRATIME);
+  g_assert_cmphex (lm_mountfd_ms_flags (ST_RDONLY | ST_SYNCHRONOUS | ST_RELATIME), ==,
+                   MS_RDONLY | MS_SYNCHRONOUS | MS_RELATIME);
+  /* Neither noatime nor relatime: strictatime, said out loud. */
+  g_assert_cmphex (lm_mountfd_ms_flags (0), ==, MS_STRICTATIME);
+  /* nosymfollow (Linux 5.10): ST_NOSYMFOLLOW 0x2000, MS_NOSYMFOLLOW 256. */
+  g_assert_cmphex (lm_mountfd_ms_flags (0x2000 | ST_RELATIME), ==, 256 | MS_RELATIME);
+  /* ST_VALID (0x20), the kernel's "f_flag is filled in", is no mount flag. */
+  g_assert_cmphex (lm_mountfd_ms_flags (0x20 | ST_RELATIME), ==, MS_RELATIME);
+  words = lm_mountfd_describe_flags (ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_RELATIME | 0x2000);
+  g_assert_cmpstr (words, ==, "rw,nosuid,nodev,noexec,relatime,nosymfollow");
 }
 
 static void
@@ -269,7 +356,11 @@ main (int argc, char **argv)
   g_test_add_func ("/remount/options/split", test_split);
   g_test_add_func ("/remount/options/get", test_get);
   g_test_add_func ("/remount/options/set", test_set);
-  g_test_add_func ("/remount/options/for-restore", test_for_restore);
+  g_test_add_func ("/remount/options/commit", test_commit);
+  g_test_add_func ("/remount/options/writable", test_writable);
+  g_test_add_func ("/remount/options/lazytime", test_lazytime);
+  g_test_add_func ("/remount/options/with-commit", test_with_commit);
+  g_test_add_func ("/remount/mountfd/ms-flags", test_ms_flags);
   g_test_add_func ("/remount/escape", test_escape);
   g_test_add_func ("/remount/old-state-file", test_old_state_file);
   g_test_add_func ("/remount/settings/defaults", test_settings_defaults);

@@ -1,6 +1,7 @@
 /* fuzz-remount.c: mount points and option strings as /proc/self/mountinfo
- * gives them (lm-remount.c's pure functions): escaping is reversible and
- * its output is printable UTF-8; option rewriting keeps what it set. */
+ * gives them (lm-mount-options.c's pure functions): escaping is reversible
+ * and printable UTF-8; commit= read back is a number or nothing, never from
+ * a btrfs subvolume's name; option rewriting keeps what it set. */
 #include "lm-fuzz.h"
 #include "lm-remount.h"
 
@@ -18,9 +19,24 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   g_auto (GStrv) items = lm_remount_options_split (bytes);
   LM_FUZZ_CHECK (items != NULL);
-  g_autofree char *commit = lm_remount_options_get (bytes, "commit");
-  g_autofree char *restore = lm_remount_options_for_restore (bytes);
-  LM_FUZZ_CHECK (restore != NULL);
+  for (guint t = 0; t < 2; t++)
+    {
+      const char *fstype = t == 0 ? "ext4" : "btrfs";
+      g_autofree char *shown = lm_remount_options_commit (fstype, bytes);
+      g_autofree char *restore = lm_remount_options_commit_restore (fstype, bytes);
+      LM_FUZZ_CHECK (restore != NULL && *restore != '\0');
+      for (const char *p = restore; *p; p++)
+        LM_FUZZ_CHECK (g_ascii_isdigit (*p));
+      LM_FUZZ_CHECK (shown == NULL || g_str_equal (shown, restore));
+      /* Whatever a subvolume is named, it cannot say commit=. */
+      g_autofree char *hostile = g_strconcat ("rw,subvolid=256,subvol=/", bytes, NULL);
+      g_autofree char *none = lm_remount_options_commit ("btrfs", hostile);
+      LM_FUZZ_CHECK (none == NULL);
+      LM_FUZZ_CHECK (!lm_remount_options_lazytime ("btrfs", hostile));
+      g_autofree char *with = lm_remount_options_with_commit (fstype, bytes, "600");
+      g_autofree char *again = lm_remount_options_commit (fstype, with);
+      LM_FUZZ_CHECK (g_strcmp0 (again, "600") == 0);
+    }
   g_autofree char *set = lm_remount_options_set (bytes, "commit", "600");
   g_autofree char *got = lm_remount_options_get (set, "commit");
   LM_FUZZ_CHECK (g_strcmp0 (got, "600") == 0);
