@@ -199,7 +199,7 @@ lm_auth_verdict (GVariant *reply, const GError *error, gboolean interactive, gbo
           *why = g_strdup ("was not granted: the authentication was cancelled");
           return LM_AUTH_DENIED;
         }
-      *why = g_strdup_printf ("cannot be checked: polkit failed: %s",
+      *why = g_strdup_printf ("cannot be checked: polkit failed: %s; is polkitd running?",
                               copy != NULL ? copy->message : "no answer");
       return LM_AUTH_UNAVAILABLE;
     }
