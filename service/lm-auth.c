@@ -594,9 +594,11 @@ decide (LmAuthRequest *req_in)
   if (count_of (slots.per_sender, req->sender) >= LM_AUTH_MAX_PER_SENDER
       || slots.lookups >= LM_AUTH_MAX_LOOKUPS)
     {
-      refuse (req, LM_AUTH_UNAVAILABLE, LM_ERROR_NAME_BUSY,
-              "too many authorization checks of this caller are waiting; try again when one "
-              "is answered");
+      const char *busy = slots.lookups >= LM_AUTH_MAX_LOOKUPS
+                             ? G_STRINGIFY (LM_AUTH_MAX_LOOKUPS) " callers are being looked up"
+                             : slot_refusal (req->sender, G_MAXUINT32);
+      g_autofree char *why = g_strdup_printf ("%s; try again when one is answered", busy);
+      refuse (req, LM_AUTH_UNAVAILABLE, LM_ERROR_NAME_BUSY, why);
       return;
     }
   req->lookup = TRUE;

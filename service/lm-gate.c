@@ -95,7 +95,12 @@ on_handoff (gpointer data)
     dispatch (gate, g_steal_pointer (&h->invocation));
   else if (destination != NULL && destination[0] != ':'
            && gate->waiting.length < LM_GATE_MAX_WAITING)
-    g_queue_push_tail (&gate->waiting, g_steal_pointer (&h->invocation));
+    {
+      g_debug ("%s from %s waits for start-up to finish",
+               g_dbus_method_invocation_get_method_name (h->invocation),
+               g_dbus_method_invocation_get_sender (h->invocation));
+      g_queue_push_tail (&gate->waiting, g_steal_pointer (&h->invocation));
+    }
   else
     g_dbus_method_invocation_return_error_literal (g_steal_pointer (&h->invocation), LM_ERROR,
                                                    LM_ERROR_FAILED, LM_STARTING_TEXT);

@@ -39,6 +39,13 @@ BUS_CONFIG = """
   <policy context="default">
     <allow send_destination="org.freedesktop.PolicyKit1"/>
   </policy>
+  <!-- As polkit's own bus configuration: polkitd asks agents. -->
+  <policy user="root">
+    <allow send_interface="org.freedesktop.PolicyKit1.AuthenticationAgent"/>
+  </policy>
+  <policy user="polkitd">
+    <allow send_interface="org.freedesktop.PolicyKit1.AuthenticationAgent"/>
+  </policy>
 """
 
 # Only root is an administrator: no distribution group (sudo, wheel) turns
