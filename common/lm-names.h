@@ -28,6 +28,11 @@
 #define LM_ACTION_MONITOR_ALL LM_INTERFACE ".monitor-all"
 #define LM_ACTION_INHIBIT LM_INTERFACE ".inhibit"
 
+/* How clients show a spin-up of another user's process, which the daemon
+ * sends without its name, pid or file (OtherUser true): the caller has
+ * monitor but not monitor-all. */
+#define LM_OTHER_USER_TEXT "another user's process"
+
 /* The Reason property's words. */
 #define LM_REASON_MANUAL "manual"
 #define LM_REASON_ON_BATTERY "on-battery"
