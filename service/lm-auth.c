@@ -412,8 +412,12 @@ refuse (LmAuthRequest *req, LmAuthVerdict verdict, const char *error_name, const
                             req->rule->action, why);
   if (req->invocation != NULL)
     {
+      /* Busy is the caller's doing, not the daemon's: no warning (nor a
+       * way to fill the log). */
       if (verdict == LM_AUTH_DENIED)
         g_message ("Denied %s to %s: %s", req->method, req->sender, why);
+      else if (g_str_equal (error_name, LM_ERROR_NAME_BUSY))
+        g_debug ("Refused %s to %s: %s", req->method, req->sender, why);
       else
         g_warning ("Cannot authorize %s for %s: %s", req->method, req->sender, why);
       g_dbus_method_invocation_return_dbus_error (req->invocation, error_name, text);
