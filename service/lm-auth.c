@@ -150,13 +150,17 @@ lm_auth_action_for_method (const char *method)
 
 /* --- what polkit's answer means ------------------------------------------- */
 
-/* polkitd's error names (org.freedesktop.PolicyKit1.Error.*) differ between
- * versions in when they are used, not in what they mean: each is mapped
- * here once, so that the caller's error does not depend on polkit's
- * version. A refusal of any shape is AccessDenied; anything else (polkitd
- * gone, stuck, failing, an answer of the wrong type) is "unavailable",
- * which a subscription takes as "ask again later". */
-#define POLKIT_ERROR_PREFIX "org.freedesktop.PolicyKit1.Error."
+/* What polkitd says differs between versions in shape, not in meaning:
+ * a refusal may be a result (not authorized, a challenge, dismissed) or an
+ * error of polkitd's own (NotAuthorized, Cancelled, Failed: "Process
+ * terminated", "Action ... is not registered", and what later versions
+ * add). So the rule is about who answered, not how: any answer polkitd
+ * itself gave that is not "authorized" is a refusal, AccessDenied; only
+ * no answer (polkitd not on the bus, stuck, the bus's own errors, an
+ * answer of the wrong type) is "unavailable", which a subscription takes
+ * as "ask again later". The caller's error does not depend on polkit's
+ * version. */
+#define BUS_ERROR_PREFIX "org.freedesktop.DBus.Error."
 
 LmAuthVerdict
 lm_auth_verdict (GVariant *reply, const GError *error, gboolean interactive, gboolean recheck,
@@ -185,23 +189,24 @@ lm_auth_verdict (GVariant *reply, const GError *error, gboolean interactive, gbo
               = g_strdup_printf ("cannot be checked: polkit gave no answer within %u s", timeout_s);
           return LM_AUTH_UNAVAILABLE;
         }
-      /* polkit refuses to decide for this subject (e.g. "Only trusted
-       * callers ..."): the caller is not authorized either way. */
-      if (g_strcmp0 (remote, POLKIT_ERROR_PREFIX "NotAuthorized") == 0)
+      /* Not a remote error (the connection closed, a reply of the wrong
+       * type), or the bus's own (no polkitd, no reply, a limit): polkitd
+       * did not answer. */
+      if (remote == NULL || g_str_has_prefix (remote, BUS_ERROR_PREFIX))
         {
-          *why = g_strdup_printf ("was not granted: polkit refused the check (%s)", copy->message);
-          return LM_AUTH_DENIED;
+          *why = g_strdup_printf ("cannot be checked: polkit did not answer: %s; is polkitd "
+                                  "running?",
+                                  copy != NULL ? copy->message : "no reply");
+          return LM_AUTH_UNAVAILABLE;
         }
       /* The authentication was cancelled (by the agent, or by polkitd
        * when the agent went away): as good as a dismissed dialog. */
-      if (g_strcmp0 (remote, POLKIT_ERROR_PREFIX "Cancelled") == 0)
-        {
-          *why = g_strdup ("was not granted: the authentication was cancelled");
-          return LM_AUTH_DENIED;
-        }
-      *why = g_strdup_printf ("cannot be checked: polkit failed: %s; is polkitd running?",
-                              copy != NULL ? copy->message : "no answer");
-      return LM_AUTH_UNAVAILABLE;
+      if (g_str_equal (remote, "org.freedesktop.PolicyKit1.Error.Cancelled"))
+        *why = g_strdup ("was not granted: the authentication was cancelled");
+      else
+        *why = g_strdup_printf ("was not granted: polkit refused the check (%s: %s)", remote,
+                                copy->message);
+      return LM_AUTH_DENIED;
     }
   if (!g_variant_is_of_type (reply, G_VARIANT_TYPE ("((bba{ss}))")))
     {

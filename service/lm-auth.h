@@ -33,8 +33,8 @@ G_BEGIN_DECLS
 typedef enum
 {
   LM_AUTH_ALLOWED,
-  LM_AUTH_DENIED,      /* AccessDenied: polkit refused, in any of its ways */
-  LM_AUTH_UNAVAILABLE, /* Error.AuthUnavailable: no answer; ask again later */
+  LM_AUTH_DENIED,      /* AccessDenied: polkitd answered, and not "yes" */
+  LM_AUTH_UNAVAILABLE, /* Error.AuthUnavailable: polkitd did not answer */
 } LmAuthVerdict;
 
 /* Maps polkitd's answer to CheckAuthorization, @reply ("((bba{ss}))") or

@@ -103,14 +103,28 @@ static const Shape shapes[] = {
     FALSE, FALSE, FALSE, LM_AUTH_DENIED, "refused the check" },
   { "Cancelled error", FALSE, FALSE, NULL, "org.freedesktop.PolicyKit1.Error.Cancelled", TRUE,
     FALSE, FALSE, LM_AUTH_DENIED, "cancelled" },
+  /* polkitd answered, with an error of its own: still a refusal. */
   { "Failed error", FALSE, FALSE, NULL, "org.freedesktop.PolicyKit1.Error.Failed", FALSE, FALSE,
-    FALSE, LM_AUTH_UNAVAILABLE, "polkit failed" },
+    FALSE, LM_AUTH_DENIED, "refused the check (org.freedesktop.PolicyKit1.Error.Failed" },
   { "NotSupported error", FALSE, FALSE, NULL, "org.freedesktop.PolicyKit1.Error.NotSupported",
-    FALSE, FALSE, FALSE, LM_AUTH_UNAVAILABLE, "polkit failed" },
+    FALSE, FALSE, FALSE, LM_AUTH_DENIED, "refused the check" },
+  { "an error a later polkit may add", FALSE, FALSE, NULL,
+    "org.freedesktop.PolicyKit1.Error.SomethingNew", FALSE, TRUE, FALSE, LM_AUTH_DENIED,
+    "refused the check" },
+  { "unmapped GError from polkitd", FALSE, FALSE, NULL,
+    "org.gtk.GDBus.UnmappedGError.Quark._g_2dio_2derror_2dquark.Code0", FALSE, FALSE, FALSE,
+    LM_AUTH_DENIED, "refused the check" },
+  /* polkitd did not answer. */
   { "no polkitd", FALSE, FALSE, NULL, "org.freedesktop.DBus.Error.ServiceUnknown", FALSE, FALSE,
-    FALSE, LM_AUTH_UNAVAILABLE, "polkit failed" },
+    FALSE, LM_AUTH_UNAVAILABLE, "is polkitd running?" },
+  { "no reply", FALSE, FALSE, NULL, "org.freedesktop.DBus.Error.NoReply", FALSE, TRUE, FALSE,
+    LM_AUTH_UNAVAILABLE, "did not answer" },
   { "bus limit", FALSE, FALSE, NULL, "org.freedesktop.DBus.Error.LimitsExceeded", FALSE, TRUE,
-    FALSE, LM_AUTH_UNAVAILABLE, "polkit failed" },
+    FALSE, LM_AUTH_UNAVAILABLE, "did not answer" },
+  { "bus policy", FALSE, FALSE, NULL, "org.freedesktop.DBus.Error.AccessDenied", FALSE, FALSE,
+    FALSE, LM_AUTH_UNAVAILABLE, "did not answer" },
+  { "connection closed", FALSE, FALSE, NULL, "closed", FALSE, FALSE, FALSE, LM_AUTH_UNAVAILABLE,
+    "did not answer" },
   { "our timeout, interactive", FALSE, FALSE, NULL, "", TRUE, FALSE, TRUE, LM_AUTH_DENIED,
     "within 300 s" },
   { "our timeout, non-interactive", FALSE, FALSE, NULL, "", FALSE, TRUE, TRUE, LM_AUTH_UNAVAILABLE,
@@ -131,6 +145,8 @@ test_verdicts (void)
         reply = result (t->authorized, t->challenge, t->detail);
       else if (*t->error_name == '\0')
         error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED, "Operation was cancelled");
+      else if (g_str_equal (t->error_name, "closed"))
+        error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CLOSED, "The connection is closed");
       else
         error = g_dbus_error_new_for_dbus_error (t->error_name, "polkit's own words");
       g_test_message ("%s", t->what);
