@@ -559,6 +559,29 @@ class ActivationTest(PolkitTestCase):
                          % (log.count("waits for start-up to finish"), self.CALLS))
 
 
+class PolkitErrorIsRefusalTest(PolkitTestCase):
+    """polkitd that answers with an error of its own (here polkit 122's
+    Error.Failed, as the actions are not installed) refuses: the caller
+    gets AccessDenied, as for any other shape of refusal, not an error that
+    says polkit is missing."""
+
+    def start_polkit(self):
+        self.polkit_mock = None
+        polkit = lmpolkit.RealPolkit(self.tmp, self.polkit_rules)
+        os.unlink(os.path.join(polkit.actions, os.path.basename(lmpolkit.POLICY_FILE)))
+        self.procs.append(polkit.start(self.env, self.bus_address))
+
+    def test_error_from_polkitd_is_access_denied(self):
+        name, message = self.call_error("SetMode", "('on',)", user=USERS["plain"])
+        self.assertEqual(name, "org.freedesktop.DBus.Error.AccessDenied", message)
+        self.assertIn("polkit action org.laptopmode.LaptopMode1.switch", message)
+        self.assertIn("org.freedesktop.PolicyKit1.Error.Failed", message)
+        self.assertIn("is not registered", message)
+        self.assertEqual(self.status()["Active"], False)
+        # Root is never asked about.
+        self.assertIsNone(self.call_error("SetMode", "('on',)"))
+
+
 class SlowPolkitTest(DaemonTestCase):
     """A slow polkit holds up only the call that waits for it."""
 
