@@ -515,6 +515,8 @@ ask_polkit (LmAuthRequest *req_in, const char *action, gboolean interactive)
   guint32 flags = 0;
 
   req->timeout_s = interactive ? lm_auth_interactive_timeout () : LM_AUTH_TIMEOUT_SECONDS;
+  g_debug ("Asking polkit about %s for %s (uid %u, %u checks waiting)", action, req->sender,
+           req->uid, slots.checks);
   if (interactive)
     flags |= POLKIT_ALLOW_USER_INTERACTION;
   g_free (req->cancel_id);

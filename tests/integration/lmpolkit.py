@@ -192,6 +192,13 @@ class MockPolkit:
     def set_allowed(self, actions):
         self._call("SetAllowed", "(as)", list(actions))
 
+    def simulate_hang(self, hang):
+        """Hold every CheckAuthorization until release_hanging()."""
+        self._call("SimulateHang", "(b)", hang)
+
+    def release_hanging(self):
+        self._call("ReleaseHangingCalls", None)
+
     def close(self):
         if self.conn is not None:
             self.conn.close_sync(None)
