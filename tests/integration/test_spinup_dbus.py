@@ -441,6 +441,15 @@ class PerUserViewTest(SpinUpBusTest):
         self.assertIn("'mine'", out)
         self.assertNotIn("'cat'", out)
         self.assertIn("'OtherUser': <true>", out)
+        # The report reads the same ledger, up to now: the kernel log's
+        # time stamps above lie a few seconds ahead.
+        while time.time() * 1e6 < theirs["Time"] + 1e6:
+            time.sleep(0.2)
+        r = self.ctl_run("report", user=self.users["viewer"], check=True)
+        self.assertIn("another user's process", r.out)
+        self.assertNotRegex(r.out, r"(?m)^\s+cat\s")
+        r = self.ctl_run("report", user=self.users["admin"], check=True)
+        self.assertRegex(r.out, r"(?m)^\s+cat\s")
         # A user with neither gets nothing at all.
         r = self.gdbus_call("GetSpinUps", user=self.users["other"])
         self.assertIn("AccessDenied", r.err)
