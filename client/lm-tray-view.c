@@ -125,6 +125,9 @@ lm_tray_view_spin_up_text (const LmTraySpinUp *s)
   g_autofree char *comm = safe (s->comm, "?");
   g_autofree char *op = safe (s->operation, "I/O");
 
+  /* Sent without a pid: none to show. */
+  if (g_strcmp0 (s->comm, LM_OTHER_USER_TEXT) == 0)
+    return g_strdup_printf ("%s woken by %s: %s", disk, comm, op);
   return g_strdup_printf ("%s woken by %s (%u): %s", disk, comm, s->pid, op);
 }
 
