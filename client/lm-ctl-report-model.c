@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lm-ctl-report.h"
+#include "lm-names.h"
 
 static void
 spinup_free (gpointer p)
@@ -154,6 +155,9 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
       LmReportDisk *d = get_disk (report, by_name, name);
       LmReportSpinUp *s = g_new0 (LmReportSpinUp, 1);
       const char *comm = lookup_str (rec, "Comm"), *via = lookup_str (rec, "Via");
+      gboolean other = FALSE;
+      if (g_variant_lookup (rec, "OtherUser", "b", &other) && other)
+        comm = LM_OTHER_USER_TEXT;
       const char *path = lookup_str (rec, "Path");
       s->time_us = time_us;
       s->comm = g_strdup (comm != NULL ? comm : "?");

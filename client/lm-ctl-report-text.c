@@ -91,7 +91,9 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
     {
       const LmReportWaker *w = g_ptr_array_index (d->wakers, i);
       g_autofree char *comm = lm_ctl_safe (w->comm);
-      g_autofree char *fit = lm_ctl_fit (comm, 16);
+      /* Said in full: cut, it would read as a process name. */
+      g_autofree char *fit
+          = g_str_equal (w->comm, LM_OTHER_USER_TEXT) ? g_strdup (comm) : lm_ctl_fit (comm, 16);
       g_autofree char *via = lm_ctl_safe (w->via);
       g_print ("  %-16s %-10s %u\n", fit, via, w->count);
     }

@@ -29,6 +29,8 @@ spinup_text (GVariant *dict)
   g_variant_lookup (dict, "Sector", "t", &sector);
   gboolean has_uid = g_variant_lookup (dict, "Uid", "u", &uid);
   gboolean has_inode = g_variant_lookup (dict, "Inode", "t", &inode);
+  gboolean other = FALSE;
+  g_variant_lookup (dict, "OtherUser", "b", &other);
 
   g_autoptr (GDateTime) secs = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
   g_autoptr (GDateTime) dt = secs != NULL ? g_date_time_add (secs, time_us % G_USEC_PER_SEC) : NULL;
@@ -37,6 +39,14 @@ spinup_text (GVariant *dict)
   g_autofree char *s_op = lm_ctl_safe (op);
   g_autofree char *s_comm = lm_ctl_safe (comm);
   g_autoptr (GString) out = g_string_new (NULL);
+  if (other)
+    {
+      /* Sent without its process, pid or file: say so, nothing more. */
+      g_string_printf (out, "%s  %-8s %-5s %s", when, s_disk, s_op, LM_OTHER_USER_TEXT);
+      if (has_uid)
+        g_string_append_printf (out, " uid %u", uid);
+      return g_string_free (g_steal_pointer (&out), FALSE);
+    }
   g_string_printf (out, "%s  %-8s %-5s %s[%u]", when, s_disk, s_op, s_comm, pid);
   if (has_uid)
     g_string_append_printf (out, " uid %u", uid);
@@ -211,9 +221,13 @@ count (GHashTable *per_process, GVariant *d)
   const char *comm = "?", *op = "read", *via = "direct";
   guint32 pid = 0;
 
+  gboolean other = FALSE;
+
   g_variant_lookup (d, "Comm", "&s", &comm);
   g_variant_lookup (d, "Pid", "u", &pid);
   g_variant_lookup (d, "Operation", "&s", &op);
+  if (g_variant_lookup (d, "OtherUser", "b", &other) && other)
+    comm = LM_OTHER_USER_TEXT;
   g_variant_lookup (d, "Via", "&s", &via);
   /* By comm and pid: two processes of one name are two rows. */
   g_autofree char *key = g_strdup_printf ("%s[%u]", comm, pid);

@@ -89,6 +89,9 @@ lm_tray_spin_up_from_variant (GVariant *spinup, LmTraySpinUp *out)
   g_variant_lookup (spinup, "Via", "&s", &out->via);
   g_variant_lookup (spinup, "Path", "&s", &out->path);
   g_variant_lookup (spinup, "SubmitterComm", "&s", &out->submitter);
+  gboolean other = FALSE;
+  if (g_variant_lookup (spinup, "OtherUser", "b", &other) && other)
+    out->comm = LM_OTHER_USER_TEXT;
 }
 
 GArray *
@@ -122,6 +125,9 @@ lm_tray_view_spin_up_text (const LmTraySpinUp *s)
   g_autofree char *comm = safe (s->comm, "?");
   g_autofree char *op = safe (s->operation, "I/O");
 
+  /* Sent without a pid: none to show. */
+  if (g_strcmp0 (s->comm, LM_OTHER_USER_TEXT) == 0)
+    return g_strdup_printf ("%s woken by %s: %s", disk, comm, op);
   return g_strdup_printf ("%s woken by %s (%u): %s", disk, comm, s->pid, op);
 }
 
@@ -236,10 +242,13 @@ lm_tray_view_top_wakers (GVariant *records)
     {
       g_autoptr (GVariant) owned = record;
       const char *kind = NULL, *comm = NULL;
+      gboolean other = FALSE;
 
+      if (g_variant_lookup (record, "OtherUser", "b", &other) && other)
+        comm = LM_OTHER_USER_TEXT;
       if (!g_variant_lookup (record, "Kind", "&s", &kind) || g_strcmp0 (kind, "spinup") != 0
           || !g_variant_lookup (record, "Disk", "&s", &disk)
-          || !g_variant_lookup (record, "Comm", "&s", &comm))
+          || (comm == NULL && !g_variant_lookup (record, "Comm", "&s", &comm)))
         continue;
       comms = g_hash_table_lookup (counts, disk);
       if (comms == NULL)

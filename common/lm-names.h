@@ -12,15 +12,26 @@
 #define LM_ERROR_NAME_INVALID_ARGS LM_INTERFACE ".Error.InvalidArgs"
 #define LM_ERROR_NAME_NOT_SUPPORTED LM_INTERFACE ".Error.NotSupported"
 #define LM_ERROR_NAME_KERNEL LM_INTERFACE ".Error.Kernel"
-/* A caller without the right gets the bus's own error. */
+/* Too many authorization checks of this caller, its user or everyone are
+ * waiting for polkit: try again once one is answered. */
+#define LM_ERROR_NAME_BUSY LM_INTERFACE ".Error.Busy"
+/* polkit could not be asked or gave no answer: nothing a rule can fix. */
+#define LM_ERROR_NAME_AUTH_UNAVAILABLE LM_INTERFACE ".Error.AuthUnavailable"
+/* A caller without the right gets the bus's own error, whatever shape
+ * polkit's refusal had (lm-auth.c maps each one). */
 #define LM_ERROR_NAME_ACCESS_DENIED "org.freedesktop.DBus.Error.AccessDenied"
-#define LM_ERROR_NAME_AUTH_FAILED "org.freedesktop.DBus.Error.AuthFailed"
 
 /* polkit actions (polkit/org.laptopmode.LaptopMode1.policy). */
 #define LM_ACTION_SWITCH LM_INTERFACE ".switch"
 #define LM_ACTION_CONFIGURE LM_INTERFACE ".configure"
 #define LM_ACTION_MONITOR LM_INTERFACE ".monitor"
+#define LM_ACTION_MONITOR_ALL LM_INTERFACE ".monitor-all"
 #define LM_ACTION_INHIBIT LM_INTERFACE ".inhibit"
+
+/* How clients show a spin-up of another user's process, which the daemon
+ * sends without its name, pid or file (OtherUser true): the caller has
+ * monitor but not monitor-all. */
+#define LM_OTHER_USER_TEXT "another user's process"
 
 /* The Reason property's words. */
 #define LM_REASON_MANUAL "manual"

@@ -6,10 +6,14 @@
  * the guarded one (lm-bus.c), not through libpolkit-gobject, whose
  * authority lives on GLib's shared system-bus connection: that one is
  * unguarded, and any local user could close it with one undecodable
- * message. */
+ * message.
+ * A check waiting for polkit holds a slot (lm-auth.h's bounds) until it is
+ * answered or times out: an agent that never answers pins at most its
+ * caller's and its user's slots, never everyone's. */
 #include "config.h"
 
 #include "lm-auth.h"
+#include "lm-error.h"
 #include "lm-names.h"
 
 #include <string.h>
@@ -26,12 +30,6 @@ polkit_details_insert (PolkitDetails *details, const char *key, const char *valu
   g_hash_table_replace (details, g_strdup (key), g_strdup (value));
 }
 
-/* A non-interactive check is one round trip to polkitd; if that takes this
- * long polkitd is stuck, and the caller is better told so than left
- * waiting. An interactive check waits for a person typing a password and
- * has no limit of ours. */
-#define LM_AUTH_TIMEOUT_SECONDS 30
-
 /* Adds to @details what a polkit rule may want to decide on, taken from the
  * call's (already validated) @parameters. */
 typedef void (*LmAuthDetailsFunc) (GVariant *parameters, PolkitDetails *details);
@@ -41,6 +39,7 @@ typedef struct
   const char *method;
   const char *action;
   LmAuthDetailsFunc add_details;
+  gboolean scoped; /* monitor-all is asked too (lm_auth_viewer) */
 } LmAuthRule;
 
 static void
@@ -126,10 +125,10 @@ static const LmAuthRule rules[] = {
   { "Configure", LM_ACTION_CONFIGURE, details_configure },
   { "Inhibit", LM_ACTION_INHIBIT, details_inhibit },
   { "Release", LM_ACTION_INHIBIT, NULL },
-  { "Subscribe", LM_ACTION_MONITOR, NULL },
+  { "Subscribe", LM_ACTION_MONITOR, NULL, TRUE },
   { "Unsubscribe", LM_ACTION_MONITOR, NULL },
-  { "GetSpinUps", LM_ACTION_MONITOR, NULL },
-  { "GetLedger", LM_ACTION_MONITOR, NULL },
+  { "GetSpinUps", LM_ACTION_MONITOR, NULL, TRUE },
+  { "GetLedger", LM_ACTION_MONITOR, NULL, TRUE },
 };
 
 static const LmAuthRule *
@@ -149,9 +148,174 @@ lm_auth_action_for_method (const char *method)
   return rule != NULL ? rule->action : NULL;
 }
 
-/* One question: may @sender run @rule's method? Asked for a method call
- * (answered on the invocation) or to re-check a subscription (answered
- * through a callback). */
+/* --- what polkit's answer means ------------------------------------------- */
+
+/* What polkitd says differs between versions in shape, not in meaning:
+ * a refusal may be a result (not authorized, a challenge, dismissed) or an
+ * error of polkitd's own (NotAuthorized, Cancelled, Failed: "Process
+ * terminated", "Action ... is not registered", and what later versions
+ * add). So the rule is about who answered, not how: any answer polkitd
+ * itself gave that is not "authorized" is a refusal, AccessDenied; only
+ * no answer (polkitd not on the bus, stuck, the bus's own errors, an
+ * answer of the wrong type) is "unavailable", which a subscription takes
+ * as "ask again later". The caller's error does not depend on polkit's
+ * version. */
+#define BUS_ERROR_PREFIX "org.freedesktop.DBus.Error."
+
+LmAuthVerdict
+lm_auth_verdict (GVariant *reply, const GError *error, gboolean interactive, gboolean recheck,
+                 gboolean timed_out, guint timeout_s, char **why)
+{
+  g_autoptr (GVariant) details = NULL;
+  gboolean is_authorized, is_challenge;
+
+  if (reply == NULL)
+    {
+      g_autofree char *remote = error != NULL ? g_dbus_error_get_remote_error (error) : NULL;
+      g_autoptr (GError) copy = error != NULL ? g_error_copy (error) : NULL;
+
+      if (copy != NULL)
+        g_dbus_error_strip_remote_error (copy);
+      if (timed_out && interactive)
+        {
+          *why = g_strdup_printf ("was not granted: nobody answered the authentication dialog "
+                                  "within %u s",
+                                  timeout_s);
+          return LM_AUTH_DENIED;
+        }
+      if (timed_out)
+        {
+          *why
+              = g_strdup_printf ("cannot be checked: polkit gave no answer within %u s", timeout_s);
+          return LM_AUTH_UNAVAILABLE;
+        }
+      /* Not a remote error (the connection closed, a reply of the wrong
+       * type), or the bus's own (no polkitd, no reply, a limit): polkitd
+       * did not answer. */
+      if (remote == NULL || g_str_has_prefix (remote, BUS_ERROR_PREFIX))
+        {
+          *why = g_strdup_printf ("cannot be checked: polkit did not answer: %s; is polkitd "
+                                  "running?",
+                                  copy != NULL ? copy->message : "no reply");
+          return LM_AUTH_UNAVAILABLE;
+        }
+      /* The authentication was cancelled (by the agent, or by polkitd
+       * when the agent went away): as good as a dismissed dialog. */
+      if (g_str_equal (remote, "org.freedesktop.PolicyKit1.Error.Cancelled"))
+        *why = g_strdup ("was not granted: the authentication was cancelled");
+      else
+        *why = g_strdup_printf ("was not granted: polkit refused the check (%s: %s)", remote,
+                                copy->message);
+      return LM_AUTH_DENIED;
+    }
+  if (!g_variant_is_of_type (reply, G_VARIANT_TYPE ("((bba{ss}))")))
+    {
+      *why = g_strdup_printf ("cannot be checked: polkit answered with type %s",
+                              g_variant_get_type_string (reply));
+      return LM_AUTH_UNAVAILABLE;
+    }
+  g_variant_get (reply, "((bb@a{ss}))", &is_authorized, &is_challenge, &details);
+  if (is_authorized)
+    {
+      *why = NULL;
+      return LM_AUTH_ALLOWED;
+    }
+  /* With the flag set, a challenge means no authentication agent could
+   * ask the caller for a password (no desktop session, no pkttyagent). */
+  if (is_challenge && recheck)
+    *why = g_strdup ("needs authentication, which nobody can give to a check made again "
+                     "without a call");
+  else if (is_challenge && interactive)
+    *why = g_strdup ("needs authentication, and no polkit authentication agent was there to "
+                     "ask for it");
+  else if (is_challenge)
+    *why = g_strdup ("needs authentication, and the call did not allow interactive "
+                     "authorization (run it from a terminal to be asked for a password)");
+  else if (g_variant_lookup (details, "polkit.dismissed", "&s", NULL))
+    *why = g_strdup ("was not granted: the authentication dialog was dismissed");
+  else
+    *why = g_strdup ("is not granted to this user");
+  return LM_AUTH_DENIED;
+}
+
+guint
+lm_auth_interactive_timeout (void)
+{
+  static guint timeout_s = 0;
+
+  if (timeout_s == 0)
+    {
+      const char *env = g_getenv ("LAPTOP_MODED_AUTH_TIMEOUT");
+      guint64 value = 0;
+
+      timeout_s = LM_AUTH_INTERACTIVE_TIMEOUT_SECONDS;
+      /* Only ever shorter: a longer wait would let checks pin slots longer. */
+      if (env != NULL && g_ascii_string_to_unsigned (env, 10, 1, timeout_s, &value, NULL))
+        timeout_s = (guint) value;
+    }
+  return timeout_s;
+}
+
+/* --- slots: checks waiting for polkit ---------------------------------- */
+
+typedef struct
+{
+  GHashTable *per_sender; /* unique name → checks in flight */
+  GHashTable *per_uid;    /* uid → checks in flight */
+  guint checks;
+  guint lookups;
+  guint64 next_id; /* for cancellation ids */
+} LmAuthSlots;
+
+/* Touched on the main loop only. */
+static LmAuthSlots slots;
+
+static void
+slots_init (void)
+{
+  if (slots.per_sender != NULL)
+    return;
+  slots.per_sender = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  slots.per_uid = g_hash_table_new (g_direct_hash, g_direct_equal);
+}
+
+static guint
+count_of (GHashTable *table, gconstpointer key)
+{
+  return GPOINTER_TO_UINT (g_hash_table_lookup (table, key));
+}
+
+static void
+count_add (GHashTable *table, gconstpointer key, gboolean string_key, int delta)
+{
+  guint n = count_of (table, key) + delta;
+
+  if (n == 0)
+    g_hash_table_remove (table, key);
+  else
+    g_hash_table_replace (table, string_key ? g_strdup (key) : (gpointer) key,
+                          GUINT_TO_POINTER (n));
+}
+
+/* NULL when a check of @sender (of @uid) may go to polkit now, else why not. */
+static const char *
+slot_refusal (const char *sender, guint32 uid)
+{
+  if (count_of (slots.per_sender, sender) >= LM_AUTH_MAX_PER_SENDER)
+    return "this connection already has " G_STRINGIFY (
+        LM_AUTH_MAX_PER_SENDER) " authorization checks waiting for polkit";
+  if (count_of (slots.per_uid, GUINT_TO_POINTER (uid)) >= LM_AUTH_MAX_PER_UID)
+    return "this user already has " G_STRINGIFY (
+        LM_AUTH_MAX_PER_UID) " authorization checks waiting for polkit";
+  if (slots.checks >= LM_AUTH_MAX_CHECKS)
+    return G_STRINGIFY (LM_AUTH_MAX_CHECKS) " authorization checks are waiting for polkit";
+  return NULL;
+}
+
+/* --- one question ---------------------------------------------------------- */
+
+/* May @sender run @rule's method? Asked for a method call (answered on the
+ * invocation) or to re-check a subscription (answered through a callback). */
 typedef struct _LmAuthRequest LmAuthRequest;
 
 struct _LmAuthRequest
@@ -162,6 +326,13 @@ struct _LmAuthRequest
   const char *method;
   PolkitDetails *details;
   gboolean interactive;
+  guint32 uid;
+  gboolean lookup;           /* counted in slots.lookups */
+  gboolean slot;             /* holds a slot (per sender, uid, in all) */
+  gboolean scope_asked;      /* the question in flight is monitor-all */
+  gboolean timed_out;        /* on_timeout cancelled the question */
+  guint timeout_s;           /* of the question in flight */
+  char *cancel_id;           /* of the question in flight, for CancelCheckAuthorization */
   GCancellable *cancellable; /* ours: cancelled by the timeout */
   guint timeout_id;
   /* A method call... */
@@ -179,12 +350,21 @@ request_free (LmAuthRequest *req)
 {
   if (req->destroy != NULL)
     req->destroy (req->user_data);
+  if (req->lookup)
+    slots.lookups--;
+  if (req->slot)
+    {
+      count_add (slots.per_sender, req->sender, TRUE, -1);
+      count_add (slots.per_uid, GUINT_TO_POINTER (req->uid), FALSE, -1);
+      slots.checks--;
+    }
   g_clear_handle_id (&req->timeout_id, g_source_remove);
   g_clear_object (&req->cancellable);
   g_clear_object (&req->caller_cancellable);
   g_clear_pointer (&req->details, g_hash_table_unref);
   g_clear_object (&req->invocation);
   g_clear_object (&req->connection);
+  g_free (req->cancel_id);
   g_free (req->sender);
   g_free (req);
 }
@@ -195,71 +375,94 @@ request_new (GDBusConnection *connection, const char *sender, const char *method
 {
   LmAuthRequest *req = g_new0 (LmAuthRequest, 1);
 
+  slots_init ();
   req->connection = g_object_ref (connection);
   req->sender = g_strdup (sender);
   req->method = method;
   req->rule = rule_for_method (method);
-  req->cancellable = g_cancellable_new ();
   req->details = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   return req;
 }
 
 static void
-allow (LmAuthRequest *req)
+allow (LmAuthRequest *req, gboolean all)
 {
+  LmAuthViewer viewer = { req->uid, all };
+
   if (req->invocation != NULL)
-    req->allowed (req->invocation, req->user_data);
+    {
+      g_object_set_data_full (G_OBJECT (req->invocation), "lm-auth-viewer",
+                              g_memdup2 (&viewer, sizeof viewer), g_free);
+      req->allowed (req->invocation, req->user_data);
+    }
   else if (!g_cancellable_is_cancelled (req->caller_cancellable))
-    req->recheck (TRUE, NULL, req->user_data);
+    req->recheck (LM_AUTH_ALLOWED, &viewer, NULL, req->user_data);
 }
 
-/* polkit's own reason is kept for the log; the caller gets one that says
- * which action was refused, for rules and administrators to act on. */
+/* @why completes "polkit action X ..."; polkit's own reason stays in the
+ * log. AccessDenied for a refusal, Error.AuthUnavailable when polkit could
+ * not be asked (nothing a rule can fix), Error.Busy over a bound. */
 static void
-deny (LmAuthRequest *req, const char *why)
+refuse (LmAuthRequest *req, LmAuthVerdict verdict, const char *error_name, const char *why)
 {
   g_autofree char *text = NULL;
 
   if (req->rule == NULL)
     text = g_strdup_printf ("Not authorized to %s: %s", req->method, why);
-  else
+  else if (verdict == LM_AUTH_DENIED)
     text = g_strdup_printf ("Not authorized to %s: polkit action %s %s", req->method,
+                            req->rule->action, why);
+  else
+    text = g_strdup_printf ("Cannot authorize %s (polkit action %s): %s", req->method,
                             req->rule->action, why);
   if (req->invocation != NULL)
     {
-      g_message ("Denied %s to %s: %s", req->method, req->sender, why);
-      g_dbus_method_invocation_return_dbus_error (req->invocation, LM_ERROR_NAME_ACCESS_DENIED,
-                                                  text);
+      /* Busy is the caller's doing, not the daemon's: no warning (nor a
+       * way to fill the log). */
+      if (verdict == LM_AUTH_DENIED)
+        g_message ("Denied %s to %s: %s", req->method, req->sender, why);
+      else if (g_str_equal (error_name, LM_ERROR_NAME_BUSY))
+        g_debug ("Refused %s to %s: %s", req->method, req->sender, why);
+      else
+        g_warning ("Cannot authorize %s for %s: %s", req->method, req->sender, why);
+      g_dbus_method_invocation_return_dbus_error (req->invocation, error_name, text);
     }
   else if (!g_cancellable_is_cancelled (req->caller_cancellable))
-    req->recheck (FALSE, text, req->user_data);
+    req->recheck (verdict, NULL, text, req->user_data);
 }
 
-/* polkit could not be asked at all: still a refusal, but not one a polkit
- * rule can fix, hence a different error name than AccessDenied. */
 static void
-deny_unreachable (LmAuthRequest *req, const char *why)
+deny (LmAuthRequest *req, const char *why)
 {
-  g_autofree char *text
-      = g_strdup_printf ("Cannot authorize %s (polkit action %s): %s; is polkitd running?",
-                         req->method, req->rule->action, why);
-
-  g_warning ("Cannot authorize %s: %s", req->method, why);
-  if (req->invocation != NULL)
-    g_dbus_method_invocation_return_dbus_error (req->invocation, LM_ERROR_NAME_AUTH_FAILED, text);
-  else if (!g_cancellable_is_cancelled (req->caller_cancellable))
-    req->recheck (FALSE, text, req->user_data);
+  refuse (req, LM_AUTH_DENIED, LM_ERROR_NAME_ACCESS_DENIED, why);
 }
 
+static void
+on_cancel_sent (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, NULL);
+}
+
+/* The question took too long: polkitd is told to give it up (its agent's
+ * dialog closes), and our call ends as cancelled. */
 static gboolean
 on_timeout (gpointer user_data)
 {
   LmAuthRequest *req = user_data;
 
   req->timeout_id = 0;
+  req->timed_out = TRUE;
+  g_message ("Authorization of %s for %s: no answer from polkit within %u s; cancelling it",
+             req->method, req->sender, req->timeout_s);
+  g_dbus_connection_call (req->connection, LM_POLKIT_NAME, POLKIT_PATH, LM_POLKIT_AUTHORITY,
+                          "CancelCheckAuthorization", g_variant_new ("(s)", req->cancel_id), NULL,
+                          G_DBUS_CALL_FLAGS_NONE, 5000, NULL, on_cancel_sent, NULL);
   g_cancellable_cancel (req->cancellable);
   return G_SOURCE_REMOVE;
 }
+
+static void ask_polkit (LmAuthRequest *req, const char *action, gboolean interactive);
 
 static void
 got_result (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -268,84 +471,79 @@ got_result (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) reply
       = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  g_autoptr (GVariant) result_details = NULL;
-  gboolean is_authorized, is_challenge;
+  g_autofree char *why = NULL;
 
-  if (reply == NULL)
+  g_clear_handle_id (&req->timeout_id, g_source_remove);
+  LmAuthVerdict verdict
+      = lm_auth_verdict (reply, error, req->interactive && !req->scope_asked,
+                         req->invocation == NULL, req->timed_out, req->timeout_s, &why);
+  if (req->scope_asked)
     {
-      g_autofree char *why = NULL;
-
-      g_dbus_error_strip_remote_error (error);
-      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        why = g_strdup ("polkit gave no answer within " G_STRINGIFY (LM_AUTH_TIMEOUT_SECONDS) " s");
-      else
-        why = g_strdup_printf ("polkit failed: %s", error->message);
-      deny_unreachable (req, why);
+      /* monitor-all refused or unanswerable: the caller sees its own. */
+      if (verdict != LM_AUTH_ALLOWED)
+        g_debug ("%s for %s: own processes only (%s %s)", req->method, req->sender,
+                 LM_ACTION_MONITOR_ALL, why);
+      allow (req, verdict == LM_AUTH_ALLOWED);
       return;
     }
-  g_variant_get (reply, "((bb@a{ss}))", &is_authorized, &is_challenge, &result_details);
-  if (is_authorized)
+  if (verdict == LM_AUTH_ALLOWED && req->rule->scoped)
     {
-      allow (req);
+      req->scope_asked = TRUE;
+      g_clear_object (&req->cancellable);
+      ask_polkit (g_steal_pointer (&req), LM_ACTION_MONITOR_ALL, FALSE);
       return;
     }
-  /* With the flag set, a challenge means no authentication agent could
-   * ask the caller for a password (no desktop session, no pkttyagent). */
-  if (is_challenge && req->interactive)
-    deny (req, "needs authentication, and no polkit authentication agent was there to ask for "
-               "it");
-  else if (is_challenge && req->invocation == NULL)
-    deny (req, "needs authentication, which nobody can give to a check made again without a "
-               "call");
-  else if (is_challenge)
-    deny (req, "needs authentication, and the call did not allow interactive authorization "
-               "(run it from a terminal to be asked for a password)");
-  else if (g_variant_lookup (result_details, "polkit.dismissed", "&s", NULL))
-    deny (req, "was not granted: the authentication dialog was dismissed");
+  if (verdict == LM_AUTH_ALLOWED)
+    allow (req, FALSE);
+  else if (verdict == LM_AUTH_DENIED)
+    deny (req, why);
   else
-    deny (req, "is not granted to this user");
+    refuse (req, verdict, LM_ERROR_NAME_AUTH_UNAVAILABLE, why);
 }
 
-/* CheckAuthorization, as polkit's D-Bus interface documents it. No
- * cancellation id: a check is only ever given up by its timeout, and
- * polkitd drops a non-interactive check's answer itself. */
+/* CheckAuthorization, as polkit's D-Bus interface documents it, with a
+ * cancellation id of our own: the timeout gives the question up in polkitd
+ * too. A scope question (monitor-all) carries no details and never asks
+ * the person. */
 static void
-ask_polkit (LmAuthRequest *req_in)
+ask_polkit (LmAuthRequest *req_in, const char *action, gboolean interactive)
 {
   g_autoptr (LmAuthRequest) req = req_in;
   GVariantBuilder subject_details, details;
   GHashTableIter iter;
   gpointer key, value;
   guint32 flags = 0;
-  int timeout_ms;
 
-  if (req->interactive)
-    {
-      flags |= POLKIT_ALLOW_USER_INTERACTION;
-      timeout_ms = G_MAXINT; /* a person typing a password: no limit of ours */
-    }
-  else
-    {
-      req->timeout_id = g_timeout_add_seconds (LM_AUTH_TIMEOUT_SECONDS, on_timeout, req);
-      timeout_ms = (LM_AUTH_TIMEOUT_SECONDS + 5) * 1000; /* ours cancels first */
-    }
+  req->timeout_s = interactive ? lm_auth_interactive_timeout () : LM_AUTH_TIMEOUT_SECONDS;
+  g_debug ("Asking polkit about %s for %s (uid %u, %u checks waiting)", action, req->sender,
+           req->uid, slots.checks);
+  if (interactive)
+    flags |= POLKIT_ALLOW_USER_INTERACTION;
+  g_free (req->cancel_id);
+  req->cancel_id = g_strdup_printf ("lm-%" G_GUINT64_FORMAT, ++slots.next_id);
+  req->cancellable = g_cancellable_new ();
+  req->timeout_id = g_timeout_add_seconds (req->timeout_s, on_timeout, req);
   g_variant_builder_init (&subject_details, G_VARIANT_TYPE ("a{sv}"));
   g_variant_builder_add (&subject_details, "{sv}", "name", g_variant_new_string (req->sender));
   g_variant_builder_init (&details, G_VARIANT_TYPE ("a{ss}"));
-  g_hash_table_iter_init (&iter, req->details);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    g_variant_builder_add (&details, "{ss}", key, value);
+  if (!req->scope_asked)
+    {
+      g_hash_table_iter_init (&iter, req->details);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        g_variant_builder_add (&details, "{ss}", key, value);
+    }
 
   /* Read before req is handed on: argument order is unspecified in C. */
-  const char *action = req->rule != NULL ? req->rule->action : "";
   GDBusConnection *connection = req->connection;
   GCancellable *cancellable = req->cancellable;
+  GVariant *args = g_variant_new ("((sa{sv})sa{ss}us)", "system-bus-name", &subject_details, action,
+                                  &details, flags, req->cancel_id);
+  /* Our timeout cancels first; the bus's is a backstop. */
+  int timeout_ms = (int) MIN ((guint64) req->timeout_s * 1000 + 5000, (guint64) G_MAXINT);
   g_dbus_connection_call (connection, LM_POLKIT_NAME, POLKIT_PATH, LM_POLKIT_AUTHORITY,
-                          "CheckAuthorization",
-                          g_variant_new ("((sa{sv})sa{ss}us)", "system-bus-name", &subject_details,
-                                         action, &details, flags, ""),
-                          G_VARIANT_TYPE ("((bba{ss}))"), G_DBUS_CALL_FLAGS_NONE, timeout_ms,
-                          cancellable, got_result, g_steal_pointer (&req));
+                          "CheckAuthorization", args, G_VARIANT_TYPE ("((bba{ss}))"),
+                          G_DBUS_CALL_FLAGS_NONE, timeout_ms, cancellable, got_result,
+                          g_steal_pointer (&req));
 }
 
 /* The bus daemon took the uid from the socket's credentials when the
@@ -358,8 +556,10 @@ got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) reply
       = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
-  guint32 uid;
+  const char *busy;
 
+  req->lookup = FALSE;
+  slots.lookups--;
   if (reply == NULL)
     {
       g_autofree char *why = NULL;
@@ -370,27 +570,56 @@ got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
       deny (req, why);
       return;
     }
-  g_variant_get (reply, "(u)", &uid);
+  g_variant_get (reply, "(u)", &req->uid);
   /* Root could write the sysctls and remount by itself; asking polkit
    * would only cost it a round trip. systemd's services do the same. */
-  if (uid == 0)
+  if (req->uid == 0)
     {
       g_debug ("%s by %s allowed: uid 0", req->method, req->sender);
-      allow (req);
+      allow (req, TRUE);
       return;
     }
-  ask_polkit (g_steal_pointer (&req));
+  busy = slot_refusal (req->sender, req->uid);
+  if (busy != NULL)
+    {
+      g_autofree char *why = g_strdup_printf ("%s; try again when one is answered", busy);
+      refuse (req, LM_AUTH_UNAVAILABLE, LM_ERROR_NAME_BUSY, why);
+      return;
+    }
+  req->slot = TRUE;
+  count_add (slots.per_sender, req->sender, TRUE, 1);
+  count_add (slots.per_uid, GUINT_TO_POINTER (req->uid), FALSE, 1);
+  slots.checks++;
+  const char *action = req->rule->action;
+  gboolean interactive = req->interactive;
+  ask_polkit (g_steal_pointer (&req), action, interactive);
 }
 
 static void
-decide (LmAuthRequest *req)
+decide (LmAuthRequest *req_in)
 {
-  GCancellable *cancellable = req->cancellable;
+  g_autoptr (LmAuthRequest) req = req_in;
 
-  g_dbus_connection_call (
-      req->connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-      "GetConnectionUnixUser", g_variant_new ("(s)", req->sender), G_VARIANT_TYPE ("(u)"),
-      G_DBUS_CALL_FLAGS_NONE, LM_AUTH_TIMEOUT_SECONDS * 1000, cancellable, got_uid, req);
+  /* Refused before the uid is known: a caller with its checks already
+   * waiting gains nothing by asking the bus who it is. */
+  if (count_of (slots.per_sender, req->sender) >= LM_AUTH_MAX_PER_SENDER
+      || slots.lookups >= LM_AUTH_MAX_LOOKUPS)
+    {
+      const char *busy = slots.lookups >= LM_AUTH_MAX_LOOKUPS
+                             ? G_STRINGIFY (LM_AUTH_MAX_LOOKUPS) " callers are being looked up"
+                             : slot_refusal (req->sender, G_MAXUINT32);
+      g_autofree char *why = g_strdup_printf ("%s; try again when one is answered", busy);
+      refuse (req, LM_AUTH_UNAVAILABLE, LM_ERROR_NAME_BUSY, why);
+      return;
+    }
+  req->lookup = TRUE;
+  slots.lookups++;
+  GDBusConnection *connection = req->connection;
+  GVariant *args = g_variant_new ("(s)", req->sender);
+  g_dbus_connection_call (connection, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                          "org.freedesktop.DBus", "GetConnectionUnixUser", args,
+                          G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE,
+                          LM_AUTH_TIMEOUT_SECONDS * 1000, NULL, got_uid, g_steal_pointer (&req));
 }
 
 void
@@ -428,6 +657,16 @@ lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointe
   decide (g_steal_pointer (&req));
 }
 
+LmAuthViewer
+lm_auth_viewer (GDBusMethodInvocation *invocation)
+{
+  const LmAuthViewer *viewer = g_object_get_data (G_OBJECT (invocation), "lm-auth-viewer");
+  /* Not through lm_auth_check(): sees nobody else's. */
+  LmAuthViewer none = { G_MAXUINT32, FALSE };
+
+  return viewer != NULL ? *viewer : none;
+}
+
 void
 lm_auth_recheck (GDBusConnection *connection, const char *sender, const char *method,
                  GCancellable *cancellable, LmAuthRecheckFunc func, gpointer user_data,
@@ -448,4 +687,61 @@ lm_auth_recheck (GDBusConnection *connection, const char *sender, const char *me
       return;
     }
   decide (g_steal_pointer (&req));
+}
+
+/* --- what a viewer may see ------------------------------------------------- */
+
+/* What is left of another user's record: where and when, whose, what
+ * kind, and the counts; never which process or file. */
+static const char *const kept_keys[] = {
+  "Kind",    "Disk",    "Time",  "End",    "Uid",     "Operation", "Via",
+  "Backend", "Flushed", "Reads", "Writes", "Dirtied", NULL,
+};
+
+GVariant *
+lm_auth_redact (GVariant *record, const LmAuthViewer *viewer)
+{
+  guint32 uid;
+  const char *via = NULL;
+
+  if (viewer->all)
+    return g_variant_ref (record);
+  /* Names no process: an asleep/awake interval, an activity run. */
+  if (!g_variant_lookup (record, "Pid", "u", NULL) && !g_variant_lookup (record, "Comm", "&s", NULL)
+      && !g_variant_lookup (record, "Path", "&s", NULL))
+    return g_variant_ref (record);
+  /* Kernel work belongs to no user. */
+  if (g_variant_lookup (record, "Via", "&s", &via) && g_str_equal (via, "kernel"))
+    return g_variant_ref (record);
+  if (g_variant_lookup (record, "Uid", "u", &uid) && uid == viewer->uid)
+    return g_variant_ref (record);
+
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  for (gsize i = 0; kept_keys[i] != NULL; i++)
+    {
+      g_autoptr (GVariant) value = g_variant_lookup_value (record, kept_keys[i], NULL);
+      if (value != NULL)
+        g_variant_builder_add (&b, "{sv}", kept_keys[i], value);
+    }
+  g_variant_builder_add (&b, "{sv}", "OtherUser", g_variant_new_boolean (TRUE));
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
+GVariant *
+lm_auth_redact_list (GVariant *records, const LmAuthViewer *viewer)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  GVariantIter iter;
+  GVariant *record;
+
+  if (viewer->all)
+    return g_variant_ref (records);
+  g_variant_iter_init (&iter, records);
+  while ((record = g_variant_iter_next_value (&iter)) != NULL)
+    {
+      g_autoptr (GVariant) shown = lm_auth_redact (record, viewer);
+      g_variant_builder_add_value (&b, shown);
+      g_variant_unref (record);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&b));
 }

@@ -6,6 +6,7 @@
 #include "lm-daemon.h"
 #include "lm-disks.h"
 #include "lm-engine.h"
+#include "lm-gate.h"
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
 #include "lm-ledger.h"
@@ -58,9 +59,8 @@ struct _LmDaemon
   gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
 
   /* The object is on the bus before the name is ours (lm_daemon_export);
-   * until lm_daemon_start() ran no method runs. */
-  gboolean started;
-  GQueue waiting; /* calls to the name that came before we knew it was ours */
+   * until lm_daemon_start() ran no method runs (lm-gate.c). */
+  LmGate *gate;
 };
 
 /* The one way the daemon changes the system (lm-daemon.c). */

@@ -30,14 +30,10 @@
 #include "lm-spinup.h"
 #include "lm-ledger.h"
 #include "lm-flush.h"
+#include "lm-gate.h"
 #include "lm-sleep.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
-
-/* Calls kept for lm_daemon_start(); more are refused. */
-#define LM_WAITING_MAX 64
-
-static void refuse_waiting (LmDaemon *self);
 
 G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
 
@@ -49,7 +45,7 @@ lm_daemon_finalize (GObject *object)
   LmDaemon *self = LM_DAEMON (object);
 
   lm_daemon_unexport (self);
-  refuse_waiting (self);
+  g_clear_pointer (&self->gate, lm_gate_free);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
@@ -307,65 +303,6 @@ on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
 
 /* --- Life cycle -------------------------------------------------------- */
 
-#define LM_STARTING_TEXT "laptop-moded is still starting; try again in a moment"
-
-/* Every method (those of lm-spinup.c and lm-disks.c too) passes here
- * first. Before lm_daemon_start() nothing may run: this daemon does not own
- * the name yet, and another may be in charge (--replace). A call addressed
- * to a well-known name was routed to us because we own it (the only one we
- * ask for): D-Bus activation's first call can come before GDBus tells us
- * the name is ours, so it waits for lm_daemon_start(). Any other call is
- * refused. */
-static gboolean
-authorize_method (GDBusInterfaceSkeleton *skeleton, GDBusMethodInvocation *invocation,
-                  gpointer user_data)
-{
-  LmDaemon *self = user_data;
-  const char *destination
-      = g_dbus_message_get_destination (g_dbus_method_invocation_get_message (invocation));
-
-  if (self->started)
-    return TRUE;
-  if (destination != NULL && destination[0] != ':' && self->waiting.length < LM_WAITING_MAX)
-    {
-      g_queue_push_tail (&self->waiting, g_object_ref (invocation));
-      return FALSE;
-    }
-  g_dbus_method_invocation_return_error_literal (invocation, LM_ERROR, LM_ERROR_FAILED,
-                                                 LM_STARTING_TEXT);
-  return FALSE;
-}
-
-static void
-refuse_waiting (LmDaemon *self)
-{
-  GDBusMethodInvocation *invocation;
-
-  while ((invocation = g_queue_pop_head (&self->waiting)) != NULL)
-    g_dbus_method_invocation_return_error_literal (invocation, LM_ERROR, LM_ERROR_FAILED,
-                                                   "laptop-moded is stopping");
-}
-
-/* The calls that waited run now, in order, as GDBus would have run them. */
-static void
-run_waiting (LmDaemon *self)
-{
-  GDBusInterfaceSkeleton *skeleton = G_DBUS_INTERFACE_SKELETON (self->skeleton);
-  const GDBusInterfaceVTable *vtable = g_dbus_interface_skeleton_get_vtable (skeleton);
-  GDBusMethodInvocation *invocation;
-
-  if (self->waiting.length > 0)
-    g_debug ("Running %u calls that came before the name was ours", self->waiting.length);
-  while ((invocation = g_queue_pop_head (&self->waiting)) != NULL)
-    vtable->method_call (g_dbus_method_invocation_get_connection (invocation),
-                         g_dbus_method_invocation_get_sender (invocation),
-                         g_dbus_method_invocation_get_object_path (invocation),
-                         g_dbus_method_invocation_get_interface_name (invocation),
-                         g_dbus_method_invocation_get_method_name (invocation),
-                         g_dbus_method_invocation_get_parameters (invocation), invocation,
-                         skeleton);
-}
-
 /* A state file at start-up means the last run ended without restoring
  * (crash, kill -9, power loss): put the originals back first. */
 static void
@@ -427,7 +364,10 @@ lm_daemon_new (GError **error)
   lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
 
-  g_signal_connect (self->skeleton, "g-authorize-method", G_CALLBACK (authorize_method), self);
+  /* Every method (those of lm-spinup.c and lm-disks.c too) waits at the
+   * gate until lm_daemon_start(): this daemon does not own the name yet,
+   * and another may be in charge (--replace). */
+  self->gate = lm_gate_new (G_DBUS_INTERFACE_SKELETON (self->skeleton));
   lm_daemon_methods_connect (self);
   return g_steal_pointer (&self);
 }
@@ -455,8 +395,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
       g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
       lm_daemon_sync_properties (self);
     }
-  self->started = TRUE;
-  run_waiting (self);
+  lm_gate_open (self->gate);
 }
 
 gboolean

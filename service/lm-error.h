@@ -14,6 +14,8 @@ typedef enum
   LM_ERROR_INVALID_ARGS,
   LM_ERROR_NOT_SUPPORTED,
   LM_ERROR_KERNEL,
+  LM_ERROR_BUSY,
+  LM_ERROR_AUTH_UNAVAILABLE,
 } LmError;
 
 GQuark lm_error_quark (void);

@@ -432,10 +432,14 @@ get_ledger_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
   guint64 since, until;
 
   g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(tt)", &since, &until);
-  GVariant *records
-      = lm_ledger_query (self, (gint64) MIN (since, (guint64) G_MAXINT64),
-                         (gint64) MIN (until, (guint64) G_MAXINT64), LM_LEDGER_MAX_QUERY);
+  g_autoptr (GVariant) all = g_variant_ref_sink (
+      lm_ledger_query (self, (gint64) MIN (since, (guint64) G_MAXINT64),
+                       (gint64) MIN (until, (guint64) G_MAXINT64), LM_LEDGER_MAX_QUERY));
+  /* Another user's spin-ups without their process, unless monitor-all. */
+  LmAuthViewer viewer = lm_auth_viewer (invocation);
+  GVariant *records = lm_auth_redact_list (all, &viewer);
   g_dbus_method_invocation_return_value (invocation, g_variant_new_tuple (&records, 1));
+  g_variant_unref (records);
 }
 
 static gboolean

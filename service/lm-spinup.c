@@ -1,9 +1,11 @@
 /* lm-spinup.c: spin-up monitoring on D-Bus. The bpf backend (its filter
  * runs in the kernel) runs all the time; the others only while a
  * subscriber is on the bus or SpinUpHistory asks for it. SpinUp goes to
- * each subscriber by unique name, never to the whole bus, as it shows
- * other users' process names. A subscription lasts only while polkit still
- * allows it: it is checked again whenever logind's sessions change. */
+ * each subscriber by unique name, never to the whole bus, and shows
+ * another user's process only to a subscriber with monitor-all (the others
+ * get it as "another user's process", lm_auth_redact). A subscription
+ * lasts only while polkit still allows it: it is checked again whenever
+ * logind's sessions change, and again later when polkit gave no answer. */
 #include "config.h"
 
 #include "lm-spinup.h"
@@ -15,6 +17,24 @@
 #include "lm-names.h"
 
 #define HISTORY_MAX 256
+/* A re-check polkit could not answer is asked again after this long. */
+#define RECHECK_RETRY_S 10
+
+/* A subscriber: its watch on the bus and what it may see. */
+typedef struct
+{
+  guint watch;
+  LmAuthViewer viewer;
+} LmSubscriber;
+
+static void
+subscriber_free (gpointer data)
+{
+  LmSubscriber *sub = data;
+
+  g_bus_unwatch_name (sub->watch);
+  g_free (sub);
+}
 
 struct _LmSpinup
 {
@@ -26,10 +46,11 @@ struct _LmSpinup
   guint idle_s;
   gboolean history_wanted;
   LmAttrib *running;
-  GHashTable *subscribers;   /* unique name → watch id */
+  GHashTable *subscribers;   /* unique name → LmSubscriber */
   GHashTable *dropped;       /* unique name → LmDropped: told, not yet asked */
   LmLogind *logind;          /* from the first Subscribe on */
   GCancellable *cancellable; /* re-checks in flight */
+  guint retry_id;            /* re-checks to ask again */
   GQueue history;            /* GVariant a{sv}, oldest first */
   gulong handlers[3];
   LmSpinupWakeFunc wake_func; /* the disks' accounting */
@@ -88,7 +109,7 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
   GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (skel);
   g_autoptr (GVariant) v = spinup_to_variant (s, self->backend->name);
   GHashTableIter iter;
-  gpointer name;
+  gpointer name, value;
 
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
   if (self->wake_func != NULL)
@@ -102,12 +123,14 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
   if (connection == NULL)
     return;
   g_hash_table_iter_init (&iter, self->subscribers);
-  while (g_hash_table_iter_next (&iter, &name, NULL))
+  while (g_hash_table_iter_next (&iter, &name, &value))
     {
+      const LmSubscriber *sub = value;
       g_autoptr (GError) error = NULL;
+      g_autoptr (GVariant) shown = lm_auth_redact (v, &sub->viewer);
       if (!g_dbus_connection_emit_signal (
               connection, name, g_dbus_interface_skeleton_get_object_path (skel), LM_INTERFACE,
-              "SpinUp", g_variant_new ("(@a{sv})", v), &error))
+              "SpinUp", g_variant_new ("(@a{sv})", shown), &error))
         g_debug ("Cannot send SpinUp to %s: %s", (const char *) name, error->message);
     }
 }
@@ -174,12 +197,6 @@ on_subscriber_vanished (GDBusConnection *connection, const char *name, gpointer 
   if (g_hash_table_remove (self->subscribers, name))
     g_debug ("Spin-up subscriber %s left the bus", name);
   update_monitoring (self);
-}
-
-static void
-unwatch (gpointer id)
-{
-  g_bus_unwatch_name (GPOINTER_TO_UINT (id));
 }
 
 /* A subscriber the daemon dropped, remembered (with its watch, so it is
@@ -250,20 +267,46 @@ drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, 
   update_monitoring (self);
 }
 
+static void on_sessions_changed (gpointer user_data);
+
+static gboolean
+on_retry (gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  self->retry_id = 0;
+  on_sessions_changed (self);
+  return G_SOURCE_REMOVE;
+}
+
 static void
-rechecked (gboolean allowed, const char *why, gpointer user_data)
+rechecked (LmAuthVerdict verdict, const LmAuthViewer *viewer, const char *why, gpointer user_data)
 {
   LmRecheck *r = user_data;
+  LmSubscriber *sub = g_hash_table_lookup (r->self->subscribers, r->name);
 
   /* It may have unsubscribed or left while polkit thought. */
-  if (!g_hash_table_contains (r->self->subscribers, r->name))
+  if (sub == NULL)
     return;
-  if (allowed)
+  if (verdict == LM_AUTH_ALLOWED)
     {
-      g_debug ("Spin-up subscriber %s still authorized", r->name);
+      g_debug ("Spin-up subscriber %s still authorized%s", r->name,
+               viewer->all ? " (every user's processes)" : "");
+      sub->viewer = *viewer;
       return;
     }
-  drop_subscriber (r->self, r->connection, r->name, why);
+  if (verdict == LM_AUTH_DENIED)
+    {
+      drop_subscriber (r->self, r->connection, r->name, why);
+      return;
+    }
+  /* No answer is not a refusal: polkitd restarting, or too many checks
+   * waiting, must not end subscriptions. Asked again later, meanwhile it
+   * sees only its own processes (nothing more than polkit last allowed). */
+  g_message ("Spin-up subscriber %s: %s; asking again in %d s", r->name, why, RECHECK_RETRY_S);
+  sub->viewer.all = FALSE;
+  if (r->self->retry_id == 0)
+    r->self->retry_id = g_timeout_add_seconds (RECHECK_RETRY_S, on_retry, r->self);
 }
 
 /* Sessions or seats changed: what polkit said at Subscribe (for a rule on
@@ -319,6 +362,7 @@ subscribe_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
   LmSpinup *self = user_data;
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   g_autoptr (GError) error = NULL;
+  LmSubscriber *sub;
 
   if (!start_monitoring (self, &error))
     {
@@ -329,15 +373,19 @@ subscribe_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
   if (self->logind == NULL)
     self->logind = lm_logind_new (g_dbus_method_invocation_get_connection (invocation),
                                   on_sessions_changed, self);
-  if (!g_hash_table_contains (self->subscribers, sender))
+  sub = g_hash_table_lookup (self->subscribers, sender);
+  if (sub == NULL)
     {
+      sub = g_new0 (LmSubscriber, 1);
+      g_hash_table_insert (self->subscribers, g_strdup (sender), sub);
       /* Called at once if the sender has already gone: never a stale entry. */
-      guint id = g_bus_watch_name_on_connection (
+      sub->watch = g_bus_watch_name_on_connection (
           g_dbus_method_invocation_get_connection (invocation), sender,
           G_BUS_NAME_WATCHER_FLAGS_NONE, NULL, on_subscriber_vanished, self, NULL);
-      g_hash_table_insert (self->subscribers, g_strdup (sender), GUINT_TO_POINTER (id));
-      g_debug ("Spin-up subscriber %s", sender);
     }
+  sub->viewer = lm_auth_viewer (invocation);
+  g_debug ("Spin-up subscriber %s (uid %u%s)", sender, sub->viewer.uid,
+           sub->viewer.all ? ", every user's processes" : "");
   g_dbus_method_invocation_return_value (invocation, NULL);
 }
 
@@ -356,9 +404,13 @@ get_spin_ups_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
   LmSpinup *self = user_data;
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  LmAuthViewer viewer = lm_auth_viewer (invocation);
 
   for (GList *l = self->history.head; l != NULL; l = l->next)
-    g_variant_builder_add_value (&b, l->data);
+    {
+      g_autoptr (GVariant) shown = lm_auth_redact (l->data, &viewer);
+      g_variant_builder_add_value (&b, shown);
+    }
   g_dbus_method_invocation_return_value (invocation, g_variant_new ("(aa{sv})", &b));
 }
 
@@ -398,7 +450,7 @@ lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state)
 
   self->skeleton = skeleton;
   self->state = state;
-  self->subscribers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, unwatch);
+  self->subscribers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, subscriber_free);
   self->dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, dropped_free);
   self->cancellable = g_cancellable_new ();
   g_queue_init (&self->history);
@@ -455,6 +507,7 @@ lm_spinup_shutdown (LmSpinup *self)
   g_cancellable_cancel (self->cancellable);
   g_object_unref (self->cancellable);
   self->cancellable = g_cancellable_new ();
+  g_clear_handle_id (&self->retry_id, g_source_remove);
   g_clear_pointer (&self->logind, lm_logind_free);
   g_hash_table_remove_all (self->dropped);
   g_hash_table_remove_all (self->subscribers);

@@ -399,6 +399,18 @@ test_spin_up_words (void)
   g_autofree char *direct = lm_tray_view_spin_up_details (&s);
   g_assert_cmpstr (direct, ==, "");
 
+  /* Another user's, as a caller without monitor-all gets it. */
+  g_autoptr (GVariant) other = g_variant_ref_sink (
+      g_variant_new_parsed ("@a{sv} {'Disk': <'sda'>, 'Uid': <uint32 1001>, 'Operation': <'read'>, "
+                            "'Via': <'direct'>, 'OtherUser': <true>}"));
+  lm_tray_spin_up_from_variant (other, &s);
+  g_autofree char *other_text = lm_tray_view_spin_up_text (&s);
+  g_assert_cmpstr (other_text, ==, "sda woken by another user's process: read");
+  g_autoptr (GVariant) records = g_variant_ref_sink (
+      g_variant_new_parsed ("[@a{sv} {'Kind': <'spinup'>, 'Disk': <'sda'>, 'OtherUser': <true>}]"));
+  g_autoptr (GHashTable) top = lm_tray_view_top_wakers (records);
+  g_assert_cmpstr (g_hash_table_lookup (top, "sda"), ==, "another user's process");
+
   g_autoptr (GVariant) empty = g_variant_ref_sink (g_variant_new_parsed ("@a{sv} {}"));
   lm_tray_spin_up_from_variant (empty, &s);
   g_assert_null (s.disk);

@@ -25,6 +25,11 @@ MOCK_IFACE = "org.freedesktop.DBus.Mock"
 ACTIONS_DIR = "/usr/share/polkit-1/actions"
 ETC_RULES_DIR = "/etc/polkit-1/rules.d"
 USR_RULES_DIR = "/usr/share/polkit-1/rules.d"
+# polkit 126 (Debian 13) reads these too: where they exist, an empty folder
+# covers each, so that no rule or action of the machine's is seen.
+EXTRA_DIRS = ("/etc/polkit-1/actions", "/run/polkit-1/actions",
+              "/usr/local/share/polkit-1/actions", "/run/polkit-1/rules.d",
+              "/usr/local/share/polkit-1/rules.d")
 
 # Added to the private bus configuration: polkitd (real or fake, running as
 # root or, once it dropped privileges, as polkitd) owns its name, and
@@ -38,6 +43,13 @@ BUS_CONFIG = """
   </policy>
   <policy context="default">
     <allow send_destination="org.freedesktop.PolicyKit1"/>
+  </policy>
+  <!-- As polkit's own bus configuration: polkitd asks agents. -->
+  <policy user="root">
+    <allow send_interface="org.freedesktop.PolicyKit1.AuthenticationAgent"/>
+  </policy>
+  <policy user="polkitd">
+    <allow send_interface="org.freedesktop.PolicyKit1.AuthenticationAgent"/>
   </policy>
 """
 
@@ -136,13 +148,21 @@ class RealPolkit:
         os.chmod(path, 0o644)
 
     def start(self, env, address):
-        # The shell only mounts and then becomes polkitd; the paths travel
-        # as arguments, never pasted into the script.
-        script = ('mount --bind "$1" "$4" && mount --bind "$2" "$5" && mount --bind "$3" "$6" '
-                  '&& exec "$7" --no-debug')
-        argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
-                self.actions, self.etc_rules, self.usr_rules,
-                ACTIONS_DIR, ETC_RULES_DIR, USR_RULES_DIR, POLKITD]
+        # The shell only mounts (folder, mount point, in pairs) and then
+        # becomes polkitd; the paths travel as arguments, never pasted into
+        # the script.
+        script = ('while [ $# -gt 1 ]; do mount --bind "$1" "$2" || exit 1; shift 2; done; '
+                  'exec "$1" --no-debug')
+        pairs = [self.actions, ACTIONS_DIR, self.etc_rules, ETC_RULES_DIR, self.usr_rules,
+                 USR_RULES_DIR]
+        empty = os.path.join(self.base, "empty")
+        os.makedirs(empty, exist_ok=True)
+        os.chmod(empty, 0o755)
+        for d in EXTRA_DIRS:
+            if os.path.isdir(d):
+                pairs += [empty, d]
+        argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh"]
+        argv += pairs + [POLKITD]
         with open(self.log, "a") as log:
             self.proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
         conn = connect(address)
@@ -184,6 +204,13 @@ class MockPolkit:
 
     def set_allowed(self, actions):
         self._call("SetAllowed", "(as)", list(actions))
+
+    def simulate_hang(self, hang):
+        """Hold every CheckAuthorization until release_hanging()."""
+        self._call("SimulateHang", "(b)", hang)
+
+    def release_hanging(self):
+        self._call("ReleaseHangingCalls", None)
 
     def close(self):
         if self.conn is not None:

@@ -47,7 +47,8 @@ def get_spin_ups():
 
 def on_signal(conn, sender, path, iface, member, params):
     if member == "SpinUp":
-        print("SPINUP", params.unpack()[0]["Comm"], flush=True)
+        # Without monitor-all another user's spin-up has no Comm.
+        print("SPINUP", params.unpack()[0].get("Comm", "OTHER"), flush=True)
     elif member == "Unsubscribed":
         print("UNSUBSCRIBED", params.unpack()[0], flush=True)
         print("GETSPINUPS", get_spin_ups(), flush=True)
@@ -87,12 +88,14 @@ bus.call_sync(*DBUS, "GetId", None, None, 0, -1, None)
 print("sent", flush=True)
 '''
 
-# "fading" may monitor while the test's flag says its session is active
-# (polkit.spawn reads it, so the answer changes inside polkitd for real);
-# "steady" may always. Inactive falls through to the action's default
-# (auth_admin), as for a real inactive session.
+# "fading" may monitor (every user's spin-ups, in full) while the test's
+# flag says its session is active (polkit.spawn reads it, so the answer
+# changes inside polkitd for real); "steady" may always. Inactive falls
+# through to the action's default (auth_admin), as for a real inactive
+# session.
 RULE = """polkit.addRule(function (action, subject) {
-    if (action.id != "org.laptopmode.LaptopMode1.monitor")
+    if (action.id != "org.laptopmode.LaptopMode1.monitor" &&
+        action.id != "org.laptopmode.LaptopMode1.monitor-all")
         return polkit.Result.NOT_HANDLED;
     if (subject.user == "@STEADY@")
         return polkit.Result.YES;
@@ -250,6 +253,29 @@ class ReauthTest(Base):
         self.kmsg((5.0, "first(101): READ block 8 on sda1"))
         self.assertEqual(self.expect(fading, "SPINUP", "fading"), "SPINUP first\n")
         self.assertNotIn("Dropped spin-up subscriber", self.daemon_log())
+        self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
+
+
+    def test_polkit_gone_keeps_subscription(self):
+        # A re-check polkit cannot answer is asked again later: the
+        # subscriber stays (seeing only its own processes meanwhile).
+        steady = self.subscriber(USERS["steady"])
+        self.kmsg((5.0, "first(101): READ block 8 on sda1"))
+        self.assertEqual(self.expect(steady, "SPINUP", "steady"), "SPINUP first\n")
+        polkitd = [p for p in self.procs if isinstance(p.args, list) and lmpolkit.POLKITD in p.args]
+        self.assertEqual(len(polkitd), 1)
+        lmtest.stop_process(polkitd[0])
+        self.session_inactive()
+        self.wait_for_log("asking again in", timeout=30)
+        self.kmsg((10.0, "second(102): READ block 8 on sda1"))
+        self.assertEqual(self.expect(steady, "SPINUP", "steady"), "SPINUP OTHER\n")
+        self.assertNotIn("Dropped spin-up subscriber", self.daemon_log())
+        # polkitd is back: the next retry restores the full view.
+        again = lmpolkit.RealPolkit(os.path.join(self.tmp, "again"), self.polkit_rules)
+        self.procs.append(again.start(self.env, self.bus_address))
+        self.wait_for_log("still authorized (every user's processes)", timeout=40)
+        self.kmsg((15.0, "third(103): READ block 8 on sda1"))
+        self.assertEqual(self.expect(steady, "SPINUP", "steady"), "SPINUP third\n")
         self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
 
 

@@ -13,7 +13,9 @@ import signal
 import subprocess
 import time
 import unittest
+import uuid
 
+import lmpolkit
 import lmtest
 from lmtest import DaemonTestCase
 
@@ -327,6 +329,130 @@ class HistoryTest(SpinUpBusTest):
         self.wait_until(lambda: "vim" in self.ctl_run("spinups").out, message="history")
         self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
         self.assertEqual(self.block_dump(), "0")
+
+
+# "viewer" may monitor (its own processes); members of "admins" are also
+# granted monitor-all by the project's example rule. "other" only owns
+# processes.
+MONITOR_RULE = """polkit.addRule(function (action, subject) {
+    if (action.id == "org.laptopmode.LaptopMode1.monitor" &&
+        (subject.user == "@VIEWER@" || subject.isInGroup("@ADMINS@")))
+        return polkit.Result.YES;
+    return polkit.Result.NOT_HANDLED;
+});
+"""
+
+
+@unittest.skipUnless(lmtest.is_root() and lmpolkit.available() is None,
+                     "creates users and runs a real polkitd: needs root")
+class PerUserViewTest(SpinUpBusTest):
+    """monitor shows a user its own processes in full and everyone else's
+    as another user's process (uid only); monitor-all shows everything:
+    in SpinUp, GetSpinUps, GetLedger and the CLI."""
+
+    history = "true"
+
+    @classmethod
+    def setUpClass(cls):
+        tag = uuid.uuid4().hex[:8]
+        cls.admins = "lmta" + tag
+        subprocess.run(["groupadd", cls.admins], check=True, capture_output=True)
+        cls.addClassCleanup(subprocess.run, ["groupdel", cls.admins], capture_output=True)
+        cls.users = {}
+        for role in ("viewer", "admin", "other"):
+            name = "lmv%s%s" % (role[:2], tag)
+            argv = ["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                    "--no-user-group", "--gid", "nogroup"]
+            if role == "admin":
+                argv += ["--groups", cls.admins]
+            subprocess.run(argv + [name], check=True, capture_output=True)
+            cls.addClassCleanup(subprocess.run, ["userdel", name], capture_output=True)
+            cls.users[role] = name
+
+    def setUp(self):
+        self.polkit_rules = {
+            "50-monitor.rules": MONITOR_RULE.replace("@VIEWER@", self.users["viewer"])
+                                            .replace("@ADMINS@", self.admins),
+            "60-monitor-all.rules": open(os.path.join(lmtest.SRCDIR, "polkit",
+                                                      "monitor-all.rules.example"))
+                                    .read().replace("@GROUP@", self.admins),
+        }
+        super().setUp()
+        # Whose the processes are: the daemon reads /proc/PID/status.
+        for pid, role in ((201, "viewer"), (202, "other")):
+            uid = pwd.getpwnam(self.users[role]).pw_uid
+            os.makedirs(self.root.file("/proc/%d" % pid))
+            self.root.write("/proc/%d/status" % pid, "Name:\tx\nUid:\t%d\t%d\t%d\t%d\n"
+                            % (uid, uid, uid, uid))
+        self.start_daemon()
+
+    def spinups(self, lines, n):
+        got = []
+        for _ in range(n):
+            line = lines.get(20)
+            self.assertIsNotNone(line, "spin-up %d never came:\n%s" % (len(got), self.daemon_log()))
+            got.append(json.loads(line))
+        return got
+
+    def test_views(self):
+        viewer_uid = pwd.getpwnam(self.users["viewer"]).pw_uid
+        other_uid = pwd.getpwnam(self.users["other"]).pw_uid
+        _, vbanner, viewer = self.watch(user=self.users["viewer"])
+        self.assertIn("Watching spin-ups", vbanner, self.daemon_log())
+        _, abanner, admin = self.watch(user=self.users["admin"])
+        self.assertIn("Watching spin-ups", abanner, self.daemon_log())
+
+        self.kmsg((5.0, "mine(201): READ block 8 on sda1 (8 sectors)"),
+                  (10.0, "cat(202): READ block 16 on sda1"))
+        mine, theirs = self.spinups(viewer, 2)
+        self.assertEqual((mine["Comm"], mine["Pid"], mine["Uid"]), ("mine", 201, viewer_uid))
+        self.assertNotIn("OtherUser", mine)
+        # The other user's cat: its uid and the disk, nothing of the process.
+        self.assertEqual(theirs["Uid"], other_uid)
+        self.assertEqual((theirs["Disk"], theirs["Operation"], theirs["OtherUser"]),
+                         ("sda", "read", True))
+        for key in ("Comm", "Pid", "Path", "Inode", "Sector", "Thread", "SubmitterPid",
+                    "SubmitterComm"):
+            self.assertNotIn(key, theirs)
+        # monitor-all: in full.
+        a_mine, a_theirs = self.spinups(admin, 2)
+        self.assertEqual((a_mine["Comm"], a_theirs["Comm"], a_theirs["Pid"]), ("mine", "cat", 202))
+        self.assertNotIn("OtherUser", a_theirs)
+
+        # The history and the ledger follow the same rule.
+        r = self.ctl_run("spinups", "--json", user=self.users["viewer"], check=True)
+        hist = [json.loads(x) for x in r.out.splitlines()]
+        self.assertEqual([h.get("Comm") for h in hist], ["mine", None])
+        r = self.ctl_run("spinups", user=self.users["viewer"], check=True)
+        self.assertIn("another user's process uid %d" % other_uid, r.out)
+        self.assertNotIn("cat", r.out)
+        r = self.ctl_run("spinups", "--json", user=self.users["admin"], check=True)
+        self.assertEqual([json.loads(x)["Comm"] for x in r.out.splitlines()], ["mine", "cat"])
+
+        def ledger(user):
+            r = self.run_as(["gdbus", "call", "--system", "--dest", lmtest.BUS_NAME,
+                             "--object-path", lmtest.OBJECT_PATH, "--method",
+                             lmtest.IFACE + ".GetLedger", "0", str(2**63 - 1)],
+                            user=user, check=True)
+            return r.out
+        self.wait_until(lambda: "'cat'" in ledger(self.users["admin"]), timeout=20,
+                        message="the spin-ups in the ledger")
+        out = ledger(self.users["viewer"])
+        self.assertIn("'mine'", out)
+        self.assertNotIn("'cat'", out)
+        self.assertIn("'OtherUser': <true>", out)
+        # The report reads the same ledger, up to now: the kernel log's
+        # time stamps above lie a few seconds ahead.
+        while time.time() * 1e6 < theirs["Time"] + 1e6:
+            time.sleep(0.2)
+        r = self.ctl_run("report", user=self.users["viewer"], check=True)
+        self.assertIn("another user's process", r.out)
+        self.assertNotRegex(r.out, r"(?m)^\s+cat\s")
+        r = self.ctl_run("report", user=self.users["admin"], check=True)
+        self.assertRegex(r.out, r"(?m)^\s+cat\s")
+        # A user with neither gets nothing at all.
+        r = self.gdbus_call("GetSpinUps", user=self.users["other"])
+        self.assertIn("AccessDenied", r.err)
 
 
 class NoneTest(SpinUpBusTest):
