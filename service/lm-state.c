@@ -9,6 +9,7 @@
 
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-keyfile.h"
 
 struct _LmState
 {
@@ -177,11 +178,14 @@ char *
 lm_state_get (LmState *state, const char *group, const char *key)
 {
   g_autofree char *encoded = encode_key (key);
-  char *value = g_key_file_get_string (state->key_file, group, encoded, NULL);
+  char *value = lm_keyfile_get (state->key_file, group, encoded, FALSE);
 
   /* A key written verbatim by an older version (a space inside, say). */
   if (value == NULL && !g_str_equal (encoded, key))
-    value = g_key_file_get_string (state->key_file, group, key, NULL);
+    value = lm_keyfile_get (state->key_file, group, key, FALSE);
+  /* Values are text (lm-state.h); GKeyFile refused other bytes, too. */
+  if (value != NULL && !g_utf8_validate (value, -1, NULL))
+    g_clear_pointer (&value, g_free);
   return value;
 }
 
@@ -190,7 +194,7 @@ lm_state_set (LmState *state, const char *group, const char *key, const char *va
 {
   g_autofree char *encoded = encode_key (key);
 
-  g_key_file_set_string (state->key_file, group, encoded, value);
+  lm_keyfile_set (state->key_file, group, encoded, value);
 }
 
 void
