@@ -21,7 +21,17 @@ struct _LmUevent
   guint source;
   LmUeventFunc func;
   gpointer user_data;
+  guint refused; /* datagrams not from the kernel */
 };
+
+/* Any process may send to this socket (unicast to its port, or to the
+ * multicast group with CAP_NET_ADMIN, as udevd does on group 2); only the
+ * kernel sends from port 0. */
+gboolean
+lm_uevent_from_kernel (const struct sockaddr_nl *addr, socklen_t len)
+{
+  return len >= sizeof *addr && addr->nl_family == AF_NETLINK && addr->nl_pid == 0;
+}
 
 /* A uevent is "action@devpath\0KEY=VALUE\0...". */
 gboolean
@@ -63,7 +73,11 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
   /* Drain everything queued: one wake-up per burst of events. */
   for (;;)
     {
-      ssize_t n = recv (fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+      struct sockaddr_nl from = { 0 };
+      struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf - 1 };
+      struct msghdr msg
+          = { .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1 };
+      ssize_t n = recvmsg (fd, &msg, MSG_DONTWAIT);
       if (n < 0)
         {
           if (errno == EINTR)
@@ -71,6 +85,13 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
           if (errno != EAGAIN && errno != ENOBUFS)
             g_debug ("uevent socket: %s", g_strerror (errno));
           break;
+        }
+      if (!lm_uevent_from_kernel (&from, msg.msg_namelen))
+        {
+          self->refused++;
+          g_debug ("Ignoring a device event from netlink port %u, not the kernel",
+                   (guint) from.nl_pid);
+          continue;
         }
       buf[n] = '\0';
       g_autofree char *subsystem = NULL;
@@ -103,6 +124,18 @@ lm_uevent_new (LmUeventFunc func, gpointer user_data, GError **error)
   self->user_data = user_data;
   self->source = g_unix_fd_add (fd, G_IO_IN, on_readable, self);
   return self;
+}
+
+guint
+lm_uevent_get_refused (LmUevent *self)
+{
+  return self->refused;
+}
+
+int
+lm_uevent_get_fd (LmUevent *self)
+{
+  return self->fd;
 }
 
 void
