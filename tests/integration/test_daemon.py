@@ -168,6 +168,20 @@ class StartStopTest(DaemonTestCase):
 
     def test_sync(self):
         self.ctl_run("sync", check=True)
+
+    def test_concurrent_syncs_all_answered(self):
+        # 32 at once share one sync() in flight (lm-sync.c); each is answered,
+        # and a call that came during them is not kept waiting behind them.
+        import subprocess
+        argv = ["gdbus", "call", "--system", "--dest", lmtest.BUS_NAME, "--object-path",
+                lmtest.OBJECT_PATH, "--method", lmtest.IFACE + ".Sync"]
+        procs = [subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(32)]
+        results = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+        for out, err, rc in results:
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(out.strip(), "()")
+        self.assertIsNone(self.daemon.poll())
         self.gdbus_call("Sync", check=True)
 
     def test_laptop_mode_alias(self):
