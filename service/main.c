@@ -16,6 +16,7 @@
 #include "lm-bus.h"
 #include "lm-daemon.h"
 #include "lm-error.h"
+#include "lm-log.h"
 #include "lm-names.h"
 #include "lm-paths.h"
 
@@ -195,6 +196,8 @@ main (int argc, char **argv)
     }
   if (verbose)
     g_log_set_debug_enabled (TRUE);
+  /* Names from outside in a log line cannot start a line of their own. */
+  g_log_set_writer_func (lm_log_writer, NULL, NULL);
   if (config != NULL)
     lm_paths_set_config_file (config);
 

@@ -300,6 +300,29 @@ class TrustNothingReadBackTest(DaemonTestCase):
         self.assertIn("symbolic link", self.this_daemon_log())
         self.assertEqual(self.root.vm(), original)
 
+    def test_forged_name_stays_on_its_line(self):
+        # A device's model string is the device's to choose (a USB stick's
+        # firmware), and here its name has a newline (a fake root's sysfs):
+        # the --verbose log keeps both on the daemon's own line, escaped
+        # (lm-log.c).
+        r = self.root
+        base = "/sys/block/sd\nFORGED name"
+        os.makedirs(r.file(base + "/queue"))
+        os.makedirs(r.file(base + "/device"))
+        r.write(base + "/size", "1953525168\n")
+        r.write(base + "/removable", "1\n")
+        r.write(base + "/queue/rotational", "1\n")
+        r.write(base + "/queue/read_ahead_kb", "128\n")
+        r.write(base + "/stat", "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+        r.write(base + "/device/model", "ab\nFORGED line \x1b[31mred\n")
+        self.start_daemon()
+        self.wait_until(lambda: "FORGED" in self.this_daemon_log(), message="the disk logged")
+        log = self.this_daemon_log()
+        for line in log.splitlines():
+            self.assertFalse(line.startswith("FORGED"), log)
+            self.assertNotIn("\x1b", line)
+        self.assertIn("ab FORGED line \\x1b[31mred", log)
+        self.assertIn("Disk sd\\x0aFORGED name", log)
 
 @needs_root
 class BusLossTest(DaemonTestCase):
