@@ -2,9 +2,11 @@
  * The kernel's own multicast group is used rather than udev's, so events
  * arrive on machines without udevd (containers, initramfs). An event is only
  * a hint to re-read sysfs; its contents are never trusted as state. */
+#define _GNU_SOURCE /* struct ucred */
 #include "lm-uevent.h"
 
 #include <errno.h>
+#include <string.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <glib-unix.h>
 
 #include "lm-error.h"
+#include "lm-paths.h"
 
 #define UEVENT_KERNEL_GROUP 1
 
@@ -21,7 +24,8 @@ struct _LmUevent
   guint source;
   LmUeventFunc func;
   gpointer user_data;
-  guint refused; /* datagrams not from the kernel */
+  guint refused;      /* datagrams not from the kernel */
+  gboolean fake_root; /* LAPTOP_MODED_ROOT: see sender_taken() */
 };
 
 /* Any process may send to this socket (unicast to its port, or to the
@@ -64,6 +68,27 @@ lm_uevent_parse (const char *buf, gsize len, char **subsystem, char **action)
   return TRUE;
 }
 
+/* In a fake root (LAPTOP_MODED_ROOT, the tests' sysfs) there is no kernel
+ * device behind the events either: the test makes them up, as root, and
+ * they are taken from root only. With the real root, only the kernel's. */
+static gboolean
+sender_taken (LmUevent *self, const struct sockaddr_nl *from, struct msghdr *msg)
+{
+  if (lm_uevent_from_kernel (from, msg->msg_namelen))
+    return TRUE;
+  if (!self->fake_root)
+    return FALSE;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (msg); c != NULL; c = CMSG_NXTHDR (msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS
+        && c->cmsg_len >= CMSG_LEN (sizeof (struct ucred)))
+      {
+        struct ucred cred;
+        memcpy (&cred, CMSG_DATA (c), sizeof cred);
+        return cred.uid == 0;
+      }
+  return FALSE;
+}
+
 static gboolean
 on_readable (int fd, GIOCondition condition, gpointer user_data)
 {
@@ -75,8 +100,17 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
     {
       struct sockaddr_nl from = { 0 };
       struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf - 1 };
-      struct msghdr msg
-          = { .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1 };
+      union
+      {
+        char buf[CMSG_SPACE (sizeof (struct ucred))];
+        struct cmsghdr align;
+      } control;
+      struct msghdr msg = { .msg_name = &from,
+                            .msg_namelen = sizeof from,
+                            .msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = &control,
+                            .msg_controllen = sizeof control };
       ssize_t n = recvmsg (fd, &msg, MSG_DONTWAIT);
       if (n < 0)
         {
@@ -86,7 +120,7 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
             g_debug ("uevent socket: %s", g_strerror (errno));
           break;
         }
-      if (!lm_uevent_from_kernel (&from, msg.msg_namelen))
+      if (!sender_taken (self, &from, &msg))
         {
           self->refused++;
           g_debug ("Ignoring a device event from netlink port %u, not the kernel",
@@ -119,6 +153,12 @@ lm_uevent_new (LmUeventFunc func, gpointer user_data, GError **error)
     }
 
   LmUevent *self = g_new0 (LmUevent, 1);
+  self->fake_root = !g_str_equal (lm_root (), "/");
+  if (self->fake_root)
+    {
+      int on = 1;
+      setsockopt (fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+    }
   self->fd = fd;
   self->func = func;
   self->user_data = user_data;
