@@ -102,7 +102,8 @@ lm_io_write_atomic (const char *path, const char *contents, gsize length, int mo
       return FALSE;
     }
 
-  int fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, mode);
+  /* O_EXCL already refuses a link in its place; O_NOFOLLOW says so. */
+  int fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     {
       int saved = errno;
