@@ -111,7 +111,9 @@ write_file (const char *file, const char *text, GError **error)
       fputs (text, stdout);
       return fflush (stdout) == 0;
     }
-  return g_file_set_contents_full (file, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+  /* Other users' process and file names: the caller's eyes only (0600,
+   * also when it replaces a file that was readable by others). */
+  return g_file_set_contents_full (file, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, error);
 }
 
 int

@@ -64,12 +64,15 @@ tracefs_recover (LmState *state)
   g_autofree char *mounted = lm_state_get (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
   g_autoptr (GError) error = NULL;
 
+  g_autofree char *tracing = lm_path ("/sys/kernel/tracing");
+
   if (instance == NULL && mounted == NULL)
     return;
   g_message ("Removing the tracefs instance and mount left by the previous run");
-  if (instance != NULL && is_tracefs (instance))
+  /* Only the one place this daemon mounts and makes its instance in. */
+  if (instance != NULL && g_str_equal (instance, tracing) && is_tracefs (instance))
     remove_instance_dir (instance);
-  if (mounted != NULL && is_tracefs (mounted))
+  if (mounted != NULL && g_str_equal (mounted, tracing) && is_tracefs (mounted))
     unmount_tracefs (mounted);
   lm_state_remove (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
   lm_state_remove (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);

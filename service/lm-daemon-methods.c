@@ -10,6 +10,7 @@
 #include "lm-inhibitors.h"
 #include "lm-limits.h"
 #include "lm-settings.h"
+#include "lm-sync.h"
 
 static void
 return_result (GDBusMethodInvocation *invocation, gboolean ok, GError *error)
@@ -135,20 +136,18 @@ handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocat
 /* --- Sync -------------------------------------------------------------- */
 
 static void
-sync_done (GObject *source, GAsyncResult *result, gpointer user_data)
+sync_done (gpointer user_data)
 {
   g_autoptr (GDBusMethodInvocation) invocation = user_data;
 
-  g_task_propagate_boolean (G_TASK (result), NULL);
   g_dbus_method_invocation_return_value (invocation, NULL);
 }
 
+/* One sync() in flight, shared by the callers waiting (lm-sync.c). */
 static void
 sync_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
 {
-  g_autoptr (GTask) task = g_task_new (NULL, NULL, sync_done, g_object_ref (invocation));
-
-  g_task_run_in_thread (task, lm_daemon_flush_thread);
+  lm_sync_request (sync_done, g_object_ref (invocation));
 }
 
 static gboolean

@@ -17,6 +17,7 @@
 #include "lm-disks.h"
 #include "lm-engine.h"
 #include "lm-error.h"
+#include "lm-io.h"
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
 #include "lm-participants.h"
@@ -327,6 +328,10 @@ lm_daemon_new (GError **error)
   g_autofree char *state_file = g_build_filename (lm_state_dir (), "state", NULL);
   g_autoptr (GError) engine_error = NULL;
 
+  /* The restore journal is written back to the kernel as root: refuse a
+   * directory where anyone else could have left a file (lm-io.c). */
+  if (!lm_io_check_private_dir (lm_state_dir (), error))
+    return NULL;
   self->state = lm_state_new (state_file);
   self->conflicts = lm_conflicts_new ();
 

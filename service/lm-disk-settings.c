@@ -10,6 +10,7 @@
 #include "lm-disk-policy.h"
 #include "lm-disks-private.h"
 #include "lm-error.h"
+#include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal.h"
 #include "lm-paths.h"
@@ -229,6 +230,22 @@ saved (LmState *state, const char *id, const char *what)
   return lm_journal_original (state, PART, key);
 }
 
+/* Whether saved value *@value is a whole number up to @max; if not, it is
+ * dropped with a warning naming it, and FALSE tells the caller to skip the disk. */
+static gboolean
+saved_number (const char *id, const char *what, char **value, guint64 max)
+{
+  if (*value == NULL || g_ascii_string_to_unsigned (*value, 10, 0, max, NULL, NULL))
+    return TRUE;
+  g_autofree char *shown_id = lm_escape (id, -1, LM_ESCAPE_DEFAULT);
+  g_autofree char *shown = lm_escape (*value, -1, LM_ESCAPE_DEFAULT);
+  g_warning ("Refusing the saved %s “%s” of disk %s in the state file: not a number up to "
+             "%" G_GUINT64_FORMAT "; not restoring that disk",
+             what, shown, shown_id, max);
+  g_clear_pointer (value, g_free);
+  return FALSE;
+}
+
 /* Put back what the state file says, for every disk in it, present or
  * not: also used after a crash, before anything was applied by this run.
  * An excluded disk is not touched, even to restore. */
@@ -251,6 +268,11 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
       return TRUE;
     }
   if (d->excluded)
+    return TRUE;
+  /* Numbers this daemon saved, or nothing: a tampered file sends no
+   * command built from text it made up. */
+  if (!saved_number (id, "APM", &apm, 255) || !saved_number (id, "Standby", &standby, 255)
+      || !saved_number (id, "ReadaheadKiB", &readahead, G_MAXUINT32))
     return TRUE;
   if (apm != NULL)
     {

@@ -8,6 +8,7 @@
 #include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-error.h"
+#include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal.h"
 #include "lm-paths.h"
@@ -248,11 +249,37 @@ targets_for (const LmSettings *settings)
 
 /* --- restore --------------------------------------------------------------- */
 
+/* Only a file this daemon writes, at the canonical place it wrote it: the
+ * path resolved again under /sys/devices must be the key itself (no "..",
+ * no symbolic link leading elsewhere, e.g. in a fake or tampered root). */
 static gboolean
 valid_key (const char *key)
 {
-  return g_str_has_prefix (key, DEVICES "/") && strstr (key, "/../") == NULL
-         && !g_str_has_suffix (key, "/..");
+  static const char *const files[]
+      = { "/" LINK_POLICY, "/" LATENCY, "/power/control", "/power/autosuspend_delay_ms", NULL };
+  gboolean known = FALSE;
+
+  if (!g_str_has_prefix (key, DEVICES "/") || strstr (key, "/../") != NULL
+      || strstr (key, "/./") != NULL || strstr (key, "//") != NULL)
+    return FALSE;
+  for (guint i = 0; files[i] != NULL; i++)
+    known = known || g_str_has_suffix (key, files[i]);
+  if (!known)
+    return FALSE;
+  g_autofree char *resolved = lm_path_resolve (key, DEVICES);
+  return resolved != NULL && g_str_equal (resolved, key);
+}
+
+/* The kernel's words for these files: a policy name, "auto"/"on", a number. */
+static gboolean
+valid_value (const char *value)
+{
+  if (value == NULL || value[0] == '\0' || strlen (value) > 64)
+    return FALSE;
+  for (const char *p = value; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '-' && *p != ' ')
+      return FALSE;
+  return TRUE;
 }
 
 /* One entry: write the original back if the value is still ours. The
@@ -261,10 +288,21 @@ static gboolean
 restore_one (LmState *state, const char *key, GString *failures)
 {
   g_autofree char *original = lm_journal_original (state, LM_HWPOWER_PART, key);
-  g_autofree char *current = valid_key (key) ? read_value (key) : NULL;
+  g_autofree char *current = NULL;
   g_autoptr (GError) error = NULL;
   gboolean ok = TRUE;
 
+  if (!valid_key (key) || (original != NULL && !valid_value (original)))
+    {
+      g_autofree char *shown = lm_escape (key, -1, LM_ESCAPE_DEFAULT);
+      g_autofree char *value = lm_escape (original, -1, LM_ESCAPE_DEFAULT);
+      g_warning ("Refusing the saved hardware power setting “%s” (original “%s”) in %s: "
+                 "laptop-moded writes no such file or value; dropping it",
+                 shown, value != NULL ? value : "", lm_state_get_path (state));
+      lm_journal_forget (state, LM_HWPOWER_PART, key);
+      return TRUE;
+    }
+  current = read_value (key);
   if (original == NULL || current == NULL)
     g_message ("%s is gone; nothing to restore there", key);
   else

@@ -102,7 +102,8 @@ lm_io_write_atomic (const char *path, const char *contents, gsize length, int mo
       return FALSE;
     }
 
-  int fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC, mode);
+  /* O_EXCL already refuses a link in its place; O_NOFOLLOW says so. */
+  int fd = g_mkstemp_full (tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     {
       int saved = errno;
@@ -135,5 +136,110 @@ lm_io_write_atomic (const char *path, const char *contents, gsize length, int mo
       fsync (dfd);
       close (dfd);
     }
+  return TRUE;
+}
+
+/* Who may have written what the daemon reads back: only itself. */
+static gboolean
+check_private (const char *path, const struct stat *st, gboolean dir, GError **error)
+{
+  const char *what = dir ? "directory" : "file";
+
+  if (dir ? !S_ISDIR (st->st_mode) : !S_ISREG (st->st_mode))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Refusing %s: not a %s%s", path, what,
+                   S_ISLNK (st->st_mode) ? " but a symbolic link" : "");
+      return FALSE;
+    }
+  if (st->st_uid != geteuid () || (st->st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                   "Refusing %s %s: it is owned by uid %u with mode %04o, but laptop-moded trusts "
+                   "only a %s owned by uid %u and writable by no one else (chown %u %s; chmod "
+                   "go-w %s)",
+                   what, path, (guint) st->st_uid, (guint) (st->st_mode & 07777), what,
+                   (guint) geteuid (), (guint) geteuid (), path, path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The state directory, created (0755) when missing; refused when it is a
+ * symbolic link or someone else could have put files in it. */
+gboolean
+lm_io_check_private_dir (const char *dir, GError **error)
+{
+  struct stat st;
+
+  if (lstat (dir, &st) < 0 && errno == ENOENT)
+    {
+      if (g_mkdir_with_parents (dir, 0755) < 0)
+        {
+          int saved = errno;
+          g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot create directory %s: %s", dir,
+                       g_strerror (saved));
+          return FALSE;
+        }
+    }
+  if (lstat (dir, &st) < 0)
+    {
+      int saved = errno;
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot use directory %s: %s", dir,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  return check_private (dir, &st, TRUE, error);
+}
+
+/* A file of the daemon's own (state, ledger), read without following a
+ * symbolic link and only when owned by the daemon's user and writable by
+ * no one else. A missing file is G_FILE_ERROR_NOENT. */
+gboolean
+lm_io_read_private (const char *path, char **contents, gsize *length, GError **error)
+{
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st;
+
+  if (fd < 0)
+    {
+      int saved = errno;
+      if (saved == ELOOP)
+        g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Refusing %s: a symbolic link", path);
+      else
+        g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved), "Cannot open %s: %s",
+                     path, g_strerror (saved));
+      return FALSE;
+    }
+  if (fstat (fd, &st) < 0 || !check_private (path, &st, FALSE, error))
+    {
+      if (error != NULL && *error == NULL)
+        g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot stat %s", path);
+      close (fd);
+      return FALSE;
+    }
+  GString *out = g_string_sized_new ((gsize) st.st_size + 1);
+  char buf[8192];
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          close (fd);
+          g_string_free (out, TRUE);
+          g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read %s: %s", path,
+                       g_strerror (saved));
+          return FALSE;
+        }
+      if (n == 0)
+        break;
+      g_string_append_len (out, buf, n);
+    }
+  close (fd);
+  if (length != NULL)
+    *length = out->len;
+  *contents = g_string_free (out, FALSE);
   return TRUE;
 }

@@ -12,4 +12,9 @@ gboolean lm_io_write_value (const char *path, const char *value, GError **error)
 gboolean lm_io_write_atomic (const char *path, const char *contents, gsize length, int mode,
                              GError **error);
 
+/* Files the daemon reads back (state, ledger): never through a symbolic
+ * link, only when owned by the daemon's user and writable by no one else. */
+gboolean lm_io_read_private (const char *path, char **contents, gsize *length, GError **error);
+gboolean lm_io_check_private_dir (const char *dir, GError **error);
+
 G_END_DECLS

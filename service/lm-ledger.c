@@ -167,7 +167,7 @@ compact (LmLedger *self, const guint8 *extra, gsize extra_len, GError **error)
   gsize length = 0;
   g_autoptr (GError) read_error = NULL;
 
-  if (!g_file_get_contents (self->path, &contents, &length, &read_error)
+  if (!lm_io_read_private (self->path, &contents, &length, &read_error)
       && !g_error_matches (read_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
     {
       g_propagate_prefixed_error (error, g_steal_pointer (&read_error),
@@ -209,7 +209,7 @@ compact (LmLedger *self, const guint8 *extra, gsize extra_len, GError **error)
 static gboolean
 append (LmLedger *self, const guint8 *data, gsize length, GError **error)
 {
-  int fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   gsize done = 0;
 
   if (fd < 0 && errno == ENOENT)
@@ -252,7 +252,7 @@ load (LmLedger *self)
   gsize length = 0, skipped = 0;
   g_autoptr (GError) error = NULL;
 
-  if (!g_file_get_contents (self->path, &contents, &length, &error))
+  if (!lm_io_read_private (self->path, &contents, &length, &error))
     {
       if (!g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
         g_warning ("Cannot read the ledger: %s", error->message);
@@ -413,7 +413,7 @@ lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
   drain (self);                            /* awake anyway: show the kernel's activity up to now */
   if (self->n_pending > 0 && !self->defer) /* a held spin-up waits on */
     lm_ledger_flush_or_warn (self, FALSE);
-  if (g_file_get_contents (self->path, &contents, &length, NULL))
+  if (lm_io_read_private (self->path, &contents, &length, NULL))
     lm_ledger_parse ((const guint8 *) contents, length, query_one, &q, NULL);
   lm_ledger_parse (self->pending->data, self->pending->len, query_one, &q, NULL);
   g_hash_table_iter_init (&iter, self->days);

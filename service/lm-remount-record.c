@@ -21,7 +21,13 @@ lm_remount_record_split (const char *record, char **dev, char **target)
 {
   const char *space = strchr (record, ' ');
 
-  if (space == NULL || space == record || space[1] == '\0')
+  if (space == NULL || space == record || space[1] != '/')
+    return FALSE;
+  /* Only what lm_remount_record_key() writes: "major:minor /mount/point". */
+  const char *colon = memchr (record, ':', (gsize) (space - record));
+  if (colon == NULL || colon == record || colon + 1 == space
+      || strspn (record, "0123456789") != (gsize) (colon - record)
+      || strspn (colon + 1, "0123456789") != (gsize) (space - colon - 1))
     return FALSE;
   *dev = g_strndup (record, space - record);
   *target = g_strdup (space + 1);

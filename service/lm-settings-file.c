@@ -7,8 +7,20 @@
 #include "lm-disk-policy.h"
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-keyfile.h"
 #include "lm-limits.h"
 #include "lm-settings-keys.h"
+
+/* Settings are exported on the bus as strings, which must be UTF-8. */
+static gboolean
+check_text (const LmSettingKey *k, const char *text, const char *origin, GError **error)
+{
+  if (g_utf8_validate (text, -1, NULL))
+    return TRUE;
+  g_autofree char *got = lm_limits_quote (text);
+  lm_settings_set_range_error (error, k, origin, got);
+  return FALSE;
+}
 
 gboolean
 lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
@@ -78,20 +90,22 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
         }
       else if (k->type == 'a')
         {
-          /* The key file's list form: items separated by ";", a ";" inside
-           * an item written "\;"; an empty value is an empty list. */
-          g_auto (GStrv) list
-              = g_key_file_get_string_list (key_file, LM_SETTINGS_GROUP, keys[i], NULL, NULL);
-          g_auto (GStrv) empty = g_new0 (char *, 1);
-          g_auto (GStrv) stripped = g_strdupv (list != NULL ? list : empty);
-          for (guint j = 0; stripped[j] != NULL; j++)
-            g_strstrip (stripped[j]);
-          if (!lm_settings_set_strv (s, k, (const char *const *) stripped, origin, error))
+          /* The key file's list form: each item followed by ";", a ";" inside
+           * an item written "\;"; an empty value is an empty list. Read by
+           * lm-keyfile.c, so the items are the same on every GLib. */
+          g_auto (GStrv) list = lm_keyfile_unescape_list (raw != NULL ? raw : "");
+          for (guint j = 0; list[j] != NULL; j++)
+            if (!check_text (k, list[j], origin, error))
+              return FALSE;
+          if (!lm_settings_set_strv (s, k, (const char *const *) list, origin, error))
             return FALSE;
         }
-      else if (!lm_settings_set_string (s, k, value, origin, error))
+      else
         {
-          return FALSE;
+          g_autofree char *text = lm_keyfile_unescape (raw != NULL ? raw : "", TRUE);
+          if (!check_text (k, text, origin, error)
+              || !lm_settings_set_string (s, k, text, origin, error))
+            return FALSE;
         }
     }
   if (!lm_settings_check_consistency (s, origin, error))
@@ -152,13 +166,15 @@ lm_settings_save (const LmSettings *settings, const char *path, GError **error)
                                 G_STRUCT_MEMBER (gboolean, settings, k->offset));
       else if (k->type == 'a')
         {
-          char **list = G_STRUCT_MEMBER (char **, settings, k->offset);
-          g_key_file_set_string_list (kf, LM_SETTINGS_GROUP, k->key, (const char *const *) list,
-                                      g_strv_length (list));
+          /* Escaped by lm-keyfile.c, not GKeyFile: its list writer leaves
+           * trailing blanks that the reader strips. */
+          g_autofree char *text = lm_keyfile_escape_list (
+              (const char *const *) G_STRUCT_MEMBER (char **, settings, k->offset));
+          g_key_file_set_value (kf, LM_SETTINGS_GROUP, k->key, text);
         }
       else
-        g_key_file_set_string (kf, LM_SETTINGS_GROUP, k->key,
-                               G_STRUCT_MEMBER (char *, settings, k->offset));
+        lm_keyfile_set (kf, LM_SETTINGS_GROUP, k->key,
+                        G_STRUCT_MEMBER (char *, settings, k->offset));
     }
   lm_disk_policies_save (settings->disks, kf);
   gsize length;

@@ -9,6 +9,7 @@
 
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-keyfile.h"
 
 struct _LmState
 {
@@ -105,15 +106,28 @@ lm_state_load (LmState *state, GError **error)
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_autoptr (GError) local_error = NULL;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
 
-  if (!g_key_file_load_from_file (kf, state->path, G_KEY_FILE_NONE, &local_error))
+  /* What it says is written back to the kernel as root: only a file the
+   * daemon itself could have written is believed (lm-io.c). */
+  if (!lm_io_read_private (state->path, &contents, &length, &local_error))
     {
-      if (!g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+      if (g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
         {
-          g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read saved state %s: %s",
-                       state->path, local_error->message);
-          return FALSE;
+          g_key_file_unref (state->key_file);
+          state->key_file = g_steal_pointer (&kf);
+          return TRUE;
         }
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Not restoring from saved state: %s",
+                   local_error->message);
+      return FALSE;
+    }
+  if (!g_key_file_load_from_data (kf, contents, length, G_KEY_FILE_NONE, &local_error))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot read saved state %s: %s", state->path,
+                   local_error->message);
+      return FALSE;
     }
   g_key_file_unref (state->key_file);
   state->key_file = g_steal_pointer (&kf);
@@ -177,11 +191,14 @@ char *
 lm_state_get (LmState *state, const char *group, const char *key)
 {
   g_autofree char *encoded = encode_key (key);
-  char *value = g_key_file_get_string (state->key_file, group, encoded, NULL);
+  char *value = lm_keyfile_get (state->key_file, group, encoded, FALSE);
 
   /* A key written verbatim by an older version (a space inside, say). */
   if (value == NULL && !g_str_equal (encoded, key))
-    value = g_key_file_get_string (state->key_file, group, key, NULL);
+    value = lm_keyfile_get (state->key_file, group, key, FALSE);
+  /* Values are text (lm-state.h); GKeyFile refused other bytes, too. */
+  if (value != NULL && !g_utf8_validate (value, -1, NULL))
+    g_clear_pointer (&value, g_free);
   return value;
 }
 
@@ -190,7 +207,7 @@ lm_state_set (LmState *state, const char *group, const char *key, const char *va
 {
   g_autofree char *encoded = encode_key (key);
 
-  g_key_file_set_string (state->key_file, group, encoded, value);
+  lm_keyfile_set (state->key_file, group, encoded, value);
 }
 
 void

@@ -4,7 +4,10 @@
  * saved and leaves alone a value someone else changed since. */
 #include "lm-tunables.h"
 
+#include <string.h>
+
 #include "lm-error.h"
+#include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal.h"
 #include "lm-paths.h"
@@ -30,6 +33,39 @@ lm_tunable_free (LmTunable *tunable)
   g_free (tunable->name);
   g_free (tunable->value);
   g_free (tunable);
+}
+
+/* Every file under /proc/sys/vm a backend writes or saves: the state file
+ * names no other (a hand-made "../kernel/core_pattern" is refused). */
+static const char *const known_tunables[] = { "laptop_mode",
+                                              "dirty_writeback_centisecs",
+                                              "dirty_expire_centisecs",
+                                              "dirty_ratio",
+                                              "dirty_background_ratio",
+                                              "dirty_bytes",
+                                              "dirty_background_bytes",
+                                              "bdflush",
+                                              NULL };
+
+gboolean
+lm_tunables_is_known (const char *name)
+{
+  return name != NULL && g_strv_contains (known_tunables, name);
+}
+
+/* What the kernel gives back for those files: numbers separated by spaces
+ * (bdflush has nine), nothing else. */
+static gboolean
+plausible_value (const char *value)
+{
+  gsize len = strlen (value);
+
+  if (len == 0 || len > 256)
+    return FALSE;
+  for (const char *p = value; *p != '\0'; p++)
+    if (!g_ascii_isdigit (*p) && *p != ' ' && *p != '-')
+      return FALSE;
+  return TRUE;
 }
 
 char *
@@ -65,6 +101,13 @@ skip_write_back (const char *name, const char *value)
 static gboolean
 write_tunable (const char *name, const char *value, GError **error)
 {
+  if (!lm_tunables_is_known (name))
+    {
+      g_autofree char *shown = lm_escape (name, -1, LM_ESCAPE_DEFAULT);
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Refusing to write vm.%s: not a tunable",
+                   shown);
+      return FALSE;
+    }
   g_autofree char *path = lm_tunables_path (name);
   return lm_io_write_value (path, value, error);
 }
@@ -189,6 +232,18 @@ lm_tunables_restore (LmState *state, GError **error)
       const char *name = names[i];
       g_autofree char *original = lm_journal_original (state, PART, name);
       g_autoptr (GError) local_error = NULL;
+
+      if (!lm_tunables_is_known (name) || original == NULL || !plausible_value (original))
+        {
+          /* Not something this daemon wrote: the file was tampered with. */
+          g_autofree char *shown = lm_escape (name, -1, LM_ESCAPE_DEFAULT);
+          g_autofree char *value = lm_escape (original, -1, LM_ESCAPE_DEFAULT);
+          g_warning ("Refusing the saved tunable “%s” (original “%s”) in %s: laptop-moded "
+                     "writes no such name or value; dropping it",
+                     shown, value != NULL ? value : "", lm_state_get_path (state));
+          lm_journal_forget (state, PART, name);
+          continue;
+        }
       g_autofree char *current = read_tunable (name, &local_error);
 
       if (current == NULL)

@@ -57,5 +57,7 @@ gboolean lm_tunables_restore (LmState *state, GError **error);
 gboolean lm_tunables_saved (LmState *state);
 
 char *lm_tunables_path (const char *name);
+/* Whether @name is one of the files the backends write or save. */
+gboolean lm_tunables_is_known (const char *name);
 
 G_END_DECLS

@@ -2,9 +2,13 @@
  * Everything else lives in the library the tests link against. */
 #include "config.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <glib-unix.h>
@@ -12,6 +16,7 @@
 #include "lm-bus.h"
 #include "lm-daemon.h"
 #include "lm-error.h"
+#include "lm-log.h"
 #include "lm-names.h"
 #include "lm-paths.h"
 
@@ -41,12 +46,68 @@ quit (LmMain *m, int code, gboolean restore)
   g_main_loop_quit (m->loop);
 }
 
+/* Signals whose default action would end the daemon with the system
+ * changed. The first group ends it the way Stop does (SIGHUP too: closing
+ * the terminal of scripts/run-service; there is no reload, the daemon
+ * reads its file at start and takes Configure); the second means nothing
+ * to it and is logged and ignored. SIGPIPE is ignored outright (a closed
+ * peer is an error return). Synchronous faults (SIGSEGV, SIGBUS, SIGABRT,
+ * ...) are crashes: the next start restores from the state file. */
+static const int stop_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU };
+static const int ignored_signals[]
+    = { SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGSTKFLT, SIGPWR, SIGXFSZ };
+
 static gboolean
-on_signal (gpointer user_data)
+in (const int *list, gsize n, int sig)
 {
-  g_message ("Signal received, restoring and exiting");
-  quit (user_data, EXIT_SUCCESS, TRUE);
-  return G_SOURCE_REMOVE;
+  for (gsize i = 0; i < n; i++)
+    if (list[i] == sig)
+      return TRUE;
+  return FALSE;
+}
+
+/* Blocked in every thread (called before any is made) and read from a
+ * signalfd on the main loop, so the restore runs there and nowhere else. */
+static int
+signals_fd (void)
+{
+  sigset_t set;
+
+  sigemptyset (&set);
+  for (gsize i = 0; i < G_N_ELEMENTS (stop_signals); i++)
+    sigaddset (&set, stop_signals[i]);
+  for (gsize i = 0; i < G_N_ELEMENTS (ignored_signals); i++)
+    sigaddset (&set, ignored_signals[i]);
+  /* Real-time signals end a process by default too. */
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+    sigaddset (&set, sig);
+  signal (SIGPIPE, SIG_IGN);
+  if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
+    return -1;
+  return signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static gboolean
+on_signal (int fd, GIOCondition condition, gpointer user_data)
+{
+  LmMain *m = user_data;
+  struct signalfd_siginfo info;
+
+  while (read (fd, &info, sizeof info) == (ssize_t) sizeof info)
+    {
+      int sig = (int) info.ssi_signo;
+
+      if (in (stop_signals, G_N_ELEMENTS (stop_signals), sig))
+        {
+          g_message ("Signal %d (%s) from pid %u: restoring and exiting", sig, strsignal (sig),
+                     (guint) info.ssi_pid);
+          quit (m, EXIT_SUCCESS, TRUE);
+          return G_SOURCE_REMOVE;
+        }
+      g_message ("Signal %d (%s) from pid %u means nothing to laptop-moded; ignoring it", sig,
+                 strsignal (sig), (guint) info.ssi_pid);
+    }
+  return G_SOURCE_CONTINUE;
 }
 
 /* The bus dropped this daemon (dbus-daemon restarted or died, or it cut a
@@ -135,8 +196,18 @@ main (int argc, char **argv)
     }
   if (verbose)
     g_log_set_debug_enabled (TRUE);
+  /* Names from outside in a log line cannot start a line of their own. */
+  g_log_set_writer_func (lm_log_writer, NULL, NULL);
   if (config != NULL)
     lm_paths_set_config_file (config);
+
+  /* Before any thread exists, so that every thread blocks them. */
+  int sig_fd = signals_fd ();
+  if (sig_fd < 0)
+    {
+      g_printerr ("laptop-moded: cannot take signals: %s\n", g_strerror (errno));
+      return EXIT_FAILURE;
+    }
 
   /* Register the error domain before any error can reach a caller. */
   (void) LM_ERROR;
@@ -150,8 +221,7 @@ main (int argc, char **argv)
     }
   m.loop = g_main_loop_new (NULL, FALSE);
 
-  g_unix_signal_add (SIGTERM, on_signal, &m);
-  g_unix_signal_add (SIGINT, on_signal, &m);
+  g_unix_fd_add (sig_fd, G_IO_IN, on_signal, &m);
 
   /* The one long-lived connection, guarded (lm-bus.c); logind's delay
    * lock, a file descriptor, comes on a short-lived one of lm-sleep.c's.
@@ -188,5 +258,6 @@ main (int argc, char **argv)
   lm_daemon_unexport (m.daemon);
   g_clear_object (&m.daemon);
   g_main_loop_unref (m.loop);
+  close (sig_fd);
   return m.exit_code;
 }

@@ -193,6 +193,82 @@ test_save_round_trip (void)
   g_unlink (path);
 }
 
+/* Every value Configure accepts comes back from the file byte for byte,
+ * and the file holds exactly the escapes every GLib reads the same way
+ * (lm-keyfile.c): an empty list stays empty, blanks at the ends, tabs,
+ * ";", "\" and non-ASCII survive. */
+static void
+test_hostile_round_trip (void)
+{
+  static const struct
+  {
+    const char *item;
+    const char *line;
+  } cases[] = {
+    { "/mnt/a;b", "NoRemount=/mnt/a\\;b;\n" },
+    { "/mnt/tab\there\t", "NoRemount=/mnt/tab\\there\\t;\n" },
+    { "/mnt/back\\slash\\", "NoRemount=/mnt/back\\\\slash\\\\;\n" },
+    { "/mnt/trailing  ", "NoRemount=/mnt/trailing\\s\\s;\n" },
+    { "/mnt/in side", "NoRemount=/mnt/in side;\n" },
+    { "/mnt/caf\xc3\xa9 \xe2\x80\xae", "NoRemount=/mnt/caf\xc3\xa9 \xe2\x80\xae;\n" },
+    { "/mnt/x\\x41\\s", "NoRemount=/mnt/x\\\\x41\\\\s;\n" },
+    { "/mnt/nl\nand\rcr", "NoRemount=/mnt/nl\\nand\\rcr;\n" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = write_temp ("");
+      g_autoptr (LmSettings) s = lm_settings_new ();
+      g_autoptr (GError) error = NULL;
+      const char *items[] = { cases[i].item, "/srv", NULL };
+      g_autoptr (GVariant) asv = g_variant_ref_sink (
+          g_variant_new_parsed ("{'NoRemount': <%^as>, 'RemountTypes': <@as []>}", items));
+
+      g_assert_true (lm_settings_update (s, asv, &error));
+      g_assert_no_error (error);
+      g_assert_true (lm_settings_save (s, path, &error));
+      g_autofree char *text = NULL;
+      g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+      g_autofree char *want
+          = g_strdup_printf ("%.*s/srv;\n", (int) strlen (cases[i].line) - 1, cases[i].line);
+      g_assert_nonnull (strstr (text, want));
+      g_assert_nonnull (strstr (text, "\nRemountTypes=\n"));
+
+      g_autoptr (LmSettings) back = lm_settings_load (path, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (g_strv_length (back->remount_types), ==, 0);
+      g_assert_cmpstrv (back->no_remount, items);
+      g_assert_true (lm_settings_equal (s, back));
+      g_unlink (path);
+    }
+}
+
+/* Hand-written files: blanks around items go, unknown escapes stay as
+ * written on every GLib (2.80 made g_key_file_get_string_list fail on
+ * them, which read as an empty list), and bytes that are not UTF-8 are an
+ * error rather than a silently different list. */
+static void
+test_hand_written_lists (void)
+{
+  g_autofree char *path = write_temp ("[LaptopMode]\nRemountTypes= ext4 ; btrfs\t; \n"
+                                      "NoRemount=/a\\x41 ;/b\\;c;  /d\\s;/e\\\n");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (LmSettings) s = lm_settings_load (path, &error);
+  const char *types[] = { "ext4", "btrfs", NULL };
+  const char *paths[] = { "/a\\x41", "/b;c", "/d ", "/e\\", NULL };
+
+  g_assert_no_error (error);
+  g_assert_cmpstrv (s->remount_types, types);
+  g_assert_cmpstrv (s->no_remount, paths);
+  g_unlink (path);
+
+  g_autofree char *bad = write_temp ("[LaptopMode]\nNoRemount=/a\xff;\n");
+  g_autoptr (LmSettings) none = lm_settings_load (bad, &error);
+  g_assert_null (none);
+  g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+  g_unlink (bad);
+}
+
 /* --- The bounds table (lm-limits.h) ----------------------------------- */
 
 static GVariant *
@@ -403,6 +479,8 @@ main (int argc, char **argv)
   g_test_add_func ("/settings/load-missing", test_load_missing);
   g_test_add_func ("/settings/load-bad", test_load_bad);
   g_test_add_func ("/settings/save-round-trip", test_save_round_trip);
+  g_test_add_func ("/settings/hostile-round-trip", test_hostile_round_trip);
+  g_test_add_func ("/settings/hand-written-lists", test_hand_written_lists);
   g_test_add_func ("/settings/bounds/lists", test_bounds_lists);
   g_test_add_func ("/settings/bounds/path", test_bounds_path);
   g_test_add_func ("/settings/bounds/quote", test_bounds_quote);

@@ -1,8 +1,14 @@
 /* test-state.c: the durable state file and atomic writes. */
 #include <sys/stat.h>
 
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "lm-hwpower.h"
 #include "lm-io.h"
 #include "lm-state.h"
+#include "lm-tunables.h"
 #include "test-fakeroot.h"
 
 static void
@@ -192,6 +198,162 @@ test_encoding_key (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpstr (keys[0], ==, "Encoding");
 }
 
+/* The exact bytes written and read, the same on every GLib: GLib 2.80 made
+ * g_key_file_get_string() return NULL for an escape it does not know
+ * ("\x" in a pre-journal remount record), which dropped that record
+ * ("Incomplete remount record") where 2.74 kept the text as written. */
+static void
+test_value_bytes (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  lm_state_set (s, "G", "a", " lead\ttab\\back;semi trail ");
+  lm_state_set (s, "G", "b", "line\nbreak\rcr");
+  lm_state_set (s, "G", "c", "");
+  g_assert_true (lm_state_save (s, &error));
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==,
+                   "[G]\na=\\slead\\ttab\\\\back;semi trail\\s\nb=line\\nbreak\\rcr\nc=\n");
+
+  /* Written by hand or by an older daemon: unknown escapes kept as is, a
+   * trailing backslash too, known ones decoded, blanks at the end kept. */
+  g_assert_true (g_file_set_contents (
+      path, "[G]\nold=/mnt/sp ace,comma-\\xff\\\nknown=\\s\\t\\\\\\n\\r\\;\nend=x  \n", -1, NULL));
+  g_autoptr (LmState) back = lm_state_new (path);
+  g_assert_true (lm_state_load (back, &error));
+  g_autofree char *old = lm_state_get (back, "G", "old");
+  g_autofree char *known = lm_state_get (back, "G", "known");
+  g_autofree char *end = lm_state_get (back, "G", "end");
+  g_assert_cmpstr (old, ==, "/mnt/sp ace,comma-\\xff\\");
+  g_assert_cmpstr (known, ==, " \t\\\n\r\\;");
+  g_assert_cmpstr (end, ==, "x  ");
+}
+
+/* --- nothing read back is trusted --------------------------------------- */
+
+/* A state file that names a file the daemon never writes: the fake
+ * core_pattern stays as it was, the log names the refused key, and the
+ * entry is dropped; the real tunable next to it is restored. */
+static void
+test_refused_tunable (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  lm_fake_root_put (f, "proc/sys/kernel/core_pattern", "core\n");
+  lm_fake_root_put (f, "proc/sys/vm/dirty_ratio", "60\n");
+  g_assert_true (g_file_set_contents (path,
+                                      "[Tunables]\n../kernel/core_pattern=|/tmp/evil %p\n"
+                                      "dirty_ratio=20\n",
+                                      -1, NULL));
+  g_assert_true (lm_state_load (s, &error));
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING,
+                         "*Refusing the saved tunable “../kernel/core_pattern”*");
+  g_assert_true (lm_tunables_restore (s, &error));
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+
+  g_autofree char *core = lm_fake_root_get (f, "proc/sys/kernel/core_pattern");
+  g_autofree char *ratio = lm_fake_root_get (f, "proc/sys/vm/dirty_ratio");
+  g_assert_cmpstr (core, ==, "core");
+  g_assert_cmpstr (ratio, ==, "20");
+  g_assert_false (lm_tunables_saved (s));
+
+  /* A known name with a value the kernel never gave: refused too. */
+  g_assert_true (g_file_set_contents (path, "[Tunables]\ndirty_ratio=5\\n1\n", -1, NULL));
+  g_autoptr (LmState) again = lm_state_new (path);
+  g_assert_true (lm_state_load (again, &error));
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*Refusing the saved tunable*");
+  g_assert_true (lm_tunables_restore (again, &error));
+  g_test_assert_expected_messages ();
+  g_autofree char *still = lm_fake_root_get (f, "proc/sys/vm/dirty_ratio");
+  g_assert_cmpstr (still, ==, "20");
+}
+
+/* Sysfs keys: only the four files lm-hwpower.c writes, at their canonical
+ * place under /sys/devices. */
+static void
+test_refused_sysfs (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (GError) error = NULL;
+
+  lm_fake_root_put (f, "sys/devices/pci0/ata1/power/control", "auto\n");
+  lm_fake_root_put (f, "sys/devices/pci0/uevent_helper", "x\n");
+  lm_fake_root_put (f, "etc/shadow", "secret\n");
+  lm_fake_root_link (f, "sys/devices/pci0/out", "../../etc");
+  g_assert_true (g_file_set_contents (path,
+                                      "[HwPower]\n/sys/devices/pci0/ata1/power/control=on\n"
+                                      "/sys/devices/pci0/uevent_helper=/tmp/evil\n"
+                                      "/sys/devices/pci0/../../proc/sys/kernel/core_pattern=|x\n"
+                                      "/sys/devices/pci0/out/power/control=owned\n",
+                                      -1, NULL));
+  g_assert_true (lm_state_load (s, &error));
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*Refusing*uevent_helper*");
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*Refusing*core_pattern*");
+  g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, "*Refusing*out/power/control*");
+  lm_hwpower_restore (s, NULL);
+  g_test_assert_expected_messages ();
+  g_autofree char *control = lm_fake_root_get (f, "sys/devices/pci0/ata1/power/control");
+  g_autofree char *helper = lm_fake_root_get (f, "sys/devices/pci0/uevent_helper");
+  g_autofree char *shadow = lm_fake_root_get (f, "etc/shadow");
+  g_assert_cmpstr (control, ==, "on");
+  g_assert_cmpstr (helper, ==, "x");
+  g_assert_cmpstr (shadow, ==, "secret");
+}
+
+/* The state file and its directory: only the daemon's own, never through a
+ * symbolic link, never writable by others. */
+static void
+test_refused_files (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *dir = g_build_filename (f->root, "var/lib/laptop-moded", NULL);
+  g_autofree char *path = g_build_filename (dir, "state", NULL);
+  g_autofree char *elsewhere = g_build_filename (f->root, "elsewhere", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (lm_io_check_private_dir (dir, &error)); /* created */
+  g_assert_no_error (error);
+  struct stat st;
+  g_assert_cmpint (stat (dir, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0755);
+
+  g_assert_cmpint (chmod (dir, 0777), ==, 0);
+  g_assert_false (lm_io_check_private_dir (dir, &error));
+  g_assert_nonnull (strstr (error->message, dir));
+  g_assert_nonnull (strstr (error->message, "0777"));
+  g_clear_error (&error);
+  g_assert_cmpint (chmod (dir, 0755), ==, 0);
+
+  g_autofree char *link = g_build_filename (f->root, "var/lib/link", NULL);
+  g_assert_cmpint (symlink (dir, link), ==, 0);
+  g_assert_false (lm_io_check_private_dir (link, &error));
+  g_assert_nonnull (strstr (error->message, "symbolic link"));
+  g_clear_error (&error);
+
+  /* A state file writable by others, or a link to one elsewhere. */
+  g_assert_true (g_file_set_contents (path, "[Tunables]\ndirty_ratio=20\n", -1, NULL));
+  g_assert_cmpint (chmod (path, 0666), ==, 0);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_assert_false (lm_state_load (s, &error));
+  g_assert_nonnull (strstr (error->message, "0666"));
+  g_assert_true (lm_state_is_empty (s));
+  g_clear_error (&error);
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_true (g_file_set_contents (elsewhere, "[Tunables]\ndirty_ratio=20\n", -1, NULL));
+  g_assert_cmpint (symlink (elsewhere, path), ==, 0);
+  g_autoptr (LmState) s2 = lm_state_new (path);
+  g_assert_false (lm_state_load (s2, &error));
+  g_assert_nonnull (strstr (error->message, "symbolic link"));
+  g_assert_true (lm_state_is_empty (s2));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -204,6 +366,10 @@ main (int argc, char **argv)
   ADD ("/state/odd-keys", test_odd_keys);
   ADD ("/state/legacy-keys", test_legacy_keys);
   ADD ("/state/encoding-key", test_encoding_key);
+  ADD ("/state/value-bytes", test_value_bytes);
+  ADD ("/state/refused-tunable", test_refused_tunable);
+  ADD ("/state/refused-sysfs", test_refused_sysfs);
+  ADD ("/state/refused-files", test_refused_files);
   ADD ("/io/atomic-write-mode", test_atomic_write_mode);
   ADD ("/io/read-value", test_read_value);
   return g_test_run ();

@@ -1,6 +1,7 @@
 /* fuzz-configure.c: Configure's a{sv} from any caller (lm-settings.c,
  * lm-disk-policy.c), as GVariant's untrusted wire data. Whatever is
- * accepted must survive the config file: save, load, the same settings. */
+ * accepted must survive the config file: save, load, the same settings,
+ * and saving those writes the same bytes again. */
 #include <glib/gstdio.h>
 
 #include "lm-fuzz.h"
@@ -33,6 +34,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                shown, back == NULL ? error->message : "different settings", text);
       abort ();
     }
+  /* After that restart, saving again writes the same bytes: nothing drifts
+   * from one Configure and restart to the next. */
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autofree char *again = g_build_filename (lm_fuzz_scratch_dir (), "configure2.conf", NULL);
+  g_unlink (again);
+  LM_FUZZ_CHECK (g_file_get_contents (path, &first, NULL, NULL));
+  LM_FUZZ_CHECK (lm_settings_save (back, again, &error));
+  LM_FUZZ_CHECK (g_file_get_contents (again, &second, NULL, NULL));
+  LM_FUZZ_CHECK (g_str_equal (first, second));
+  g_unlink (again);
   g_unlink (path);
   return 0;
 }

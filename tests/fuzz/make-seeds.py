@@ -2,7 +2,7 @@
 """make-seeds.py: regenerates the seed corpora in tests/fuzz/corpus/ from
 tests/data/, data/ and the formats the kernel and drives produce.
 Run from the source root; files are named by content hash, so re-running
-only adds what is new."""
+only adds what is new. Names of targets as arguments: only those."""
 import hashlib
 import os
 import re
@@ -185,5 +185,27 @@ def nvme():
     put("nvme", b"\x02\x00\x00\x00")
 
 
-for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger, nvme):
-    f()
+def configure():
+    # Configure's a{sv} as GVariant's serialised bytes (what the bus carries):
+    # every hostile value of issue 24 that must come back from the config
+    # file, and the input that once failed (an empty RemountTypes list).
+    from gi.repository import GLib
+
+    def asv(d):
+        put("configure", GLib.Variant("a{sv}", d).get_data_as_bytes().get_data())
+
+    paths = ["/mnt/a;b", "/mnt/tab\there\t", "/mnt/back\\slash\\", "/mnt/trailing  ",
+             "/mnt/caf\u00e9 \u202e", "/mnt/x\\x41\\s", "/mnt/nl\nand\rcr", "/mnt/\\;;"]
+    asv({"RemountTypes": GLib.Variant("as", [])})
+    asv({"RemountTypes": GLib.Variant("as", []), "NoRemount": GLib.Variant("as", [])})
+    asv({"NoRemount": GLib.Variant("as", paths)})
+    for p in paths:
+        asv({"NoRemount": GLib.Variant("as", [p]), "RemountTypes": GLib.Variant("as", ["btrfs"])})
+    asv({"Mode": GLib.Variant("s", "on"), "NvmeLatencyToleranceUs": GLib.Variant("s", "keep"),
+         "SataLinkPolicy": GLib.Variant("s", "")})
+
+
+only = sys.argv[1:]
+for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger, nvme, configure):
+    if not only or f.__name__ in only:
+        f()

@@ -251,5 +251,52 @@ def add_key_tests():
 
 add_key_tests()
 
+# Issue 24: what Configure accepts comes back byte for byte after a restart.
+HOSTILE_PATHS = ["/mnt/a;b", "/mnt/tab\there\t", "/mnt/back\\slash\\", "/mnt/trailing  ",
+                 "/mnt/caf\u00e9 \u202e", "/mnt/x\\x41\\s", "/mnt/nl\nand\rcr", "/mnt/\\;;",
+                 "/mnt/ in side "]
+
+
+@unittest.skipUnless(is_root(), "needs root: the daemon owns the name on the system bus")
+class HostileRoundTripTest(DaemonTestCase):
+    config_text = "[LaptopMode]\nMode=off\nEngine=kernel\nAttribution=none\n"
+
+    def configure(self, settings):
+        conn = lmtest.lmpolkit.connect(self.bus_address)
+        try:
+            conn.call_sync(lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Configure",
+                           lmtest.lmpolkit.GLib.Variant("(a{sv})", (settings,)), None, 0, 10000,
+                           None)
+        finally:
+            conn.close_sync(None)
+
+    def restart(self):
+        self.assertEqual(self.stop_daemon(), 0)
+        self.start_daemon()
+
+    def test_empty_list_and_hostile_paths_survive_a_restart(self):
+        V = lmtest.lmpolkit.GLib.Variant
+        self.start_daemon()
+        self.configure({"RemountTypes": V("as", []), "NoRemount": V("as", HOSTILE_PATHS)})
+        self.restart()
+        props = self.properties()
+        self.assertEqual(props["RemountTypes"], [], "an empty list must stay empty")
+        self.assertEqual(props["NoRemount"], HOSTILE_PATHS)
+        # Each one alone too (the first and last item of a list are where
+        # blanks were lost), and a second restart changes nothing.
+        for path in HOSTILE_PATHS:
+            with self.subTest(path=path):
+                self.configure({"NoRemount": V("as", [path])})
+                self.restart()
+                self.assertEqual(self.properties()["NoRemount"], [path])
+                self.assertEqual(self.properties()["RemountTypes"], [])
+        with open(self.config, "rb") as f:
+            before = f.read()
+        self.restart()
+        self.configure({"Mode": V("s", "off")})
+        with open(self.config, "rb") as f:
+            self.assertEqual(f.read(), before)
+
+
 if __name__ == "__main__":
     lmtest.main()

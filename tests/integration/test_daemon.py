@@ -7,6 +7,7 @@ root and as an unprivileged user.
 
 import os
 import signal
+import time
 import unittest
 
 import lmtest
@@ -97,6 +98,40 @@ class StartStopTest(DaemonTestCase):
         self.assertEqual(self.stop_daemon(signal.SIGINT), 0)
         self.assert_restored()
 
+    def test_sighup_restores(self):
+        # Closing the terminal of scripts/run-service: the system is put back.
+        self.ctl_run("start", check=True)
+        self.assert_applied()
+        self.assertEqual(self.stop_daemon(signal.SIGHUP), 0)
+        self.assert_restored()
+        self.assertIn("Hangup", self.this_daemon_log())
+
+    def test_sigquit_restores(self):
+        # Its default would dump core with the laptop values left in place.
+        self.ctl_run("start", check=True)
+        self.assert_applied()
+        self.assertEqual(self.stop_daemon(signal.SIGQUIT), 0)
+        self.assert_restored()
+
+    def test_ignored_signals_change_nothing(self):
+        # Each of these would end a daemon that did not handle it; here it is
+        # logged and the daemon goes on, laptop mode still on, then stops
+        # cleanly. SIGPIPE is ignored without a word.
+        self.ctl_run("start", check=True)
+        sigs = [signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGPIPE,
+                signal.SIGVTALRM, signal.SIGRTMIN + 5]
+        for sig in sigs:
+            self.daemon.send_signal(sig)
+        time.sleep(0.5)
+        self.assertIsNone(self.daemon.poll(), "laptop-moded died:\n" + self.this_daemon_log())
+        self.assert_applied()
+        self.assertEqual(self.status()["Active"], True)
+        log = self.this_daemon_log()
+        self.assertEqual(log.count("means nothing to laptop-moded"), len(sigs) - 1, log)
+        self.ctl_run("stop", check=True)
+        self.assert_restored()
+        self.assertEqual(self.stop_daemon(signal.SIGTERM), 0)
+
     def test_kill9_then_restart_restores(self):
         self.ctl_run("start", check=True)
         self.assert_applied()
@@ -133,6 +168,20 @@ class StartStopTest(DaemonTestCase):
 
     def test_sync(self):
         self.ctl_run("sync", check=True)
+
+    def test_concurrent_syncs_all_answered(self):
+        # 32 at once share one sync() in flight (lm-sync.c); each is answered,
+        # and a call that came during them is not kept waiting behind them.
+        import subprocess
+        argv = ["gdbus", "call", "--system", "--dest", lmtest.BUS_NAME, "--object-path",
+                lmtest.OBJECT_PATH, "--method", lmtest.IFACE + ".Sync"]
+        procs = [subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(32)]
+        results = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+        for out, err, rc in results:
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(out.strip(), "()")
+        self.assertIsNone(self.daemon.poll())
         self.gdbus_call("Sync", check=True)
 
     def test_laptop_mode_alias(self):

@@ -257,6 +257,74 @@ class BigCallTest(DaemonTestCase):
 
 
 @needs_root
+class TrustNothingReadBackTest(DaemonTestCase):
+    """Issue 24: recovery writes back only what the daemon itself writes,
+    from a state directory and file only it could have written."""
+
+    def test_state_naming_core_pattern_is_refused(self):
+        self.root.write("/proc/sys/kernel/core_pattern", "core\n")
+        original = self.root.vm()
+        os.makedirs(self.state_dir, exist_ok=True)
+        path = os.path.join(self.state_dir, "state")
+        with open(path, "w") as f:
+            f.write("[Tunables]\n../kernel/core_pattern=|/tmp/evil %%p\ndirty_ratio=%s\n"
+                    % original["dirty_ratio"])
+        os.chmod(path, 0o600)
+        self.root.write("/proc/sys/vm/dirty_ratio", "60\n")
+        self.start_daemon()
+        self.assertEqual(self.root.read("/proc/sys/kernel/core_pattern").strip(), "core")
+        # The real tunable beside it is restored.
+        self.wait_until(lambda: self.root.vm() == original, message="dirty_ratio restored")
+        log = self.this_daemon_log()
+        self.assertIn("Refusing the saved tunable \u201c../kernel/core_pattern\u201d", log)
+        self.assertFalse(os.path.exists(path), log)
+
+    def test_state_directory_writable_by_others_is_refused(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        os.chmod(self.state_dir, 0o777)
+        self.start_daemon(wait=False)
+        rc = self.daemon.wait(timeout=20)
+        self.assertNotEqual(rc, 0)
+        log = self.this_daemon_log()
+        self.assertIn("Refusing directory %s" % self.state_dir, log)
+        self.assertIn("0777", log)
+
+    def test_state_file_symlink_is_refused(self):
+        os.makedirs(self.state_dir, exist_ok=True)
+        decoy = os.path.join(self.tmp, "decoy")
+        with open(decoy, "w") as f:
+            f.write("[Tunables]\ndirty_ratio=7\n")
+        os.symlink(decoy, os.path.join(self.state_dir, "state"))
+        original = self.root.vm()
+        self.start_daemon()
+        self.assertIn("symbolic link", self.this_daemon_log())
+        self.assertEqual(self.root.vm(), original)
+
+    def test_forged_name_stays_on_its_line(self):
+        # A device's model string is the device's to choose (a USB stick's
+        # firmware), and here its name has a newline (a fake root's sysfs):
+        # the --verbose log keeps both on the daemon's own line, escaped
+        # (lm-log.c).
+        r = self.root
+        base = "/sys/block/sd\nFORGED name"
+        os.makedirs(r.file(base + "/queue"))
+        os.makedirs(r.file(base + "/device"))
+        r.write(base + "/size", "1953525168\n")
+        r.write(base + "/removable", "1\n")
+        r.write(base + "/queue/rotational", "1\n")
+        r.write(base + "/queue/read_ahead_kb", "128\n")
+        r.write(base + "/stat", "0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+        r.write(base + "/device/model", "ab\nFORGED line \x1b[31mred\n")
+        self.start_daemon()
+        self.wait_until(lambda: "FORGED" in self.this_daemon_log(), message="the disk logged")
+        log = self.this_daemon_log()
+        for line in log.splitlines():
+            self.assertFalse(line.startswith("FORGED"), log)
+            self.assertNotIn("\x1b", line)
+        self.assertIn("ab FORGED line \\x1b[31mred", log)
+        self.assertIn("Disk sd\\x0aFORGED name", log)
+
+@needs_root
 class BusLossTest(DaemonTestCase):
     def test_bus_gone_restores_and_fails(self):
         self.start_daemon()

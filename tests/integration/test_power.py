@@ -5,7 +5,8 @@ mode on battery, and nothing lost).
 UPower and logind are python-dbusmock stand-ins (the project does not own
 them); the power-supply class is a fake sysfs under the fake root, driven by
 real kernel-format uevents sent on a netlink socket inside the daemon's own
-network namespace. The sleep and shutdown tests use a real loop-device
+network namespace (taken from root in a fake root only; with the real root
+the daemon takes the kernel's alone, test-uevent.c). The sleep and shutdown tests use a real loop-device
 filesystem in a private mount namespace and the loop disk's write counter.
 """
 

@@ -190,7 +190,12 @@ class ReportTest(ReportDaemonTest):
 
     def test_html(self):
         out = os.path.join(self.tmp, "report.html")
+        # An older report readable by all is replaced by one only its owner reads.
+        with open(out, "w") as f:
+            f.write("old")
+        os.chmod(out, 0o644)
         self.report("--html", out)
+        self.assertEqual(os.stat(out).st_mode & 0o777, 0o600)
         with open(out, encoding="utf-8") as f:
             text = f.read()
         dom = check_html(self, text, [r for r in self.recs if r["Kind"] != "activity"])
