@@ -3,6 +3,7 @@
  * over a partition, LVM over dm-crypt, md over two disks. */
 #include <sys/sysmacros.h>
 
+#include "lm-blockdev.h"
 #include "lm-error.h"
 #include "lm-sb-disks.h"
 #include "test-fakeroot.h"
@@ -212,6 +213,51 @@ test_loop_in_sysfs_ends (LmFakeRoot *f, gconstpointer data)
   g_assert_nonnull (disks);
 }
 
+/* A disk with its own device at @device (under /sys/devices), linked as
+ * /sys/block/NAME/device is. */
+static void
+disk_at (LmFakeRoot *f, const char *name, const char *device, const char *removable)
+{
+  g_autofree char *dir = g_strdup_printf ("/sys/devices/%s", device);
+  g_autofree char *file = g_build_filename (dir, "block", name, "removable", NULL);
+  g_autofree char *block = g_strdup_printf ("/sys/block/%s", name);
+  g_autofree char *block_target = g_strdup_printf ("../devices/%s/block/%s", device, name);
+  g_autofree char *link = g_strdup_printf ("/sys/devices/%s/block/%s/device", device, name);
+  g_autofree char *dev_file = g_build_filename (dir, "vendor", NULL);
+
+  lm_fake_root_put (f, file, removable);
+  lm_fake_root_put (f, dev_file, "ATA\n");
+  lm_fake_root_link (f, block, block_target);
+  lm_fake_root_link (f, link, "../..");
+}
+
+/* The same test as the hardware power settings' for a disk that can leave:
+ * removable, USB, a SATA hot-plug port, Thunderbolt's "removable". */
+static void
+test_hotplug (LmFakeRoot *f, gconstpointer data)
+{
+  disk_at (f, "sdd", "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0", "0\n");
+  disk_at (f, "sde", "pci0000:00/0000:00:17.0/ata2/host1/target1:0:0/1:0:0:0", "0\n");
+  lm_fake_root_put (f, "/sys/class/scsi_host/host1/ahci_port_cmd", "640017\n");
+  lm_fake_root_put (f, "/sys/class/scsi_host/host0/ahci_port_cmd", "400017\n");
+  disk_at (f, "sdf", "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0", "0\n");
+  disk_at (f, "sdg", "pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0", "1\n");
+  disk_at (f, "nvme1n1", "pci0000:00/0000:00:1c.0/0000:05:00.0/nvme/nvme1", "0\n");
+  lm_fake_root_put (f, "/sys/devices/pci0000:00/0000:00:1c.0/0000:05:00.0/removable",
+                    "removable\n");
+  disk_at (f, "nvme0n1", "pci0000:00/0000:00:1d.0/0000:06:00.0/nvme/nvme0", "0\n");
+  lm_fake_root_put (f, "/sys/devices/pci0000:00/0000:00:1d.0/0000:06:00.0/removable", "fixed\n");
+
+  g_assert_false (lm_blockdev_is_hotplug ("sdd")); /* an internal SATA port */
+  g_assert_true (lm_blockdev_is_hotplug ("sde"));  /* HPCP set on its port */
+  g_assert_true (lm_blockdev_is_hotplug ("sdf"));  /* USB */
+  g_assert_true (lm_blockdev_is_hotplug ("sdg"));  /* removable media */
+  g_assert_true (lm_blockdev_is_hotplug ("nvme1n1"));
+  g_assert_false (lm_blockdev_is_hotplug ("nvme0n1"));
+  g_assert_false (lm_blockdev_is_hotplug ("loop0")); /* no device at all */
+  g_assert_false (lm_blockdev_is_hotplug ("nosuch"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -224,5 +270,6 @@ main (int argc, char **argv)
   ADD ("/sb-disks/md-over-two-disks", test_md_over_two_disks);
   ADD ("/sb-disks/no-disk", test_no_disk);
   ADD ("/sb-disks/loop-in-sysfs-ends", test_loop_in_sysfs_ends);
+  ADD ("/blockdev/hotplug", test_hotplug);
   return g_test_run ();
 }
