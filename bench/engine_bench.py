@@ -6,7 +6,7 @@ private bus, the daemon, laptop-mode-tools' run-time files) and puts the
 machine back as found: /proc/sys/vm is saved first and written back at the
 end, even on failure. Samples /sys/block/loopN/stat (a benchmark may poll;
 the daemon never does). Never run as a timed test.
-Usage (root): bench/engine_bench.py [--duration S] [--only NAME ...] [--smoke]
+Usage (root): bench/engine_bench.py [--duration S] [--fs ext4|xfs|btrfs] [--only NAME ...] [--smoke]
 """
 
 import argparse
@@ -32,6 +32,8 @@ REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
 # The kernel's own defaults, for the "stock" run whatever this machine has.
 STOCK_VM = {"laptop_mode": "0", "dirty_writeback_centisecs": "500",
             "dirty_expire_centisecs": "3000", "dirty_ratio": "20", "dirty_background_ratio": "10"}
+MKFS = {"ext4": ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+        "xfs": ["mkfs.xfs", "-q", "-f"], "btrfs": ["mkfs.btrfs", "-q", "-f"]}
 VARIANTS = ("stock", "kernel", "userspace", "laptop-mode-tools")
 
 
@@ -203,8 +205,8 @@ class Bench:
 
     def make_disk(self):
         with open(self.image, "wb") as f:
-            f.truncate(256 << 20)
-        sh(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", self.image])
+            f.truncate((320 if self.args.fs == "xfs" else 256) << 20)  # xfs: 300 MB at least
+        sh(MKFS[self.args.fs] + [self.image])
         self.device = sh(["losetup", "--find", "--show", self.image], text=True).stdout.strip()
         os.makedirs(self.mp, exist_ok=True)
         sh(["mount", self.device, self.mp])  # default options: the tool under test remounts
@@ -373,6 +375,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=2, help="LaptopModeSeconds")
     ap.add_argument("--idle", type=float, default=5, help="standby timer, seconds")
     ap.add_argument("--only", nargs="*", choices=VARIANTS, default=list(VARIANTS))
+    ap.add_argument("--fs", choices=sorted(MKFS), default="ext4", help="the loop disk's filesystem")
     ap.add_argument("--verbose", action="store_true", help="print each run's I/O times")
     ap.add_argument("--smoke", action="store_true",
                     help="a short run of every variant, reported as TAP (numbers not judged)")
@@ -396,9 +399,9 @@ def main():
 
     w = Workload("/", args.duration)
     n_ideal, asleep_ideal, clusters = ideal(w, args.max_lost_work, args.seconds, args.idle)
-    print("kernel %s, loop ext4, %d s: writer every %g s, cache page every %g s, %d read "
+    print("kernel %s, loop %s, %d s: writer every %g s, cache page every %g s, %d read "
           "clusters; MaxLostWork=%d s, LaptopModeSeconds=%d s, standby timer %g s"
-          % (os.uname().release, args.duration, w.EDITOR_EVERY, w.BROWSER_EVERY, clusters,
+          % (os.uname().release, args.fs, args.duration, w.EDITOR_EVERY, w.BROWSER_EVERY, clusters,
              args.max_lost_work, args.seconds, args.idle))
     print("%-20s %9s %8s %13s" % ("", "spin-ups", "asleep", "longest idle"))
     print("%-20s %9d %7.0f%% %13s" % ("ideal", n_ideal, asleep_ideal * 100, "-"))

@@ -21,3 +21,12 @@ struct lm_flush_armed
   __u32 write;
   char comm[16];
 };
+
+/* Sent once when a filesystem on a removable disk is first dirtied after
+ * the engine wrote it (its "removable" entry going from 0 to 1). */
+struct lm_flush_dirtied
+{
+  __u64 boot_ns;
+  __u32 sb_dev; /* the superblock's s_dev, (major << 20) | minor */
+  __u32 pad;
+};

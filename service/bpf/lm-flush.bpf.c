@@ -1,7 +1,8 @@
 /* lm-flush.bpf.c: the kernel side of the user-space laptop-mode engine.
  * Keeps, per disk, the time of the last I/O that should lead to a flush and
- * tells user space only when a disk becomes armed; it must never block,
- * loop, or wake user space for an ordinary I/O. */
+ * tells user space only when a disk becomes armed, or when a filesystem on
+ * a removable disk is first dirtied; it must never block, loop, or wake
+ * user space for an ordinary I/O. */
 #include "lm-vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -49,6 +50,23 @@ struct
   __type (key, __u32);
   __type (value, __u8);
 } excluded SEC (".maps");
+
+/* Superblocks on removable and hot-plug disks (key: s_dev), filled by
+ * lm-flush.c: 0 once the engine has written them, 1 from the first
+ * dirtying since. Their data must not wait for laptop mode's long expiry. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 256);
+  __type (key, __u32);
+  __type (value, __u32);
+} removable SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 4096);
+} dirtied SEC (".maps");
 
 #define REQ_OP_MASK 0xff
 
@@ -115,5 +133,34 @@ BPF_PROG (lm_flush_bio_queue, struct bio *bio)
   if (__sync_val_compare_and_swap (&st->armed, 0, 1) != 0)
     return 0;
   send_armed (bio, key, now);
+  return 0;
+}
+
+/* A removable disk's filesystem dirtied: user space is told once, and
+ * writes it within the stock expiry. Kernel threads count (a loop device's
+ * worker dirties its backing file); the engine's own flush does not. */
+SEC ("raw_tp/writeback_mark_inode_dirty")
+int
+BPF_PROG (lm_flush_mark_inode_dirty, struct inode *inode, int flags)
+{
+  __u32 dev = BPF_CORE_READ (inode, i_sb, s_dev);
+  __u32 *pending = bpf_map_lookup_elem (&removable, &dev);
+  __u32 tid;
+  struct lm_flush_dirtied *e;
+
+  if (pending == 0 || *pending != 0)
+    return 0;
+  tid = (__u32) bpf_get_current_pid_tgid ();
+  if (bpf_map_lookup_elem (&flushers, &tid) != 0)
+    return 0;
+  if (__sync_val_compare_and_swap (pending, 0, 1) != 0)
+    return 0;
+  e = bpf_ringbuf_reserve (&dirtied, sizeof *e, 0);
+  if (e == 0)
+    return 0;
+  e->boot_ns = bpf_ktime_get_boot_ns ();
+  e->sb_dev = dev;
+  e->pad = 0;
+  bpf_ringbuf_submit (e, 0);
   return 0;
 }

@@ -69,6 +69,7 @@ struct bio
 
 struct super_block
 {
+  dev_t s_dev;
   struct block_device *s_bdev;
 };
 
