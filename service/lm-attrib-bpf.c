@@ -141,12 +141,15 @@ on_event (void *ctx, void *data, size_t size)
   s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.boot_ns / 1000));
   s.pid = e.pid;
   g_strlcpy (s.comm, e.comm, sizeof s.comm);
+  g_strlcpy (s.thread, e.thread, sizeof s.thread);
   s.uid = e.uid;
   s.write = e.write;
   s.sector = e.sector;
   s.quiet_since_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.prev_ns / 1000));
-  lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_uid, e.dirtier_ino, NULL,
-                    e.have_dirtier, e.kthread);
+  lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_thread, e.dirtier_uid,
+                    e.dirtier_ino, NULL, e.have_dirtier, e.kthread);
+  if (e.kswapd)
+    g_strlcpy (s.note, "swap: page-out by kswapd, reclaiming memory", sizeof s.note);
   /* Awake anyway: the activity before this spin-up goes first, in order. */
   bpf_drain (a);
   if (e.passthrough)
