@@ -63,7 +63,7 @@ test_names (void)
 
   /* A thread's own name, as a browser's cache thread (the process is
    * looked up later, in /proc); btrfs dirties through a bdi of its own,
-   * printed by name (recorded on 6.18). */
+   * printed by name (as 6.18 prints it). */
   g_assert_cmpint (
       parse ("      Cache2 I/O-5123    [001] ..... 77.000001: writeback_mark_inode_dirty: "
              "bdi btrfs-12: ino=257 state= flags=I_DIRTY_SYNC|I_DIRTY_DATASYNC|I_DIRTY_PAGES",
