@@ -12,6 +12,7 @@ spinup_free (gpointer p)
   LmReportSpinUp *s = p;
 
   g_free (s->comm);
+  g_free (s->thread);
   g_free (s->via);
   g_free (s->path);
   g_free (s);
@@ -24,6 +25,7 @@ waker_free (gpointer p)
 
   g_free (w->comm);
   g_free (w->via);
+  g_ptr_array_unref (w->threads);
   g_free (w);
 }
 
@@ -154,9 +156,10 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
       LmReportDisk *d = get_disk (report, by_name, name);
       LmReportSpinUp *s = g_new0 (LmReportSpinUp, 1);
       const char *comm = lookup_str (rec, "Comm"), *via = lookup_str (rec, "Via");
-      const char *path = lookup_str (rec, "Path");
+      const char *path = lookup_str (rec, "Path"), *thread = lookup_str (rec, "Thread");
       s->time_us = time_us;
       s->comm = g_strdup (comm != NULL ? comm : "?");
+      s->thread = thread != NULL && *thread != '\0' ? g_strdup (thread) : NULL;
       s->via = g_strdup (via != NULL ? via : "direct");
       s->path = g_strdup (path);
       g_ptr_array_add (d->spinups, s);
@@ -214,10 +217,14 @@ summarise (LmReport *report, LmReportDisk *d)
           w = g_new0 (LmReportWaker, 1);
           w->comm = g_strdup (s->comm);
           w->via = g_strdup (s->via);
+          w->threads = g_ptr_array_new_with_free_func (g_free);
           g_ptr_array_add (d->wakers, w);
           g_hash_table_insert (wakers, g_steal_pointer (&key), w);
         }
       w->count++;
+      if (s->thread != NULL && w->threads->len < LM_REPORT_THREADS
+          && !g_ptr_array_find_with_equal_func (w->threads, s->thread, g_str_equal, NULL))
+        g_ptr_array_add (w->threads, g_strdup (s->thread));
     }
   g_ptr_array_sort (d->wakers, cmp_waker);
   d->recorded.spinups = d->spinups->len;
