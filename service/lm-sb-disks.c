@@ -1,0 +1,204 @@
+/* lm-sb-disks.c: the physical whole disks under a superblock. sysfs says
+ * what each stacked device (dm, md) sits on in slaves/, and btrfs lists its
+ * devices per filesystem; nothing here guesses from names. */
+#include "lm-sb-disks.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "lm-blockdev.h"
+#include "lm-error.h"
+#include "lm-mounts.h"
+#include "lm-paths.h"
+
+/* dm on dm on md is the deepest real stack; a loop in sysfs must end. */
+#define MAX_STACK_DEPTH 8
+
+static gint
+dev_compare (gconstpointer a, gconstpointer b)
+{
+  dev_t x = *(const dev_t *) a, y = *(const dev_t *) b;
+  return x < y ? -1 : x > y;
+}
+
+gboolean
+lm_sb_disks_has (GArray *disks, dev_t disk)
+{
+  for (guint i = 0; disks != NULL && i < disks->len; i++)
+    if (g_array_index (disks, dev_t, i) == disk)
+      return TRUE;
+  return FALSE;
+}
+
+/* The whole disk @name's own number, from /sys/block/NAME/dev. */
+static gboolean
+disk_devnum (const char *disk, dev_t *out)
+{
+  g_autofree char *dev = lm_blockdev_read (disk, "dev");
+  guint maj, min;
+
+  if (dev == NULL || sscanf (dev, "%u:%u", &maj, &min) != 2)
+    return FALSE;
+  *out = makedev (maj, min);
+  return TRUE;
+}
+
+/* Add the disks at the bottom of the stack under block device @name (a
+ * whole disk or a partition): those with no slaves. */
+static void
+add_bottom (GArray *out, const char *name, guint depth)
+{
+  g_autofree char *disk = lm_blockdev_disk_for_name (name);
+  gboolean stacked = FALSE;
+  dev_t devnum;
+
+  if (disk == NULL)
+    return;
+  if (depth < MAX_STACK_DEPTH)
+    {
+      g_autofree char *sys = g_build_filename ("/sys/block", disk, "slaves", NULL);
+      g_autofree char *path = lm_path (sys);
+      g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+      const char *slave;
+
+      while (dir != NULL && (slave = g_dir_read_name (dir)) != NULL)
+        {
+          add_bottom (out, slave, depth + 1);
+          stacked = TRUE;
+        }
+    }
+  if (!stacked && disk_devnum (disk, &devnum) && !lm_sb_disks_has (out, devnum))
+    g_array_append_val (out, devnum);
+}
+
+/* The kernel's name of the device node @source ("/dev/mapper/root" →
+ * "dm-0"), from /dev's links or, where /dev/mapper holds nodes, dm/name. */
+static char *
+block_name_of_source (const char *source)
+{
+  if (!g_str_has_prefix (source, "/dev/"))
+    return NULL;
+  g_autofree char *resolved = lm_path_resolve (source, "/dev");
+  g_autofree char *base = g_path_get_basename (resolved != NULL ? resolved : source);
+  g_autofree char *sys = g_build_filename ("/sys/class/block", base, NULL);
+  g_autofree char *path = lm_path (sys);
+
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return g_steal_pointer (&base);
+  if (!g_str_has_prefix (source, "/dev/mapper/"))
+    return NULL;
+
+  g_autofree char *block = lm_path ("/sys/block");
+  g_autoptr (GDir) dir = g_dir_open (block, 0, NULL);
+  const char *name;
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *dm_name = lm_blockdev_read (name, "dm/name");
+      if (dm_name != NULL && g_str_equal (dm_name, source + strlen ("/dev/mapper/")))
+        return g_strdup (name);
+    }
+  return NULL;
+}
+
+/* The devices/ directory of the btrfs that holds block device @name. */
+static char *
+btrfs_devices_dir (const char *name)
+{
+  g_autofree char *fs = lm_path ("/sys/fs/btrfs");
+  g_autoptr (GDir) dir = g_dir_open (fs, 0, NULL);
+  const char *fsid;
+
+  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *devices = g_build_filename (fs, fsid, "devices", NULL);
+      g_autofree char *member = g_build_filename (devices, name, NULL);
+      if (g_file_test (member, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+        return g_steal_pointer (&devices);
+    }
+  return NULL;
+}
+
+static void
+add_source_device (GArray *out, const char *fstype, const char *source)
+{
+  g_autofree char *name = block_name_of_source (source);
+  g_autofree char *devices = NULL;
+
+  if (name == NULL)
+    return;
+  if (g_str_equal (fstype, "btrfs"))
+    devices = btrfs_devices_dir (name);
+  if (devices == NULL)
+    {
+      add_bottom (out, name, 0);
+      return;
+    }
+  /* Every device of the filesystem: data and metadata may be on any. */
+  g_autoptr (GDir) dir = g_dir_open (devices, 0, NULL);
+  const char *member;
+  while (dir != NULL && (member = g_dir_read_name (dir)) != NULL)
+    add_bottom (out, member, 0);
+}
+
+/* A superblock without a block device of its own: its mount source says
+ * which device(s) it was mounted from. */
+static gboolean
+add_anonymous (GArray *out, dev_t sb_dev, GError **error)
+{
+  g_autoptr (GPtrArray) mounts = lm_mounts_read (error);
+  gboolean found = FALSE;
+
+  if (mounts == NULL)
+    return FALSE;
+  for (guint i = 0; i < mounts->len && !found; i++)
+    {
+      LmMount *m = g_ptr_array_index (mounts, i);
+      if (m->devno != sb_dev)
+        continue;
+      found = TRUE;
+      if (m->source == NULL)
+        continue;
+      /* bcachefs names all its devices, colon-separated. */
+      g_auto (GStrv) sources = g_str_equal (m->fstype, "bcachefs")
+                                   ? g_strsplit (m->source, ":", -1)
+                                   : g_strsplit (m->source, "\n", 1);
+      for (guint j = 0; sources[j] != NULL; j++)
+        add_source_device (out, m->fstype, sources[j]);
+    }
+  if (!found)
+    g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                 "Filesystem %u:%u is not mounted here, so its disks are unknown", major (sb_dev),
+                 minor (sb_dev));
+  return found;
+}
+
+GArray *
+lm_sb_disks_for_dev (dev_t sb_dev, GError **error)
+{
+  g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (dev_t));
+
+  if (major (sb_dev) == 0)
+    {
+      if (!add_anonymous (out, sb_dev, error))
+        return NULL;
+    }
+  else
+    {
+      g_autofree char *sys
+          = g_strdup_printf ("/sys/dev/block/%u:%u", major (sb_dev), minor (sb_dev));
+      g_autofree char *link = lm_path (sys);
+      g_autofree char *target = g_file_read_link (link, NULL);
+      if (target == NULL)
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+                       "Block device %u:%u is not in %s; was it removed?", major (sb_dev),
+                       minor (sb_dev), "/sys/dev/block");
+          return NULL;
+        }
+      g_autofree char *name = g_path_get_basename (target);
+      add_bottom (out, name, 0);
+    }
+  g_array_sort (out, dev_compare);
+  return g_steal_pointer (&out);
+}

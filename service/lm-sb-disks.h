@@ -1,0 +1,22 @@
+/* lm-sb-disks.h: the physical whole disks under a superblock, from the
+ * kernel's own view (sysfs and the mount table); reads only, opens no device. */
+#pragma once
+
+#include <sys/types.h>
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The whole disks (dev_t, sorted, each once) that @sb_dev's I/O lands on:
+ * a block device's whole disk, or what dm and md stack it on (slaves/); for
+ * an anonymous device number (btrfs, bcachefs, …) the devices of its mount
+ * source, every device of a btrfs from /sys/fs/btrfs/<fsid>/devices/. An
+ * empty array for a superblock without a disk (tmpfs, proc, nfs); NULL with
+ * @error set when the mount table or sysfs cannot say. */
+GArray *lm_sb_disks_for_dev (dev_t sb_dev, GError **error);
+
+/* Whether @disks (from lm_sb_disks_for_dev) holds @disk. */
+gboolean lm_sb_disks_has (GArray *disks, dev_t disk);
+
+G_END_DECLS

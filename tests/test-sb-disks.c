@@ -1,0 +1,228 @@
+/* test-sb-disks.c: the physical disks under a superblock (lm-sb-disks.c)
+ * on a fake sysfs laid out as the kernel's: btrfs over two disks, dm-crypt
+ * over a partition, LVM over dm-crypt, md over two disks. */
+#include <sys/sysmacros.h>
+
+#include "lm-error.h"
+#include "lm-sb-disks.h"
+#include "test-fakeroot.h"
+
+#define DEVICES "/sys/devices/virtual/block"
+
+/* A whole disk: its device directory and the three links sysfs has to it. */
+static void
+disk (LmFakeRoot *f, const char *name, guint maj, guint min)
+{
+  g_autofree char *dev = g_strdup_printf (DEVICES "/%s/dev", name);
+  g_autofree char *value = g_strdup_printf ("%u:%u\n", maj, min);
+  g_autofree char *block = g_strdup_printf ("/sys/block/%s", name);
+  g_autofree char *block_target = g_strdup_printf ("../devices/virtual/block/%s", name);
+  g_autofree char *cls = g_strdup_printf ("/sys/class/block/%s", name);
+  g_autofree char *cls_target = g_strdup_printf ("../../devices/virtual/block/%s", name);
+  g_autofree char *num = g_strdup_printf ("/sys/dev/block/%u:%u", maj, min);
+
+  lm_fake_root_put (f, dev, value);
+  lm_fake_root_link (f, block, block_target);
+  lm_fake_root_link (f, cls, cls_target);
+  lm_fake_root_link (f, num, cls_target);
+}
+
+static void
+partition (LmFakeRoot *f, const char *disk_name, const char *name, guint maj, guint min)
+{
+  g_autofree char *dir = g_strdup_printf (DEVICES "/%s/%s", disk_name, name);
+  g_autofree char *dev = g_build_filename (dir, "dev", NULL);
+  g_autofree char *part = g_build_filename (dir, "partition", NULL);
+  g_autofree char *value = g_strdup_printf ("%u:%u\n", maj, min);
+  g_autofree char *cls = g_strdup_printf ("/sys/class/block/%s", name);
+  g_autofree char *target = g_strdup_printf ("../../devices/virtual/block/%s/%s", disk_name, name);
+  g_autofree char *num = g_strdup_printf ("/sys/dev/block/%u:%u", maj, min);
+
+  lm_fake_root_put (f, dev, value);
+  lm_fake_root_put (f, part, "2\n");
+  lm_fake_root_link (f, cls, target);
+  lm_fake_root_link (f, num, target);
+}
+
+/* @name's slaves/ entry for @below, a link to its device as sysfs has. */
+static void
+stacked_on (LmFakeRoot *f, const char *name, const char *below)
+{
+  g_autofree char *link = g_strdup_printf (DEVICES "/%s/slaves/%s", name, below);
+  g_autofree char *target = g_strdup_printf ("../../%s", below);
+  lm_fake_root_link (f, link, target);
+}
+
+static void
+dm_name (LmFakeRoot *f, const char *name, const char *mapped)
+{
+  g_autofree char *file = g_strdup_printf (DEVICES "/%s/dm/name", name);
+  g_autofree char *value = g_strdup_printf ("%s\n", mapped);
+  lm_fake_root_put (f, file, value);
+}
+
+/* sda: sda1 (md0 with sdb1), sda2 (dm-0: LUKS; dm-1: LVM on it; a btrfs on
+ * dm-2, LUKS on sda3); loop0 and loop1: one btrfs; sdc: a plain xfs. */
+static void
+setup_sysfs (LmFakeRoot *f, gconstpointer data)
+{
+  lm_fake_root_setup (f, data);
+  disk (f, "sda", 8, 0);
+  partition (f, "sda", "sda1", 8, 1);
+  partition (f, "sda", "sda2", 8, 2);
+  partition (f, "sda", "sda3", 8, 3);
+  disk (f, "sdb", 8, 16);
+  partition (f, "sdb", "sdb1", 8, 17);
+  disk (f, "sdc", 8, 32);
+  disk (f, "md0", 9, 0);
+  stacked_on (f, "md0", "sda1");
+  stacked_on (f, "md0", "sdb1");
+  disk (f, "dm-0", 254, 0);
+  dm_name (f, "dm-0", "luks-1234");
+  stacked_on (f, "dm-0", "sda2");
+  disk (f, "dm-1", 254, 1);
+  dm_name (f, "dm-1", "vg-root");
+  stacked_on (f, "dm-1", "dm-0");
+  disk (f, "dm-2", 254, 2);
+  dm_name (f, "dm-2", "luks-home");
+  stacked_on (f, "dm-2", "sda3");
+  disk (f, "loop0", 7, 0);
+  disk (f, "loop1", 7, 1);
+  /* /sys/fs/btrfs/<fsid>/devices/ links to each device of the filesystem. */
+  lm_fake_root_link (f, "/sys/fs/btrfs/0a1b/devices/loop0",
+                     "../../../../devices/virtual/block/loop0");
+  lm_fake_root_link (f, "/sys/fs/btrfs/0a1b/devices/loop1",
+                     "../../../../devices/virtual/block/loop1");
+  lm_fake_root_link (f, "/sys/fs/btrfs/77ff/devices/dm-2",
+                     "../../../../devices/virtual/block/dm-2");
+  lm_fake_root_put (f, "/dev/loop0", "");
+  lm_fake_root_put (f, "/dev/dm-0", "");
+  lm_fake_root_link (f, "/dev/mapper/luks-1234", "../dm-0");
+  /* Without udev /dev/mapper holds nodes, not links: dm/name says which. */
+  lm_fake_root_put (f, "/dev/mapper/luks-home", "");
+  lm_fake_root_put (f, "/proc/self/mountinfo",
+                    "22 1 0:21 / /proc rw - proc proc rw\n"
+                    "30 1 0:30 / /tmp rw - tmpfs tmpfs rw\n"
+                    "40 1 0:45 / /mnt/a rw - btrfs /dev/loop0 rw,subvolid=5,subvol=/\n"
+                    "41 1 0:45 /sub /mnt/b rw - btrfs /dev/loop0 rw,subvolid=256,subvol=/sub\n"
+                    "42 1 0:50 /@home /home rw - btrfs /dev/mapper/luks-home rw,subvol=/@home\n"
+                    "43 1 0:51 / /mnt/c rw - btrfs /dev/mapper/luks-1234 rw\n"
+                    "44 1 0:52 / /mnt/d rw - bcachefs /dev/sdb1:/dev/sdc rw\n"
+                    "45 1 0:53 / /mnt/e rw - overlay overlay rw,lowerdir=/a,upperdir=/b\n");
+  lm_fake_root_put (f, "/dev/sdb1", "");
+  lm_fake_root_put (f, "/dev/sdc", "");
+}
+
+static void
+assert_disks (dev_t sb_dev, const dev_t *expected, guint n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) disks = lm_sb_disks_for_dev (sb_dev, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (disks);
+  g_assert_cmpuint (disks->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpuint (g_array_index (disks, dev_t, i), ==, expected[i]);
+      g_assert_true (lm_sb_disks_has (disks, expected[i]));
+    }
+}
+
+static void
+test_plain_disk_and_partition (LmFakeRoot *f, gconstpointer data)
+{
+  const dev_t sda[] = { makedev (8, 0) };
+  const dev_t sdc[] = { makedev (8, 32) };
+
+  assert_disks (makedev (8, 0), sda, 1);
+  assert_disks (makedev (8, 2), sda, 1);
+  assert_disks (makedev (8, 32), sdc, 1);
+}
+
+static void
+test_btrfs_over_two_disks (LmFakeRoot *f, gconstpointer data)
+{
+  const dev_t loops[] = { makedev (7, 0), makedev (7, 1) };
+
+  /* Both mounts (the top and a subvolume) are the one superblock 0:45. */
+  assert_disks (makedev (0, 45), loops, 2);
+}
+
+static void
+test_dm_crypt_over_partition (LmFakeRoot *f, gconstpointer data)
+{
+  const dev_t sda[] = { makedev (8, 0) };
+
+  assert_disks (makedev (254, 0), sda, 1);
+  /* A btrfs on LUKS, mounted from /dev/mapper's link. */
+  assert_disks (makedev (0, 51), sda, 1);
+  /* And from a /dev/mapper node, found by dm/name; its fsid's devices. */
+  assert_disks (makedev (0, 50), sda, 1);
+}
+
+static void
+test_lvm_over_dm_crypt (LmFakeRoot *f, gconstpointer data)
+{
+  const dev_t sda[] = { makedev (8, 0) };
+  g_autoptr (GArray) disks = lm_sb_disks_for_dev (makedev (254, 1), NULL);
+
+  assert_disks (makedev (254, 1), sda, 1);
+  g_assert_false (lm_sb_disks_has (disks, makedev (254, 0)));
+  g_assert_false (lm_sb_disks_has (disks, makedev (8, 2)));
+}
+
+static void
+test_md_over_two_disks (LmFakeRoot *f, gconstpointer data)
+{
+  const dev_t both[] = { makedev (8, 0), makedev (8, 16) };
+  const dev_t bcachefs[] = { makedev (8, 16), makedev (8, 32) };
+
+  assert_disks (makedev (9, 0), both, 2);
+  assert_disks (makedev (0, 52), bcachefs, 2);
+}
+
+static void
+test_no_disk (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) none = NULL;
+
+  assert_disks (makedev (0, 30), NULL, 0); /* tmpfs */
+  assert_disks (makedev (0, 53), NULL, 0); /* overlay: no device source */
+  none = lm_sb_disks_for_dev (makedev (0, 99), &error);
+  g_assert_null (none);
+  g_assert_error (error, LM_ERROR, LM_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "0:99"));
+  g_clear_error (&error);
+  none = lm_sb_disks_for_dev (makedev (8, 99), &error);
+  g_assert_null (none);
+  g_assert_error (error, LM_ERROR, LM_ERROR_FAILED);
+}
+
+/* A slaves/ loop (never in a real kernel) ends instead of hanging. */
+static void
+test_loop_in_sysfs_ends (LmFakeRoot *f, gconstpointer data)
+{
+  disk (f, "dm-7", 254, 7);
+  disk (f, "dm-8", 254, 8);
+  stacked_on (f, "dm-7", "dm-8");
+  stacked_on (f, "dm-8", "dm-7");
+  g_autoptr (GArray) disks = lm_sb_disks_for_dev (makedev (254, 7), NULL);
+  g_assert_nonnull (disks);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add (path, LmFakeRoot, NULL, setup_sysfs, fn, lm_fake_root_teardown)
+  ADD ("/sb-disks/plain-disk-and-partition", test_plain_disk_and_partition);
+  ADD ("/sb-disks/btrfs-over-two-disks", test_btrfs_over_two_disks);
+  ADD ("/sb-disks/dm-crypt-over-partition", test_dm_crypt_over_partition);
+  ADD ("/sb-disks/lvm-over-dm-crypt", test_lvm_over_dm_crypt);
+  ADD ("/sb-disks/md-over-two-disks", test_md_over_two_disks);
+  ADD ("/sb-disks/no-disk", test_no_disk);
+  ADD ("/sb-disks/loop-in-sysfs-ends", test_loop_in_sysfs_ends);
+  return g_test_run ();
+}
