@@ -325,6 +325,8 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
       key = BPF_CORE_READ (sb, s_dev);
       if (key == 0 || (key >> 20) != 0)
         return 0;
+      /* Its disks are found in user space when the run is read. */
+      note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
   d.pid = bpf_get_current_pid_tgid () >> 32;
   d.ino = BPF_CORE_READ (inode, i_ino);
