@@ -131,6 +131,41 @@ class LoopExt4:
             self.device = None
 
 
+class LoopBtrfsPair:
+    """One btrfs over two loop disks, data and metadata mirrored (raid1):
+    every write lands on both."""
+
+    def __init__(self, base):
+        self.images = [os.path.join(base, "pair%d.img" % i) for i in range(2)]
+        self.mnt = os.path.join(base, "mnt-pair")
+        self.devices = []
+        self.mounted = False
+        os.makedirs(self.mnt)
+        for image in self.images:
+            with open(image, "wb") as f:
+                f.truncate(320 << 20)
+        subprocess.run(["mkfs.btrfs", "-q", "-f", "-d", "raid1", "-m", "raid1"] + self.images,
+                       check=True, capture_output=True)
+        for image in self.images:
+            self.devices.append(subprocess.run(["losetup", "--find", "--show", image], check=True,
+                                               capture_output=True, text=True).stdout.strip())
+        subprocess.run(["mount", "-o", "noatime,device=" + self.devices[1], self.devices[0],
+                        self.mnt], check=True)
+        self.mounted = True
+
+    @property
+    def disks(self):
+        return [os.path.basename(d) for d in self.devices]
+
+    def cleanup(self):
+        if self.mounted:
+            subprocess.run(["umount", self.mnt], capture_output=True)
+            self.mounted = False
+        for d in self.devices:
+            subprocess.run(["losetup", "-d", d], capture_output=True)
+        self.devices = []
+
+
 PR_SET_NAME = 15
 THREAD_NAME = "Cache2 I/O"
 
@@ -248,21 +283,22 @@ class RealSpinUp:
             if s["Disk"] == self.fs.disk:
                 return s
 
-    def disk_io(self):
-        with open("/sys/block/%s/stat" % self.fs.disk) as f:
+    def disk_io(self, disk=None):
+        with open("/sys/block/%s/stat" % (disk or self.fs.disk)) as f:
             fields = f.read().split()
         return int(fields[0]), int(fields[4])  # reads and writes completed
 
-    def wait_idle(self, lines, timeout=60, keep=False):
-        """Until the loop disk has done no I/O for longer than SpinUpIdle
-        (so the next I/O is a spin-up); what arrived meanwhile is dropped
-        unless @keep."""
+    def wait_idle(self, lines, timeout=60, keep=False, disks=None):
+        """Until the loop disk (or each of @disks) has done no I/O for
+        longer than SpinUpIdle (so the next I/O is a spin-up); what arrived
+        meanwhile is dropped unless @keep."""
         quiet = IDLE + 0.5
-        last, since = self.disk_io(), time.monotonic()
+        disks = disks or [self.fs.disk]
+        last, since = [self.disk_io(d) for d in disks], time.monotonic()
         deadline = since + timeout
         while time.monotonic() < deadline:
             time.sleep(0.1)
-            now = self.disk_io()
+            now = [self.disk_io(d) for d in disks]
             if now != last:
                 last, since = now, time.monotonic()
             elif time.monotonic() - since >= quiet:
@@ -376,6 +412,31 @@ class RealSpinUp:
         disk's: the flusher's write is still dd's."""
         self.use_filesystem("btrfs")
         self.writeback_blamed_on_dd(self.subscribe())
+
+    def test_btrfs_over_two_disks_writeback_blamed_on_writer(self):
+        """A btrfs mirrored over two disks: the flusher's write wakes both,
+        and each spin-up is dd's."""
+        pair = LoopBtrfsPair(self.tmp)
+        self.addCleanup(pair.cleanup)
+        os.sync()
+        lines = self.subscribe()
+        self.wait_idle(lines, disks=pair.disks)
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=" + os.path.join(pair.mnt, "out"),
+                               "bs=4k", "count=64", "status=none"])
+        dd.wait()
+        got = {}
+        deadline = time.monotonic() + 20
+        while len(got) < 2 and time.monotonic() < deadline:
+            line = lines.get(deadline - time.monotonic())
+            if line is None:
+                break
+            s = json.loads(line)
+            if s["Disk"] in pair.disks and s["Disk"] not in got:
+                got[s["Disk"]] = s
+        self.assertEqual(sorted(got), sorted(pair.disks), "%r\n%s" % (got, self.daemon_log()))
+        for s in got.values():
+            self.assertEqual((s["Comm"], s["Pid"], s["Operation"], s["Via"]),
+                             ("dd", dd.pid, "write", "writeback"), s)
 
     def test_xfs_writeback_blamed_on_writer(self):
         self.use_filesystem("xfs")
