@@ -180,7 +180,7 @@ on_event (void *ctx, void *data, size_t size)
   lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_thread, e.dirtier_uid,
                     e.dirtier_ino, NULL, e.have_dirtier, e.kthread);
   if (e.kswapd)
-    g_strlcpy (s.note, "swap: page-out by kswapd, reclaiming memory", sizeof s.note);
+    g_strlcpy (s.note, LM_ATTRIB_NOTE_KSWAPD, sizeof s.note);
   /* Awake anyway: the activity before this spin-up goes first, in order. */
   bpf_drain (a);
   if (e.passthrough)

@@ -355,8 +355,12 @@ lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 
   g_strlcpy (out->thread, comm, sizeof out->thread);
   if (!kthread)
     lm_attrib_process_of (pid, comm, &out->pid, out->comm);
+  /* kswapd's page-out is reclaim (swap), nobody's dirty data. */
+  gboolean kswapd = kthread && g_str_has_prefix (comm, "kswapd");
   lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_thread, d->dirtier_uid,
-                    d->inode, d->name, d->have_dirtier, kthread);
+                    d->inode, d->name, d->have_dirtier && !kswapd, kthread);
+  if (kswapd)
+    g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
   return TRUE;
 }
 

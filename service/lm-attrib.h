@@ -48,6 +48,8 @@ typedef struct
 
 typedef void (*LmSpinUpFunc) (const LmSpinUp *spinup, gpointer user_data);
 
+#define LM_ATTRIB_NOTE_KSWAPD "swap: page-out by kswapd, reclaiming memory"
+
 /* A run of consecutive seconds with activity on a disk (for the ledger):
  * I/O that processes issued, or data they dirtied. Only the bpf backend
  * collects it (in the kernel, with no work in user space per I/O). */

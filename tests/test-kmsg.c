@@ -413,6 +413,14 @@ test_model_threads (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpstr (s.thread, ==, "Cache2 I/O");
   g_assert_cmpstr (s.submitter_comm, ==, "kworker/u8:0");
   g_assert_cmpuint (s.submitter_pid, ==, 40);
+  g_assert_cmpstr (s.note, ==, "");
+
+  /* kswapd's page-out is reclaim: kernel, with a note, never the dirtier. */
+  g_assert_true (lm_attrib_model_io (model, "sdc", 200000, 35, "kswapd0", TRUE, 8, &s));
+  g_assert_cmpint (s.via, ==, LM_VIA_KERNEL);
+  g_assert_cmpstr (s.comm, ==, "kswapd0");
+  g_assert_cmpstr (s.thread, ==, "");
+  g_assert_cmpstr (s.note, ==, "swap: page-out by kswapd, reclaiming memory");
 
   /* Gone, or the tid someone else's now: as printed. */
   g_assert_true (lm_attrib_model_io (model, "sdd", 100000, 1302, "DOM Worker", FALSE, 8, &s));
