@@ -53,13 +53,16 @@ timeline (GString *out, const LmReport *report, const LmReportDisk *d, guint ind
       g_autofree char *comm = h (s->comm), *via = h (s->via);
       g_autofree char *path = s->path != NULL ? h (s->path) : NULL;
       g_autofree char *when = lm_report_time (s->time_us);
+      g_autofree char *thread = s->thread != NULL ? h (s->thread) : NULL;
+      g_autofree char *who
+          = thread != NULL ? g_strdup_printf ("%s, thread %s", comm, thread) : g_strdup (comm);
       int row = (int) (i % 3);
       g_string_append_printf (out,
                               "<g class=\"spinup\"><title>%s: %s (%s)%s%s</title>"
                               "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\"/>"
                               "<circle cx=\"%.2f\" cy=\"%d\" r=\"3\"/>"
                               "<text x=\"%.2f\" y=\"%d\">%s</text></g>\n",
-                              when, comm, via, path != NULL ? " " : "", path != NULL ? path : "", x,
+                              when, who, via, path != NULL ? " " : "", path != NULL ? path : "", x,
                               12 + row * 11, x, TL_BAND_Y + TL_BAND_H, x, TL_BAND_Y - 2, x + 2,
                               10 + row * 11, comm);
     }
@@ -122,10 +125,18 @@ wakers_table (GString *out, const LmReport *report)
                 path = s->path;
             }
           g_autofree char *comm = h (w->comm), *via = h (w->via), *p = h (path);
+          g_autoptr (GString) threads = g_string_new (NULL);
+          for (guint t = 0; t < w->threads->len; t++)
+            {
+              g_autofree char *name = h (w->threads->pdata[t]);
+              g_string_append_printf (threads, "%s%s", t == 0 ? "" : ", ", name);
+            }
           g_string_append_printf (out,
-                                  "<tr><td>%s</td><td>%s</td><td>%s</td><td class=\"n\">%u</td>"
-                                  "<td class=\"path\">%s</td></tr>\n",
-                                  disk, comm, via, w->count, p);
+                                  "<tr><td>%s</td><td>%s%s%s%s</td><td>%s</td>"
+                                  "<td class=\"n\">%u</td><td class=\"path\">%s</td></tr>\n",
+                                  disk, comm,
+                                  threads->len ? " <span class=\"threads\">(threads: " : "",
+                                  threads->str, threads->len ? ")</span>" : "", via, w->count, p);
         }
     }
   g_string_append (out, "</tbody></table>\n");

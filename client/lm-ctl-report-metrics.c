@@ -53,6 +53,11 @@ disk_json (const LmReportDisk *d)
       member_string (b, "comm", w->comm);
       member_string (b, "via", w->via);
       member_int (b, "count", w->count);
+      json_builder_set_member_name (b, "threads");
+      json_builder_begin_array (b);
+      for (guint k = 0; k < w->threads->len; k++)
+        json_builder_add_string_value (b, w->threads->pdata[k]);
+      json_builder_end_array (b);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -64,6 +69,8 @@ disk_json (const LmReportDisk *d)
       json_builder_begin_object (b);
       member_int (b, "time_us", s->time_us);
       member_string (b, "comm", s->comm);
+      if (s->thread != NULL)
+        member_string (b, "thread", s->thread);
       member_string (b, "via", s->via);
       if (s->path != NULL)
         {

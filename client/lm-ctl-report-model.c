@@ -13,6 +13,7 @@ spinup_free (gpointer p)
   LmReportSpinUp *s = p;
 
   g_free (s->comm);
+  g_free (s->thread);
   g_free (s->via);
   g_free (s->path);
   g_free (s);
@@ -25,6 +26,7 @@ waker_free (gpointer p)
 
   g_free (w->comm);
   g_free (w->via);
+  g_ptr_array_unref (w->threads);
   g_free (w);
 }
 
@@ -158,9 +160,10 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
       gboolean other = FALSE;
       if (g_variant_lookup (rec, "OtherUser", "b", &other) && other)
         comm = LM_OTHER_USER_TEXT;
-      const char *path = lookup_str (rec, "Path");
+      const char *path = lookup_str (rec, "Path"), *thread = lookup_str (rec, "Thread");
       s->time_us = time_us;
       s->comm = g_strdup (comm != NULL ? comm : "?");
+      s->thread = thread != NULL && *thread != '\0' ? g_strdup (thread) : NULL;
       s->via = g_strdup (via != NULL ? via : "direct");
       s->path = g_strdup (path);
       g_ptr_array_add (d->spinups, s);
@@ -218,10 +221,14 @@ summarise (LmReport *report, LmReportDisk *d)
           w = g_new0 (LmReportWaker, 1);
           w->comm = g_strdup (s->comm);
           w->via = g_strdup (s->via);
+          w->threads = g_ptr_array_new_with_free_func (g_free);
           g_ptr_array_add (d->wakers, w);
           g_hash_table_insert (wakers, g_steal_pointer (&key), w);
         }
       w->count++;
+      if (s->thread != NULL && w->threads->len < LM_REPORT_THREADS
+          && !g_ptr_array_find_with_equal_func (w->threads, s->thread, g_str_equal, NULL))
+        g_ptr_array_add (w->threads, g_strdup (s->thread));
     }
   g_ptr_array_sort (d->wakers, cmp_waker);
   d->recorded.spinups = d->spinups->len;

@@ -95,7 +95,14 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
       g_autofree char *fit
           = g_str_equal (w->comm, LM_OTHER_USER_TEXT) ? g_strdup (comm) : lm_ctl_fit (comm, 16);
       g_autofree char *via = lm_ctl_safe (w->via);
-      g_print ("  %-16s %-10s %u\n", fit, via, w->count);
+      g_print ("  %-16s %-10s %u", fit, via, w->count);
+      /* The program's named threads that did it: a detail. */
+      for (guint k = 0; k < w->threads->len; k++)
+        {
+          g_autofree char *thread = lm_ctl_safe (w->threads->pdata[k]);
+          g_print ("%s%s", k == 0 ? "  (threads: " : ", ", thread);
+        }
+      g_print ("%s\n", w->threads->len > 0 ? ")" : "");
     }
   if (d->runs->len == 0)
     g_print ("  no activity recorded, no estimate\n");

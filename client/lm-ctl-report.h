@@ -16,17 +16,22 @@ typedef struct
 typedef struct
 {
   gint64 time_us;
-  char *comm; /* raw, from outside: escape for every output */
+  char *comm;   /* the program, raw, from outside: escape for every output */
+  char *thread; /* its thread that did the I/O, where named apart; else NULL */
   char *via;
   char *path; /* NULL where not known */
 } LmReportSpinUp;
 
+/* Per program (and how), whichever of its threads did the I/O. */
 typedef struct
 {
   char *comm;
   char *via;
   guint count;
+  GPtrArray *threads; /* the thread names seen, first seen first, at most LM_REPORT_THREADS */
 } LmReportWaker;
+
+#define LM_REPORT_THREADS 4
 
 typedef struct
 {

@@ -13,12 +13,14 @@ static char *
 spinup_text (GVariant *dict)
 {
   const char *disk = "?", *comm = "?", *op = "?", *via = "direct", *path = NULL, *sub = NULL;
+  const char *thread = NULL;
   guint32 pid = 0, uid = 0, sub_pid = 0;
   gint64 time_us = 0;
   guint64 sector = 0, inode = 0;
 
   g_variant_lookup (dict, "Disk", "&s", &disk);
   g_variant_lookup (dict, "Comm", "&s", &comm);
+  g_variant_lookup (dict, "Thread", "&s", &thread);
   g_variant_lookup (dict, "Operation", "&s", &op);
   g_variant_lookup (dict, "Via", "&s", &via);
   g_variant_lookup (dict, "Path", "&s", &path);
@@ -48,6 +50,11 @@ spinup_text (GVariant *dict)
       return g_string_free (g_steal_pointer (&out), FALSE);
     }
   g_string_printf (out, "%s  %-8s %-5s %s[%u]", when, s_disk, s_op, s_comm, pid);
+  if (thread != NULL)
+    {
+      g_autofree char *s_thread = lm_ctl_safe (thread);
+      g_string_append_printf (out, " thread %s", s_thread);
+    }
   if (has_uid)
     g_string_append_printf (out, " uid %u", uid);
   /* A passthrough command has no sector. */

@@ -84,6 +84,7 @@ lm_tray_spin_up_from_variant (GVariant *spinup, LmTraySpinUp *out)
   g_variant_lookup (spinup, "Time", "x", &out->time_us);
   g_variant_lookup (spinup, "Disk", "&s", &out->disk);
   g_variant_lookup (spinup, "Comm", "&s", &out->comm);
+  g_variant_lookup (spinup, "Thread", "&s", &out->thread);
   g_variant_lookup (spinup, "Pid", "u", &out->pid);
   g_variant_lookup (spinup, "Operation", "&s", &out->operation);
   g_variant_lookup (spinup, "Via", "&s", &out->via);
@@ -160,6 +161,11 @@ lm_tray_view_spin_up_details (const LmTraySpinUp *s)
 
   if (when != NULL)
     g_string_append_printf (body, "At %s", when);
+  if (s->thread != NULL && *s->thread != '\0')
+    {
+      g_autofree char *thread = safe (s->thread, NULL);
+      g_string_append_printf (body, "%sthread %s", body->len ? ", " : "", thread);
+    }
   if (s->path != NULL)
     {
       g_autofree char *path = safe (s->path, NULL);

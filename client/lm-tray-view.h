@@ -22,7 +22,8 @@ typedef struct
 {
   gint64 time_us; /* 0: unknown */
   const char *disk;
-  const char *comm;
+  const char *comm;   /* the program */
+  const char *thread; /* its thread that did it, where named apart */
   guint32 pid;
   const char *operation;
   const char *via;

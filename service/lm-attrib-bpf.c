@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "lm-attrib.h"
@@ -16,6 +17,7 @@
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-paths.h"
+#include "lm-sb-disks.h"
 
 #if LM_HAVE_BPF
 
@@ -56,14 +58,43 @@ bpf_stop (LmAttrib *a)
 
 /* --- activity ------------------------------------------------------------ */
 
+static void deliver_disk_run (LmAttrib *a, const struct lm_bpf_run *run, const char *disk);
+
+/* A run keyed by a superblock's anonymous device number (btrfs: data
+ * dirtied there) is each of its disks', from the kernel's view in sysfs;
+ * asked only here, when the daemon is awake anyway. */
 static void
 deliver_run (LmAttrib *a, const struct lm_bpf_run *run)
 {
-  LmActivity act = { 0 };
-
   if (a->config.activity_func == NULL || run->end_s < run->start_s)
     return;
-  g_autofree char *disk = lm_blockdev_disk_for_devnum (run->key >> 20, run->key & 0xfffff);
+  if ((run->key >> 20) != 0)
+    {
+      g_autofree char *disk = lm_blockdev_disk_for_devnum (run->key >> 20, run->key & 0xfffff);
+      deliver_disk_run (a, run, disk);
+      return;
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) disks = lm_sb_disks_for_dev (makedev (0, run->key & 0xfffff), &error);
+  if (disks == NULL)
+    {
+      g_debug ("Activity of superblock 0:%u left out: %s", run->key & 0xfffff, error->message);
+      return;
+    }
+  for (guint i = 0; i < disks->len; i++)
+    {
+      dev_t dev = g_array_index (disks, dev_t, i);
+      g_autofree char *disk = lm_blockdev_disk_for_devnum (major (dev), minor (dev));
+      if (!lm_excluded_has (disk))
+        deliver_disk_run (a, run, disk);
+    }
+}
+
+static void
+deliver_disk_run (LmAttrib *a, const struct lm_bpf_run *run, const char *disk)
+{
+  LmActivity act = { 0 };
+
   g_strlcpy (act.disk, disk, sizeof act.disk);
   act.start_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) run->start_s * G_USEC_PER_SEC);
   act.end_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (run->end_s + 1) * G_USEC_PER_SEC);
@@ -141,12 +172,15 @@ on_event (void *ctx, void *data, size_t size)
   s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.boot_ns / 1000));
   s.pid = e.pid;
   g_strlcpy (s.comm, e.comm, sizeof s.comm);
+  g_strlcpy (s.thread, e.thread, sizeof s.thread);
   s.uid = e.uid;
   s.write = e.write;
   s.sector = e.sector;
   s.quiet_since_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.prev_ns / 1000));
-  lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_uid, e.dirtier_ino, NULL,
-                    e.have_dirtier, e.kthread);
+  lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_thread, e.dirtier_uid,
+                    e.dirtier_ino, NULL, e.have_dirtier, e.kthread);
+  if (e.kswapd)
+    g_strlcpy (s.note, LM_ATTRIB_NOTE_KSWAPD, sizeof s.note);
   /* Awake anyway: the activity before this spin-up goes first, in order. */
   bpf_drain (a);
   if (e.passthrough)

@@ -118,7 +118,74 @@ struct _LmAttrib
   guint source;
   LmLines lines;
   GHashTable *disks; /* "maj,min" → disk name: sysfs once per device, not per event */
+  GHashTable *bdis;  /* bdi name → LmBdiDisks */
 };
+
+typedef struct
+{
+  GPtrArray *disks;    /* whole disk names */
+  gint64 looked_up_us; /* monotonic; an empty answer is asked again later */
+} LmBdiDisks;
+
+static void
+bdi_disks_free (gpointer p)
+{
+  LmBdiDisks *b = p;
+
+  g_ptr_array_unref (b->disks);
+  g_free (b);
+}
+
+/* The whole disks under the btrfs whose bdi is @bdi: /sys/fs/btrfs/FSID/
+ * has a "bdi" link to it beside "devices/", one entry per device. */
+static GPtrArray *
+btrfs_disks_of_bdi (const char *bdi)
+{
+  g_autofree char *root = lm_path ("/sys/fs/btrfs");
+  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
+  GPtrArray *disks = g_ptr_array_new_with_free_func (g_free);
+  const char *fsid;
+
+  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *link = g_build_filename (root, fsid, "bdi", NULL);
+      g_autofree char *target = g_file_read_link (link, NULL);
+      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
+      if (g_strcmp0 (base, bdi) != 0)
+        continue;
+      g_autofree char *devices = g_build_filename (root, fsid, "devices", NULL);
+      g_autoptr (GDir) devs = g_dir_open (devices, 0, NULL);
+      const char *dev;
+      while (devs != NULL && (dev = g_dir_read_name (devs)) != NULL)
+        {
+          char *disk = lm_blockdev_disk_for_name (dev);
+          if (disk != NULL && !g_ptr_array_find_with_equal_func (disks, disk, g_str_equal, NULL))
+            g_ptr_array_add (disks, disk);
+          else
+            g_free (disk);
+        }
+      break;
+    }
+  return disks;
+}
+
+/* Looked up once per bdi (its name is never given to another); a name
+ * nothing is found for (a filesystem still mounting, one that is not
+ * btrfs) is asked again after a while, not at every line. */
+static GPtrArray *
+disks_of_bdi (LmAttrib *a, const char *bdi)
+{
+  LmBdiDisks *b = g_hash_table_lookup (a->bdis, bdi);
+  gint64 now = g_get_monotonic_time ();
+
+  if (b != NULL && (b->disks->len > 0 || now - b->looked_up_us < 5 * G_USEC_PER_SEC))
+    return b->disks;
+  b = g_new0 (LmBdiDisks, 1);
+  b->disks = btrfs_disks_of_bdi (bdi);
+  b->looked_up_us = now;
+  g_hash_table_replace (a->bdis, g_strdup (bdi), b);
+  return b->disks;
+}
 
 static const char *
 disk_of (LmAttrib *a, guint32 major, guint32 minor)
@@ -191,11 +258,17 @@ handle_line (char *line, gsize length, gpointer user_data)
         }
       case LM_TRACEFS_DIRTIED:
         {
+          const char *comm = resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf);
+          if (r.bdi[0] != '\0')
+            {
+              GPtrArray *disks = disks_of_bdi (a, r.bdi);
+              for (guint i = 0; i < disks->len; i++)
+                lm_attrib_model_dirtied (a->model, disks->pdata[i], r.pid, comm, r.ino, NULL);
+              break;
+            }
           const char *disk = disk_of (a, r.major, r.minor);
           if (strchr (disk, ':') == NULL)
-            lm_attrib_model_dirtied (a->model, disk, r.pid,
-                                     resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf), r.ino,
-                                     NULL);
+            lm_attrib_model_dirtied (a->model, disk, r.pid, comm, r.ino, NULL);
           break;
         }
       case LM_TRACEFS_PASSTHROUGH:
@@ -246,6 +319,7 @@ tracefs_stop (LmAttrib *a)
     g_warning ("%s", error->message);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
+  g_clear_pointer (&a->bdis, g_hash_table_unref);
   lm_lines_clear (&a->lines);
   g_free (a->tracing);
   g_free (a);
@@ -274,6 +348,7 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   a->fd = -1;
   lm_lines_init (&a->lines, LINE_MAX_BYTES, handle_line, a);
   a->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  a->bdis = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, bdi_disks_free);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
   /* Written before the change it describes, so a crash is undone. */

@@ -183,17 +183,78 @@ lm_attrib_realtime_us (clockid_t clock, gint64 clock_us)
   return g_get_real_time () - (now - clock_us);
 }
 
+/* /proc/TID/comm, without its newline; NULL when gone. */
+static char *
+read_comm (guint32 pid)
+{
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *text = NULL;
+  gsize len;
+
+  if (pid == 0 || !g_file_get_contents (path, &text, &len, NULL))
+    return NULL;
+  if (len > 0 && text[len - 1] == '\n')
+    text[len - 1] = '\0';
+  return g_steal_pointer (&text);
+}
+
+/* Asked once per spin-up or new dirtier, never per I/O. /proc/TID is
+ * there for every thread, listed or not. */
+gboolean
+lm_attrib_process_of (guint32 tid, const char *thread, guint32 *tgid, char comm[16])
+{
+  g_autofree char *own = read_comm (tid);
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/status", tid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *status = NULL;
+  guint64 v;
+
+  /* The name must still be the one the kernel printed, or the tid may be
+   * another thread's by now. */
+  if (own == NULL || g_strcmp0 (own, thread) != 0
+      || !g_file_get_contents (path, &status, NULL, NULL))
+    return FALSE;
+  const char *field = strstr (status, "\nTgid:\t");
+  if (field == NULL)
+    return FALSE;
+  g_auto (GStrv) fields = g_strsplit (field + 7, "\n", 2);
+  if (!g_ascii_string_to_unsigned (fields[0], 10, 1, G_MAXUINT32, &v, NULL))
+    return FALSE;
+  g_autofree char *leader = (guint32) v == tid ? g_strdup (own) : read_comm ((guint32) v);
+  if (leader == NULL)
+    return FALSE;
+  *tgid = (guint32) v;
+  g_strlcpy (comm, leader, 16);
+  return TRUE;
+}
+
+/* "" when the thread's name says nothing the process's does not. */
+static void
+set_thread (char *thread, gsize size, const char *comm, const char *name)
+{
+  if (name == NULL || g_strcmp0 (name, comm) == 0)
+    name = "";
+  g_strlcpy (thread, name, size);
+}
+
 void
-lm_attrib_finish (LmSpinUp *s, guint32 dirtier_pid, const char *dirtier_comm, gint64 dirtier_uid,
-                  guint64 inode, const char *name, gboolean have_dirtier, gboolean kernel_thread)
+lm_attrib_finish (LmSpinUp *s, guint32 dirtier_pid, const char *dirtier_comm,
+                  const char *dirtier_thread, gint64 dirtier_uid, guint64 inode, const char *name,
+                  gboolean have_dirtier, gboolean kernel_thread)
 {
   s->submitter_pid = s->pid;
-  g_strlcpy (s->submitter_comm, s->comm, sizeof s->submitter_comm);
+  g_strlcpy (s->submitter_comm, s->thread[0] != '\0' ? s->thread : s->comm,
+             sizeof s->submitter_comm);
   if (!kernel_thread)
     {
       s->via = LM_VIA_DIRECT;
+      set_thread (s->thread, sizeof s->thread, s->comm, s->thread);
       return;
     }
+  /* A kernel thread works for whoever it is working for; its own name
+   * is the submitter's. */
+  s->thread[0] = '\0';
   if (!have_dirtier)
     {
       s->via = LM_VIA_KERNEL;
@@ -202,6 +263,7 @@ lm_attrib_finish (LmSpinUp *s, guint32 dirtier_pid, const char *dirtier_comm, gi
   s->via = LM_VIA_WRITEBACK;
   s->pid = dirtier_pid;
   g_strlcpy (s->comm, dirtier_comm, sizeof s->comm);
+  set_thread (s->thread, sizeof s->thread, s->comm, dirtier_thread);
   s->uid = dirtier_uid;
   s->inode = inode;
   g_strlcpy (s->path, name != NULL ? name : "", sizeof s->path);
@@ -213,9 +275,11 @@ typedef struct
 {
   gint64 last_us;
   gboolean have_dirtier;
-  guint32 dirtier_pid;
+  guint32 dirtier_tid; /* as printed: to tell a new dirtier */
+  guint32 dirtier_pid; /* its process */
   gint64 dirtier_uid;
   char dirtier_comm[16];
+  char dirtier_thread[16];
   guint64 inode;
   char name[256];
 } LmDiskState;
@@ -287,8 +351,16 @@ lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 
   out->sector = sector;
   gboolean kthread = lm_attrib_is_kernel_thread (pid, comm);
   out->uid = kthread ? 0 : lm_attrib_uid_of (pid);
-  lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_uid, d->inode, d->name,
-                    d->have_dirtier, kthread);
+  /* The process, not the thread, where /proc still shows it. */
+  g_strlcpy (out->thread, comm, sizeof out->thread);
+  if (!kthread)
+    lm_attrib_process_of (pid, comm, &out->pid, out->comm);
+  /* kswapd's page-out is reclaim (swap), nobody's dirty data. */
+  gboolean kswapd = kthread && g_str_has_prefix (comm, "kswapd");
+  lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_thread, d->dirtier_uid,
+                    d->inode, d->name, d->have_dirtier && !kswapd, kthread);
+  if (kswapd)
+    g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
   return TRUE;
 }
 
@@ -308,11 +380,16 @@ lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const 
     }
   /* Looked up now: by writeback time the process has often exited. Only
    * for a new dirtier, as one process dirties many pages in a row. */
-  if (!d->have_dirtier || d->dirtier_pid != pid)
-    d->dirtier_uid = lm_attrib_uid_of (pid);
+  if (!d->have_dirtier || d->dirtier_tid != pid || g_strcmp0 (d->dirtier_thread, comm) != 0)
+    {
+      d->dirtier_uid = lm_attrib_uid_of (pid);
+      d->dirtier_pid = pid;
+      g_strlcpy (d->dirtier_comm, comm, sizeof d->dirtier_comm);
+      lm_attrib_process_of (pid, comm, &d->dirtier_pid, d->dirtier_comm);
+    }
   d->have_dirtier = TRUE;
-  d->dirtier_pid = pid;
-  g_strlcpy (d->dirtier_comm, comm, sizeof d->dirtier_comm);
+  d->dirtier_tid = pid;
+  g_strlcpy (d->dirtier_thread, comm, sizeof d->dirtier_thread);
   d->inode = inode;
   g_strlcpy (d->name, name != NULL ? name : "", sizeof d->name);
 }

@@ -26,25 +26,29 @@ typedef enum
 
 typedef struct
 {
-  char disk[32];  /* whole disk: "sda", "nvme0n1", "loop3" */
-  gint64 time_us; /* realtime, µs since the epoch */
-  guint32 pid;    /* the process blamed (the dirtier for writeback) */
-  char comm[16];
-  gint64 uid; /* -1 when not known */
+  char disk[32];   /* whole disk: "sda", "nvme0n1", "loop3" */
+  gint64 time_us;  /* realtime, µs since the epoch */
+  guint32 pid;     /* the process blamed (the dirtier for writeback): its tgid */
+  char comm[16];   /* its name: the thread group leader's */
+  char thread[16]; /* the thread's own name where it differs ("Cache2 I/O"), else "" */
+  gint64 uid;      /* -1 when not known */
   gboolean write;
   guint64 sector; /* of the waking I/O, 512-byte units, on the whole disk
                    * where the backend knows it */
   guint64 inode;  /* dirtied inode for writeback; 0 when not known */
   char path[256]; /* file name where known (block_dump's dentry name), else "" */
   LmVia via;
-  guint32 submitter_pid; /* who issued the I/O: the flusher for writeback */
-  char submitter_comm[16];
+  guint32 submitter_pid;   /* who issued the I/O: the flusher for writeback */
+  char submitter_comm[16]; /* the issuing thread's own name */
+  char note[64];           /* what else is known ("swap: …"), else "" */
   /* Realtime of the disk's last I/O before the idle gap, where the backend
    * knows it (bpf), else 0: the disk has slept since idle after it. */
   gint64 quiet_since_us;
 } LmSpinUp;
 
 typedef void (*LmSpinUpFunc) (const LmSpinUp *spinup, gpointer user_data);
+
+#define LM_ATTRIB_NOTE_KSWAPD "swap: page-out by kswapd, reclaiming memory"
 
 /* A run of consecutive seconds with activity on a disk (for the ledger):
  * I/O that processes issued, or data they dirtied. Only the bpf backend
@@ -106,6 +110,9 @@ typedef struct _LmAttribModel LmAttribModel;
 
 LmAttribModel *lm_attrib_model_new (guint idle_ms, gint64 start_mono_us);
 void lm_attrib_model_free (LmAttribModel *model);
+/* @pid and @comm are the thread's as the kernel printed them (tracefs,
+ * block_dump); the process is looked up in /proc only for a spin-up or a
+ * new dirtier. */
 gboolean lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
                              const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
 void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
@@ -116,8 +123,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribModel, lm_attrib_model_free)
 gboolean lm_attrib_is_kernel_thread (guint32 pid, const char *comm);
 gint64 lm_attrib_uid_of (guint32 pid);
 gint64 lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);
+/* The process thread @tid (named @thread) belongs to: its tgid and its
+ * leader's name. FALSE, with @tgid and @comm untouched, when /proc no
+ * longer shows that thread (it exited, or the tid is someone else's now). */
+gboolean lm_attrib_process_of (guint32 tid, const char *thread, guint32 *tgid, char comm[16]);
+/* Blame: @spinup's pid, comm and thread (the submitter, as the backend saw
+ * it) become the submitter's, and the blamed process is the submitter or,
+ * for a kernel thread, the dirtier. */
 void lm_attrib_finish (LmSpinUp *spinup, guint32 dirtier_pid, const char *dirtier_comm,
-                       gint64 dirtier_uid, guint64 inode, const char *name, gboolean have_dirtier,
-                       gboolean kernel_thread);
+                       const char *dirtier_thread, gint64 dirtier_uid, guint64 inode,
+                       const char *name, gboolean have_dirtier, gboolean kernel_thread);
 
 G_END_DECLS

@@ -45,6 +45,10 @@ lm_bpf_record_spinup (const void *data, gsize size, LmBpfSpinupRecord *out)
   G_STATIC_ASSERT (sizeof out->comm > sizeof e.comm);
   memcpy (out->comm, e.comm, sizeof e.comm);
   memcpy (out->dirtier_comm, e.dirtier_comm, sizeof e.dirtier_comm);
+  G_STATIC_ASSERT (sizeof out->thread > sizeof e.thread);
+  memcpy (out->thread, e.thread, sizeof e.thread);
+  memcpy (out->dirtier_thread, e.dirtier_thread, sizeof e.dirtier_thread);
+  out->kswapd = e.kswapd != 0;
   return TRUE;
 }
 

@@ -25,6 +25,11 @@ typedef struct
   char comm[17];        /* always NUL-terminated, even if the kernel's was not */
   char dirtier_comm[17];
   guint64 prev_ns; /* the disk's last I/O before the gap */
+  /* comm and dirtier_comm are the processes' names (their thread group
+   * leaders'); these are the threads' own. */
+  char thread[17];
+  char dirtier_thread[17];
+  gboolean kswapd; /* reclaim's page-out */
 } LmBpfSpinupRecord;
 
 /* lm-flush.bpf.c's "disk armed" record (struct lm_flush_armed). */

@@ -81,12 +81,23 @@ get_u64 (const guint8 *p)
  * u16, extension length u16, time i64, end i64, pid u32, uid i64, flushed
  * u32, then the extension, then the disk, comm and path bytes, no NULs. All
  * little-endian. The extension was a reserved 0 in the first files, so they
- * still parse: it is 0 for spin-ups and intervals and 12 for activity
- * (reads u32, writes u32, dirtied u32). */
+ * still parse: it is 0 for intervals, 12 for activity (reads u32, writes
+ * u32, dirtied u32) and, for a spin-up, the thread's name (0 to 15 bytes,
+ * no NUL; 0 when the process's name says it all). */
 static gsize
-extension_size (guint kind)
+extension_size (const LmLedgerRecord *r)
 {
-  return kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT : 0;
+  if (r->kind == LM_LEDGER_SPINUP)
+    return strnlen (r->thread, sizeof r->thread - 1);
+  return r->kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT : 0;
+}
+
+static gboolean
+extension_valid (guint kind, gsize ext)
+{
+  if (kind == LM_LEDGER_SPINUP)
+    return ext <= LM_LEDGER_THREAD_EXT;
+  return ext == (kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT : 0);
 }
 
 void
@@ -95,7 +106,7 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
   gsize disk_len = strnlen (r->disk, sizeof r->disk - 1);
   gsize comm_len = strnlen (r->comm, sizeof r->comm - 1);
   gsize path_len = strnlen (r->path, sizeof r->path - 1);
-  gsize ext = extension_size (r->kind);
+  gsize ext = extension_size (r);
   gsize payload = LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len;
   guint8 buf[LM_LEDGER_MAX_RECORD];
   guint8 *p = buf + LM_LEDGER_HEADER_SIZE;
@@ -115,13 +126,15 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
   put_u64 (p + 28, (guint64) r->uid);
   put_u32 (p + 36, r->flushed);
   p += LM_LEDGER_FIXED_SIZE;
-  if (ext > 0)
+  if (r->kind == LM_LEDGER_SPINUP)
+    memcpy (p, r->thread, ext);
+  else if (ext > 0)
     {
       put_u32 (p, r->reads);
       put_u32 (p + 4, r->writes);
       put_u32 (p + 8, r->dirtied);
-      p += ext;
     }
+  p += ext;
   memcpy (p, r->disk, disk_len);
   memcpy (p + disk_len, r->comm, comm_len);
   memcpy (p + disk_len + comm_len, r->path, path_len);
@@ -162,7 +175,7 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
   gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4), ext = get_u16 (p + 6);
   if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_ACTIVITY || p[1] > LM_VIA_PASSTHROUGH)
     return -1;
-  if (ext != extension_size (p[0])
+  if (!extension_valid (p[0], ext)
       || LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len != payload)
     return -1;
   r.kind = p[0];
@@ -175,13 +188,18 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
   if (r.end_us < r.time_us || disk_len == 0)
     return -1;
   p += LM_LEDGER_FIXED_SIZE;
-  if (ext > 0)
+  if (r.kind == LM_LEDGER_SPINUP)
+    {
+      if (!copy_string (r.thread, sizeof r.thread, p, ext))
+        return -1;
+    }
+  else if (ext > 0)
     {
       r.reads = get_u32 (p);
       r.writes = get_u32 (p + 4);
       r.dirtied = get_u32 (p + 8);
-      p += ext;
     }
+  p += ext;
   if (!copy_string (r.disk, sizeof r.disk, p, disk_len)
       || !copy_string (r.comm, sizeof r.comm, p + disk_len, comm_len)
       || !copy_string (r.path, sizeof r.path, p + disk_len + comm_len, path_len))
@@ -266,6 +284,11 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
   g_autofree char *comm = g_utf8_make_valid (r->comm, -1);
   g_variant_builder_add (&b, "{sv}", "Pid", g_variant_new_uint32 (r->pid));
   g_variant_builder_add (&b, "{sv}", "Comm", g_variant_new_string (comm));
+  if (r->thread[0] != '\0')
+    {
+      g_autofree char *thread = g_utf8_make_valid (r->thread, -1);
+      g_variant_builder_add (&b, "{sv}", "Thread", g_variant_new_string (thread));
+    }
   if (r->uid >= 0 && r->uid <= G_MAXUINT32)
     g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32) r->uid));
   g_variant_builder_add (&b, "{sv}", "Via", g_variant_new_string (lm_via_to_string (r->via)));

@@ -29,7 +29,8 @@ typedef struct
   guint32 pid;
   gint64 uid; /* -1 when not known */
   LmVia via;
-  char comm[16];
+  char comm[16];   /* the process (its thread group leader's name) */
+  char thread[16]; /* the thread's own name where it differs, else "" */
   char path[256];
   guint32 flushed; /* KiB held back and flushed at this spin-up */
   /* Activity only; zero elsewhere: seconds of the run with process reads
@@ -41,8 +42,9 @@ typedef struct
 #define LM_LEDGER_HEADER_SIZE 12  /* magic, payload length, CRC32 of the payload */
 #define LM_LEDGER_FIXED_SIZE 40   /* the payload before its extension and strings */
 #define LM_LEDGER_ACTIVITY_EXT 12 /* reads, writes, dirtied: activity records only */
+#define LM_LEDGER_THREAD_EXT 15   /* at most: a spin-up's thread name, when it has one */
 #define LM_LEDGER_MAX_RECORD                                                                       \
-  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_ACTIVITY_EXT + 32 + 16 + 256)
+  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_THREAD_EXT + 32 + 16 + 256)
 
 guint32 lm_ledger_crc32 (const guint8 *data, gsize length);
 void lm_ledger_record_encode (const LmLedgerRecord *record, GByteArray *out);

@@ -82,6 +82,13 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
   g_autofree char *comm = g_utf8_make_valid (s->comm, -1);
   g_autofree char *submitter = g_utf8_make_valid (s->submitter_comm, -1);
   g_variant_builder_add (&b, "{sv}", "Comm", g_variant_new_string (comm));
+  if (s->thread[0] != '\0')
+    {
+      g_autofree char *thread = g_utf8_make_valid (s->thread, -1);
+      g_variant_builder_add (&b, "{sv}", "Thread", g_variant_new_string (thread));
+    }
+  if (s->note[0] != '\0')
+    g_variant_builder_add (&b, "{sv}", "Note", g_variant_new_string (s->note));
   if (s->uid >= 0)
     g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32) s->uid));
   g_variant_builder_add (&b, "{sv}", "Operation",

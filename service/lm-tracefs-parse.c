@@ -73,7 +73,8 @@ parse_bio (const char *fields, LmTracefsRecord *r)
   return TRUE;
 }
 
-/* "bdi 7:0: ino=12 state=… flags=…" */
+/* "bdi 7:0: ino=12 state=… flags=…", or "bdi btrfs-1: …" for a filesystem
+ * with a bdi of its own. */
 static gboolean
 parse_dirtied (const char *fields, LmTracefsRecord *r)
 {
@@ -86,7 +87,15 @@ parse_dirtied (const char *fields, LmTracefsRecord *r)
     return FALSE;
   f[1][strlen (f[1]) - 1] = '\0';
   if (!parse_devnum (f[1], r))
-    return FALSE;
+    {
+      /* A name, used for a sysfs link's: nothing that could walk a path. */
+      if (*f[1] == '\0' || *f[1] == '.' || strlen (f[1]) >= sizeof r->bdi
+          || strspn (f[1], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+                 != strlen (f[1]))
+        return FALSE;
+      r->major = r->minor = 0;
+      g_strlcpy (r->bdi, f[1], sizeof r->bdi);
+    }
   r->ino = ino;
   return TRUE;
 }

@@ -28,6 +28,8 @@ typedef struct
   guint64 sector;  /* BIO */
   guint32 sectors; /* BIO: never 0 (a pure flush is NONE) */
   guint64 ino;     /* DIRTIED */
+  char bdi[32];    /* DIRTIED: the bdi's name when it is no device number
+                    * (btrfs's own, "btrfs-1"; major and minor are 0), else "" */
   guint32 bytes;   /* PASSTHROUGH: the command's data */
 } LmTracefsRecord;
 

@@ -7,6 +7,7 @@
 #include "lm-attrib.h"
 #include "lm-kmsg.h"
 #include "lm-paths.h"
+#include "test-fakeroot.h"
 
 static LmKmsgKind
 parse (const char *line, LmKmsgRecord *r)
@@ -372,6 +373,65 @@ test_model_on_capture (void)
   lm_paths_reset ();
 }
 
+/* Processes, not threads: the model (tracefs and block_dump) is told a
+ * thread's id and name; /proc says whose thread it is. A thread /proc no
+ * longer shows, or shows under another name (its tid reused), stays as
+ * the kernel printed it. */
+static void
+test_model_threads (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmAttribModel) model = lm_attrib_model_new (10, 0);
+  LmSpinUp s;
+
+  lm_fake_root_put (f, "proc/1301/comm", "Cache2 I/O\n");
+  lm_fake_root_put (f, "proc/1301/status",
+                    "Name:\tCache2 I/O\nUmask:\t0022\nTgid:\t1234\nPid:\t1301\n");
+  lm_fake_root_put (f, "proc/1234/comm", "firefox-esr\n");
+  lm_fake_root_put (f, "proc/1234/status",
+                    "Name:\tfirefox-esr\nTgid:\t1234\nPid:\t1234\nUid:\t1000\t1000\n");
+  lm_fake_root_put (f, "proc/77/comm", "other\n");
+  lm_fake_root_put (f, "proc/77/status", "Name:\tother\nTgid:\t1\n");
+
+  g_assert_true (lm_attrib_model_io (model, "sda", 100000, 1301, "Cache2 I/O", FALSE, 8, &s));
+  g_assert_cmpstr (s.comm, ==, "firefox-esr");
+  g_assert_cmpuint (s.pid, ==, 1234);
+  g_assert_cmpstr (s.thread, ==, "Cache2 I/O");
+  g_assert_cmpstr (s.submitter_comm, ==, "Cache2 I/O");
+  g_assert_cmpint (s.via, ==, LM_VIA_DIRECT);
+
+  /* The main thread itself: no Thread. */
+  g_assert_true (lm_attrib_model_io (model, "sdb", 100000, 1234, "firefox-esr", FALSE, 8, &s));
+  g_assert_cmpstr (s.comm, ==, "firefox-esr");
+  g_assert_cmpstr (s.thread, ==, "");
+
+  /* Dirtied by the thread, written by the flusher. */
+  lm_attrib_model_dirtied (model, "sdc", 1301, "Cache2 I/O", 12, "cache-entry");
+  g_assert_true (lm_attrib_model_io (model, "sdc", 100000, 40, "kworker/u8:0", TRUE, 8, &s));
+  g_assert_cmpint (s.via, ==, LM_VIA_WRITEBACK);
+  g_assert_cmpstr (s.comm, ==, "firefox-esr");
+  g_assert_cmpuint (s.pid, ==, 1234);
+  g_assert_cmpstr (s.thread, ==, "Cache2 I/O");
+  g_assert_cmpstr (s.submitter_comm, ==, "kworker/u8:0");
+  g_assert_cmpuint (s.submitter_pid, ==, 40);
+  g_assert_cmpstr (s.note, ==, "");
+
+  /* kswapd's page-out is reclaim: kernel, with a note, never the dirtier. */
+  g_assert_true (lm_attrib_model_io (model, "sdc", 200000, 35, "kswapd0", TRUE, 8, &s));
+  g_assert_cmpint (s.via, ==, LM_VIA_KERNEL);
+  g_assert_cmpstr (s.comm, ==, "kswapd0");
+  g_assert_cmpstr (s.thread, ==, "");
+  g_assert_cmpstr (s.note, ==, "swap: page-out by kswapd, reclaiming memory");
+
+  /* Gone, or the tid someone else's now: as printed. */
+  g_assert_true (lm_attrib_model_io (model, "sdd", 100000, 1302, "DOM Worker", FALSE, 8, &s));
+  g_assert_cmpstr (s.comm, ==, "DOM Worker");
+  g_assert_cmpuint (s.pid, ==, 1302);
+  g_assert_cmpstr (s.thread, ==, "");
+  g_assert_true (lm_attrib_model_io (model, "sde", 100000, 77, "renamed", FALSE, 8, &s));
+  g_assert_cmpstr (s.comm, ==, "renamed");
+  g_assert_cmpuint (s.pid, ==, 77);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -382,5 +442,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kmsg/captures", test_captures);
   g_test_add_func ("/kmsg/fuzz", test_fuzz);
   g_test_add_func ("/kmsg/model-on-capture", test_model_on_capture);
+  g_test_add ("/kmsg/model-threads", LmFakeRoot, NULL, lm_fake_root_setup, test_model_threads,
+              lm_fake_root_teardown);
   return g_test_run ();
 }

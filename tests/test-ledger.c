@@ -284,11 +284,73 @@ test_activity_round_trip (void)
                    "{'Kind': <'activity'>, 'Disk': <'sda'>, 'Time': <uint64 1780000000000000>, "
                    "'End': <uint64 1780000003000000>, 'Reads': <uint32 2>, 'Writes': <uint32 1>, "
                    "'Dirtied': <uint32 3>}");
-  /* An activity record without its extension, or a spin-up with one, is
-   * refused. */
+  /* An activity record without its extension is refused. */
   buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6] = 0;
   g_autoptr (GArray) bad = parse (buf->data, buf->len, NULL);
   g_assert_cmpuint (bad->len, ==, 1);
+}
+
+/* A spin-up's thread name is its extension: up to 15 bytes, no NUL; the
+ * first files' spin-ups (no extension) are spin-ups without a thread. */
+static void
+test_thread_round_trip (void)
+{
+  g_autoptr (GByteArray) buf = g_byte_array_new ();
+  LmLedgerRecord old = spinup_at (1780000000000000, "cat", "x");
+  LmLedgerRecord a = spinup_at (1780000001000000, "firefox-esr", "");
+  LmLedgerRecord b = spinup_at (1780000002000000, "fio", "");
+  gsize skipped = 1;
+
+  g_strlcpy (a.thread, "Cache2 I/O", sizeof a.thread);
+  g_strlcpy (b.thread, "0123456789abcde", sizeof b.thread);
+  lm_ledger_record_encode (&old, buf);
+  gsize old_len = buf->len;
+  lm_ledger_record_encode (&a, buf);
+  gsize a_len = buf->len - old_len;
+  lm_ledger_record_encode (&b, buf);
+  g_assert_cmpuint (buf->data[LM_LEDGER_HEADER_SIZE + 6], ==, 0);
+  g_assert_cmpuint (buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6], ==, strlen ("Cache2 I/O"));
+  g_assert_cmpuint (a_len, ==,
+                    LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + strlen ("Cache2 I/O")
+                        + strlen ("sda") + strlen ("firefox-esr"));
+  g_autoptr (GArray) got = parse (buf->data, buf->len, &skipped);
+  g_assert_cmpuint (got->len, ==, 3);
+  g_assert_cmpuint (skipped, ==, 0);
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 0), &old, sizeof old) == 0);
+  g_assert_cmpstr (g_array_index (got, LmLedgerRecord, 0).thread, ==, "");
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 1), &a, sizeof a) == 0);
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 2), &b, sizeof b) == 0);
+  g_autoptr (GVariant) v = g_variant_ref_sink (lm_ledger_record_to_variant (&a));
+  g_autofree char *text = g_variant_print (v, TRUE);
+  g_assert_cmpstr (text, ==,
+                   "{'Kind': <'spinup'>, 'Disk': <'sda'>, 'Time': <uint64 1780000001000000>, "
+                   "'Pid': <uint32 4242>, 'Comm': <'firefox-esr'>, 'Thread': <'Cache2 I/O'>, "
+                   "'Uid': <uint32 1000>, 'Via': <'writeback'>, 'Flushed': <uint32 7>}");
+  g_autoptr (GVariant) w = g_variant_ref_sink (lm_ledger_record_to_variant (&old));
+  g_assert_false (g_variant_lookup (w, "Thread", "&s", NULL));
+
+  /* A NUL in the thread's name, or an extension longer than a name can
+   * be, is no record. */
+  guint8 *ext = buf->data + old_len + LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE;
+  ext[2] = '\0';
+  guint32 crc = GUINT32_TO_LE (
+      lm_ledger_crc32 (buf->data + old_len + LM_LEDGER_HEADER_SIZE, a_len - LM_LEDGER_HEADER_SIZE));
+  memcpy (buf->data + old_len + 8, &crc, 4);
+  g_autoptr (GArray) nul = parse (buf->data, buf->len, NULL);
+  g_assert_cmpuint (nul->len, ==, 2);
+
+  /* Say the extension is 16 bytes, taken from the comm and path: the
+   * lengths still add up, only the extension's is wrong. */
+  g_autoptr (GByteArray) forged = g_byte_array_new ();
+  LmLedgerRecord d = spinup_at (1780000000000000, "", "0123456789abcdef");
+  lm_ledger_record_encode (&d, forged);
+  guint8 *p = forged->data + LM_LEDGER_HEADER_SIZE;
+  p[4] = 0;  /* path length */
+  p[6] = 16; /* extension length */
+  crc = GUINT32_TO_LE (lm_ledger_crc32 (p, forged->len - LM_LEDGER_HEADER_SIZE));
+  memcpy (forged->data + 8, &crc, 4);
+  g_autoptr (GArray) forged_got = parse (forged->data, forged->len, NULL);
+  g_assert_cmpuint (forged_got->len, ==, 0);
 }
 
 static LmActivity
@@ -416,6 +478,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ledger/month-bounded", test_month_bounded);
   g_test_add_func ("/ledger/age-pruning", test_age_pruning);
   g_test_add_func ("/ledger/activity-round-trip", test_activity_round_trip);
+  g_test_add_func ("/ledger/thread-round-trip", test_thread_round_trip);
   g_test_add_func ("/ledger/activity-budget", test_activity_budget);
   g_test_add_func ("/ledger/flushed", test_flushed);
   return g_test_run ();

@@ -59,6 +59,22 @@ test_names (void)
   g_assert_cmpuint (r.major, ==, 7);
   g_assert_cmpuint (r.minor, ==, 3);
   g_assert_cmpuint (r.ino, ==, 99);
+  g_assert_cmpstr (r.bdi, ==, "");
+
+  /* A thread's own name, as a browser's cache thread (the process is
+   * looked up later, in /proc); btrfs dirties through a bdi of its own,
+   * printed by name (as 6.18 prints it). */
+  g_assert_cmpint (
+      parse ("      Cache2 I/O-5123    [001] ..... 77.000001: writeback_mark_inode_dirty: "
+             "bdi btrfs-12: ino=257 state= flags=I_DIRTY_SYNC|I_DIRTY_DATASYNC|I_DIRTY_PAGES",
+             &r),
+      ==, LM_TRACEFS_DIRTIED);
+  g_assert_cmpstr (r.comm, ==, "Cache2 I/O");
+  g_assert_cmpuint (r.pid, ==, 5123);
+  g_assert_cmpstr (r.bdi, ==, "btrfs-12");
+  g_assert_cmpuint (r.major, ==, 0);
+  g_assert_cmpuint (r.minor, ==, 0);
+  g_assert_cmpuint (r.ino, ==, 257);
 
   g_assert_cmpint (
       parse ("           <...>-777     [002] ..... 5.5: block_bio_queue: 8,16 RA 99 + 256 [<...>]",
@@ -99,6 +115,13 @@ test_rejected (void)
     "vim-1 [0] . 1.0: writeback_mark_inode_dirty: dev 8:0: ino=12",
     "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi 8:0: inode=12",
     "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi :: ino=12",
+    /* bdi names that could walk a path when looked up in sysfs */
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi ..: ino=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi a/b: ino=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi .hidden: ino=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi : ino=12",
+    "vim-1 [0] . 1.0: writeback_mark_inode_dirty: bdi "
+    "a-name-of-thirty-two-bytes-longx: ino=12",
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (lines); i++)

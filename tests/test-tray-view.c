@@ -410,6 +410,16 @@ test_spin_up_words (void)
       g_variant_new_parsed ("[@a{sv} {'Kind': <'spinup'>, 'Disk': <'sda'>, 'OtherUser': <true>}]"));
   g_autoptr (GHashTable) top = lm_tray_view_top_wakers (records);
   g_assert_cmpstr (g_hash_table_lookup (top, "sda"), ==, "another user's process");
+  /* A program's named thread: the program is named, the thread a detail. */
+  g_autoptr (GVariant) threaded = g_variant_ref_sink (g_variant_new_parsed (
+      "{'Time': <int64 %x>, 'Disk': <'sda'>, 'Comm': <'firefox-esr'>, 'Thread': <'Cache2 I/O'>,"
+      " 'Pid': <uint32 4242>, 'Operation': <'read'>, 'Via': <'direct'>}",
+      (gint64) NOW_US));
+  lm_tray_spin_up_from_variant (threaded, &s);
+  g_autofree char *program = lm_tray_view_spin_up_text (&s);
+  g_assert_cmpstr (program, ==, "sda woken by firefox-esr (4242): read");
+  g_autofree char *thread = lm_tray_view_spin_up_details (&s);
+  g_assert_cmpstr (thread, ==, "At 09:37:05, thread Cache2 I/O");
 
   g_autoptr (GVariant) empty = g_variant_ref_sink (g_variant_new_parsed ("@a{sv} {}"));
   lm_tray_spin_up_from_variant (empty, &s);

@@ -23,6 +23,13 @@ struct lm_bpf_spinup
   char comm[LM_BPF_COMM_LEN];
   char dirtier_comm[LM_BPF_COMM_LEN];
   __u64 prev_ns; /* the disk's last I/O before the gap (CLOCK_BOOTTIME) */
+  /* comm above is the process's name (its thread group leader's); these
+   * are the names of the threads themselves (the submitter's, the one that
+   * dirtied the data). */
+  char thread[LM_BPF_COMM_LEN];
+  char dirtier_thread[LM_BPF_COMM_LEN];
+  __u32 kswapd; /* the submitter is kswapd: reclaim's page-out (swap), nobody's writeback */
+  __u32 pad;
 };
 
 /* Activity (the ledger's replay of "what stock writeback would have done"):

@@ -13,6 +13,8 @@
 char LICENSE[] SEC ("license") = "GPL";
 
 #define PF_KTHREAD 0x00200000
+#define PF_KSWAPD 0x00020000
+#define FS_REQUIRES_DEV 1
 #define REQ_OP_MASK 0xff
 #define MAX_DISKS 4096
 
@@ -25,9 +27,11 @@ __u64 start_ns = 0;
 struct dirtier
 {
   __u64 ino;
+  __u64 sb; /* the superblock, checked when found again through a holder */
   __u32 pid;
   __u32 uid;
-  char comm[LM_BPF_COMM_LEN];
+  char comm[LM_BPF_COMM_LEN];   /* the process (its thread group leader) */
+  char thread[LM_BPF_COMM_LEN]; /* the thread that dirtied */
 };
 
 struct
@@ -42,6 +46,8 @@ struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
   __uint (max_entries, MAX_DISKS);
+  /* the whole disk; for a superblock without one (btrfs) its anonymous
+   * s_dev (major 0, never a disk's) */
   __type (key, __u32);
   __type (value, struct dirtier);
 } dirtiers SEC (".maps");
@@ -156,6 +162,42 @@ current_is_kthread (void)
   return (BPF_CORE_READ (task, flags) & PF_KTHREAD) != 0;
 }
 
+/* Processes, not threads: @comm gets the process's name (its thread group
+ * leader's, as the pid is the tgid) and @thread the current thread's own
+ * ("Cache2 I/O", "iou-wrk-42"). Only on the rare paths. */
+static __always_inline void
+current_names (char (*comm)[LM_BPF_COMM_LEN], char (*thread)[LM_BPF_COMM_LEN])
+{
+  struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
+
+  bpf_get_current_comm (thread, sizeof *thread);
+  if (BPF_CORE_READ_STR_INTO (comm, task, group_leader, comm) <= 0)
+    __builtin_memcpy (comm, thread, sizeof *comm);
+}
+
+/* The dirtier of the filesystem a kernel thread's bio is for, when that
+ * filesystem has no block device of its own (btrfs: an anonymous s_dev,
+ * over one or more disks). The disk's holder is the superblock that
+ * opened it; the pointer is checked against the one the dirtier was seen
+ * with, so a holder that is no superblock (dm, md, swap) finds nothing. */
+static __always_inline struct dirtier *
+holder_dirtier (struct bio *bio)
+{
+  struct super_block *sb = BPF_CORE_READ (bio, bi_bdev, bd_holder);
+  struct dirtier *d;
+  __u32 dev;
+
+  if (sb == 0)
+    return 0;
+  dev = BPF_CORE_READ (sb, s_dev);
+  if (dev == 0 || (dev >> 20) != 0)
+    return 0;
+  d = bpf_map_lookup_elem (&dirtiers, &dev);
+  if (d == 0 || d->sb != (__u64) sb)
+    return 0;
+  return d;
+}
+
 /* The idle-gap filter, in the kernel: TRUE once per gap of at least
  * idle_ns on disk @key (user space wakes only then), with *prev the disk's
  * last I/O before it. Two CPUs may see the same gap; only the one that
@@ -216,16 +258,25 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   e->uid = (__u32) bpf_get_current_uid_gid ();
   e->write = (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0;
   e->kthread = current_is_kthread ();
-  bpf_get_current_comm (e->comm, sizeof e->comm);
+  current_names (&e->comm, &e->thread);
   e->have_dirtier = 0;
   e->dirtier_ino = 0;
   e->dirtier_pid = 0;
   e->dirtier_uid = 0;
   e->passthrough = 0;
+  e->pad = 0;
   __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
-  if (e->kthread)
+  __builtin_memset (e->dirtier_thread, 0, sizeof e->dirtier_thread);
+  /* kswapd's page-out is reclaim (swap), not anybody's dirty data. */
+  {
+    struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
+    e->kswapd = (BPF_CORE_READ (task, flags) & PF_KSWAPD) != 0;
+  }
+  if (e->kthread && !e->kswapd)
     {
-      struct dirtier *d = bpf_map_lookup_elem (&dirtiers, &key);
+      struct dirtier *d = holder_dirtier (bio);
+      if (d == 0)
+        d = bpf_map_lookup_elem (&dirtiers, &key);
       if (d != 0)
         {
           e->have_dirtier = 1;
@@ -233,6 +284,7 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
           e->dirtier_pid = d->pid;
           e->dirtier_uid = d->uid;
           __builtin_memcpy (e->dirtier_comm, d->comm, sizeof e->dirtier_comm);
+          __builtin_memcpy (e->dirtier_thread, d->thread, sizeof e->dirtier_thread);
         }
     }
   bpf_ringbuf_submit (e, 0);
@@ -241,24 +293,41 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
 
 /* Every inode dirtied by a process, remembered per disk: the writeback that
  * a flusher does later is that process's doing. Kernel threads dirty too
- * (journal, writeback's own time updates) and never replace a process. */
+ * (journal, writeback's own time updates) and never replace a process.
+ * A filesystem on disks without a block device of its own (btrfs) is
+ * remembered by its anonymous device number, found again at a spin-up
+ * through the disk's holder (holder_dirtier). */
 SEC ("raw_tp/writeback_mark_inode_dirty")
 int
 BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 {
+  struct super_block *sb;
   struct gendisk *disk;
   struct dirtier d = {}, *old;
   __u32 key;
 
   if (current_is_kthread ())
     return 0;
-  disk = BPF_CORE_READ (inode, i_sb, s_bdev, bd_disk);
-  if (disk == 0)
-    return 0;
-  key = disk_key (disk);
-  if (bpf_map_lookup_elem (&excluded, &key) != 0)
-    return 0;
-  note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
+  sb = BPF_CORE_READ (inode, i_sb);
+  disk = BPF_CORE_READ (sb, s_bdev, bd_disk);
+  if (disk != 0)
+    {
+      key = disk_key (disk);
+      if (bpf_map_lookup_elem (&excluded, &key) != 0)
+        return 0;
+      note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
+    }
+  else
+    {
+      /* tmpfs, proc and the like have no disk at all: not looked at. */
+      if ((BPF_CORE_READ (sb, s_type, fs_flags) & FS_REQUIRES_DEV) == 0)
+        return 0;
+      key = BPF_CORE_READ (sb, s_dev);
+      if (key == 0 || (key >> 20) != 0)
+        return 0;
+      /* Its disks are found in user space when the run is read. */
+      note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
+    }
   d.pid = bpf_get_current_pid_tgid () >> 32;
   d.ino = BPF_CORE_READ (inode, i_ino);
   /* A process writing a file dirties it page by page: one map write for
@@ -267,7 +336,8 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
   if (old != 0 && old->pid == d.pid && old->ino == d.ino)
     return 0;
   d.uid = (__u32) bpf_get_current_uid_gid ();
-  bpf_get_current_comm (d.comm, sizeof d.comm);
+  d.sb = (__u64) sb;
+  current_names (&d.comm, &d.thread);
   bpf_map_update_elem (&dirtiers, &key, &d, BPF_ANY);
   return 0;
 }
@@ -327,7 +397,7 @@ BPF_PROG (lm_rq_issue, struct request *rq)
   e->uid = (__u32) bpf_get_current_uid_gid ();
   e->write = op == LM_REQ_OP_DRV_OUT;
   e->passthrough = 1;
-  bpf_get_current_comm (e->comm, sizeof e->comm);
+  current_names (&e->comm, &e->thread);
   bpf_ringbuf_submit (e, 0);
   return 0;
 }

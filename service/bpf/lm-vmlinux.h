@@ -52,6 +52,7 @@ struct block_device
 {
   dev_t bd_dev;
   struct gendisk *bd_disk;
+  void *bd_holder; /* a filesystem's: its super_block (lm-attrib.bpf.c checks) */
 };
 
 struct bvec_iter
@@ -67,9 +68,15 @@ struct bio
   struct bvec_iter bi_iter;
 };
 
+struct file_system_type
+{
+  int fs_flags;
+};
+
 struct super_block
 {
   dev_t s_dev;
+  struct file_system_type *s_type;
   struct block_device *s_bdev;
 };
 
@@ -82,6 +89,8 @@ struct inode
 struct task_struct
 {
   unsigned int flags;
+  struct task_struct *group_leader;
+  char comm[16];
 };
 
 /* Passthrough (driver-private) requests, seen at block_rq_issue. */

@@ -17,6 +17,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     {
       LM_FUZZ_CHECK (strlen (s.comm) < sizeof s.comm);
       LM_FUZZ_CHECK (strlen (s.dirtier_comm) < sizeof s.dirtier_comm);
+      LM_FUZZ_CHECK (strlen (s.thread) < sizeof s.thread);
+      LM_FUZZ_CHECK (strlen (s.dirtier_thread) < sizeof s.dirtier_thread);
       LM_FUZZ_CHECK (memcmp (&s.boot_ns, data, sizeof s.boot_ns) == 0);
     }
   if (lm_bpf_record_armed (buf + 1, size, &a))

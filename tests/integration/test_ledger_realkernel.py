@@ -136,6 +136,25 @@ class LedgerRealKernelTest(DaemonTestCase):
         times = [r["Time"] for r in self.get_ledger() if r["Kind"] == "spinup"]
         self.assertEqual(times, sorted(times))
 
+    def test_btrfs_dirtying_is_its_disks_activity(self):
+        """On btrfs (a superblock with an anonymous device number, not the
+        disk's) the dirtying seconds are the loop disk's activity, and the
+        flusher's write is dd's spin-up."""
+        self.fs = LoopExt4(self.tmp, "btrfs")
+        self.addCleanup(self.fs.cleanup)
+        os.sync()
+        self.start()
+        self.wait_idle()
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=" + os.path.join(self.fs.mnt, "out"),
+                               "bs=4k", "count=64", "status=none"])
+        dd.wait()
+        self.wait_until(lambda: any(a["Dirtied"] >= 1 for a in self.kinds("activity")), timeout=30,
+                        message="activity with Dirtied on %s\n%r\n%s"
+                        % (self.fs.disk, self.get_ledger(), self.daemon_log()))
+        ups = [s for s in self.kinds("spinup") if s["Comm"] == "dd"]
+        self.assertTrue(ups, self.get_ledger())
+        self.assertEqual((ups[0]["Via"], ups[0]["Pid"]), ("writeback", dd.pid), ups[0])
+
     def test_report_json_blames_cat_and_writer(self):
         """`laptop-modectl report --json`, as a user runs it: the disk's
         wakers are cat (direct) and dd (writeback), each spin-up is listed

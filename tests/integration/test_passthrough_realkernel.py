@@ -9,16 +9,20 @@ virtio-blk sends one such request each time its serial number is read from
 sysfs (virtblk_get_id): `cat /sys/block/vdX/serial` after the disk was
 quiet for longer than SpinUpIdle. The disk is the machine's own and others
 use it, so an attempt whose gap another I/O ended first is made again.
+Read from a thread named as a browser's ("Cache2 I/O"), the request names
+the process, with the thread as Thread.
 """
 
 import json
 import os
 import subprocess
+import threading
 import time
 
 import lmtest
 from lmtest import DaemonTestCase
 from test_spinup_dbus import LineReader
+from test_spinup_realkernel import THREAD_NAME, name_this_thread, own_comm
 
 IDLE = 1
 ATTEMPTS = 8
@@ -66,7 +70,9 @@ class RealPassthrough:
                 return True
         return False
 
-    def test_serial_read_is_a_passthrough_spinup(self):
+    def passthrough_spinup(self, issue):
+        """The SpinUp of the request @issue() makes (it returns the pid
+        that must be blamed), tried again while other I/O ends the gap."""
         self.start_daemon()
         r = self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
                         "Attribution", check=True)
@@ -87,9 +93,7 @@ class RealPassthrough:
                 continue
             while lines.get(0) is not None:
                 pass
-            cat = subprocess.Popen(["cat", "/sys/block/%s/serial" % self.disk],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            cat.wait()
+            pid = issue()
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 line = lines.get(deadline - time.monotonic())
@@ -99,24 +103,65 @@ class RealPassthrough:
                 if s["Disk"] != self.disk:
                     continue
                 seen.append(s)
-                if s["Pid"] == cat.pid and s["Via"] == "direct" and s["Operation"] == "read":
+                if s["Pid"] == pid and s["Via"] == "direct" and s["Operation"] == "read":
                     # cat paged something in from the disk (its binary or
                     # a library evicted meanwhile) before the request: that
                     # read ended the gap first; try again.
                     print("attempt %d: cat read the disk first: %r" % (attempt + 1, s))
                     break
-                if s["Pid"] == cat.pid:
-                    self.assertEqual((s["Comm"], s["Via"], s["Backend"]),
-                                     ("cat", "passthrough", self.backend), s)
-                    self.assertEqual(s["SubmitterPid"], cat.pid)
+                if s["Pid"] == pid:
+                    self.assertEqual((s["Via"], s["Backend"]), ("passthrough", self.backend), s)
+                    self.assertEqual(s["SubmitterPid"], pid)
                     if self.backend == "bpf" or "Uid" in s:
                         self.assertEqual(s["Uid"], 0)
                     self.assertLess(abs(s["Time"] / 1e6 - time.time()), 60)
                     print("attempt %d: %r" % (attempt + 1, s))
-                    return
+                    return s
                 break  # another I/O ended the gap first: try again
-        self.fail("in %d attempts no passthrough SpinUp named cat; seen on %s: %r\n%s"
-                  % (ATTEMPTS, self.disk, seen, self.daemon_log()))
+        self.fail("in %d attempts no passthrough SpinUp named pid %d; seen on %s: %r\n%s"
+                  % (ATTEMPTS, pid, self.disk, seen, self.daemon_log()))
+
+    def test_serial_read_is_a_passthrough_spinup(self):
+        def cat():
+            p = subprocess.Popen(["cat", "/sys/block/%s/serial" % self.disk],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p.wait()
+            return p.pid
+
+        s = self.passthrough_spinup(cat)
+        self.assertEqual(s["Comm"], "cat", s)
+        self.assertNotIn("Thread", s)
+
+    def test_named_thread_is_its_process(self):
+        """The same request from a thread named "Cache2 I/O" of this
+        process, kept alive until the SpinUp is read (tracefs finds the
+        thread's process in /proc)."""
+        release = threading.Event()
+        threads = []
+
+        def read_serial():
+            name_this_thread(THREAD_NAME)
+            with open("/sys/block/%s/serial" % self.disk, "rb") as f:
+                f.read()
+            release.wait(60)
+
+        def issue():
+            release.set()  # the previous attempt's thread may go
+            release.clear()
+            t = threading.Thread(target=read_serial)
+            threads.append(t)
+            t.start()
+            time.sleep(0.2)
+            return os.getpid()
+
+        try:
+            s = self.passthrough_spinup(issue)
+        finally:
+            release.set()
+            for t in threads:
+                t.join(10)
+        self.assertEqual((s["Comm"], s.get("Thread"), s["SubmitterComm"]),
+                         (own_comm(), THREAD_NAME, THREAD_NAME), s)
 
     def close_child(self, p):
         if p.poll() is None:

@@ -33,13 +33,16 @@ LABEL = re.compile(r'([a-z_]+)="((?:[^"\\\n]|\\[\\"n])*)"')
 def encode(rec):
     """One record as lm_ledger_record_encode() writes it. Activity records
     carry a 12-byte extension (reads, writes, dirtied) that a daemon from
-    before them skips as a record it cannot read."""
+    before them skips as a record it cannot read; a spin-up's extension is
+    its thread's name, where it has one."""
     disk, comm = rec["Disk"].encode(), rec.get("Comm", "").encode()
     path = rec.get("Path", "").encode()
     end = rec.get("End", rec["Time"])
     ext = b""
     if rec["Kind"] == "activity":
         ext = struct.pack("<III", rec["Reads"], rec["Writes"], rec["Dirtied"])
+    elif rec["Kind"] == "spinup":
+        ext = rec.get("Thread", "").encode()
     payload = struct.pack("<BBBBHHqqIqI", KINDS[rec["Kind"]], VIAS.get(rec.get("Via"), 0),
                           len(disk), len(comm), len(path), len(ext), rec["Time"], end,
                           rec.get("Pid", 0), rec.get("Uid", -1), rec.get("Flushed", 0))
@@ -238,6 +241,72 @@ class HostileReportTest(ReportDaemonTest):
         self.assertNotIn("<b>", html)
         self.assertNotIn("\x1b", html)
         self.assertIn("&lt;script&gt;", html)
+
+
+def threaded_day():
+    """Spin-ups by programs' named threads, as the daemon records them: the
+    program in Comm, the thread beside it."""
+    now = int(time.time() * 1e6) - 60 * 1000000
+    wakers = [("firefox-esr", "Cache2 I/O", "writeback"), ("firefox-esr", "DOM Worker", "direct"),
+              ("thunderbird", "IMAP", "writeback"), ("firefox-esr", "Cache2 I/O", "writeback"),
+              ("cron", "", "direct"), ("firefox-esr", "mozStorage #3", "writeback"),
+              ("fio", "iou-wrk-3147", "direct"), ("firefox-esr", "DOM Worker", "direct")]
+    recs = []
+    for i, (comm, thread, via) in enumerate(wakers):
+        t = now - (len(wakers) - i) * 600 * 1000000
+        recs.append({"Kind": "asleep", "Disk": "sda", "Time": t - 500 * 1000000, "End": t})
+        rec = {"Kind": "spinup", "Disk": "sda", "Time": t, "Pid": 4000 + i, "Comm": comm,
+               "Uid": 1000, "Via": via, "Flushed": 0}
+        if thread:
+            rec["Thread"] = thread
+        recs.append(rec)
+        recs.append({"Kind": "awake", "Disk": "sda", "Time": t, "End": t + 60 * 1000000})
+    return recs
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
+class ThreadedReportTest(ReportDaemonTest):
+    """A ledger whose spin-ups name programs' threads: the daemon serves
+    the thread as Thread, and the report's wakers are the programs, each
+    with the threads that did it as a detail; no thread is a waker."""
+
+    def setUp(self):
+        DaemonTestCase.setUp(self)
+        os.makedirs(self.state_dir)
+        self.recs = threaded_day()
+        with open(os.path.join(self.state_dir, "ledger"), "wb") as f:
+            for r in self.recs:
+                f.write(encode(r))
+        self.start_daemon()
+
+    def test_wakers_are_programs(self):
+        served = json.loads(self.report("--json", "--records"))["records"]
+        self.assertEqual([(r["Comm"], r.get("Thread")) for r in served if r["Kind"] == "spinup"],
+                         [(r["Comm"], r.get("Thread")) for r in self.recs
+                          if r["Kind"] == "spinup"])
+        got = json.loads(self.report("--json"))["disks"]["sda"]
+        self.assertEqual([(w["comm"], w["via"], w["count"], w["threads"]) for w in got["wakers"]],
+                         [("firefox-esr", "writeback", 3, ["Cache2 I/O", "mozStorage #3"]),
+                          ("firefox-esr", "direct", 2, ["DOM Worker"]),
+                          ("cron", "direct", 1, []), ("fio", "direct", 1, ["iou-wrk-3147"]),
+                          ("thunderbird", "writeback", 1, ["IMAP"])])
+        self.assertEqual([s.get("thread") for s in got["spinups"]],
+                         [r.get("Thread") for r in self.recs if r["Kind"] == "spinup"])
+        self.env["LC_ALL"] = "C.UTF-8"
+        text = self.report()
+        self.assertRegex(text, r"firefox-esr +writeback +3 +\(threads: Cache2 I/O, mozStorage #3\)")
+        self.assertNotRegex(text, r"\n  (Cache2 I/O|DOM Worker|IMAP|iou-wrk-3147) ")
+        samples = parse_metrics(self, self.report("--openmetrics"))
+        comms = {s[1]["comm"] for s in samples if s[0] == "laptop_mode_spinups_total"}
+        self.assertEqual(comms, {"firefox-esr", "thunderbird", "cron", "fio"})
+        out = os.path.join(self.tmp, "threads.html")
+        self.report("--html", out)
+        with open(out, encoding="utf-8") as f:
+            html = f.read()
+        check_html(self, html, self.recs)
+        self.assertIn("<td>firefox-esr <span class=\"threads\">(threads: Cache2 I/O, "
+                      "mozStorage #3)</span></td>", html)
+        self.assertIn("firefox-esr, thread DOM Worker (direct)", html)
 
 
 class RecordsFileCase(unittest.TestCase):

@@ -6,17 +6,24 @@ daemon shares.
 The loop disk is left idle past a short SpinUpIdle; then `cat` of an
 uncached file must give exactly one SpinUp naming cat, its pid, the loop
 disk and read, with further I/O in the busy period giving none; and a
-buffered `dd` write left to the flusher must be blamed on dd via writeback.
+buffered `dd` write left to the flusher must be blamed on dd via writeback,
+on ext4, btrfs (a superblock with an anonymous device number) and xfs.
+Processes, not threads: a read and a write from a thread named as
+Firefox's cache thread ("Cache2 I/O") name the process, with the thread as
+Thread; fio's io_uring O_DIRECT reads on btrfs (done by its iou-wrk
+threads) name fio.
 Everything is undone on the way out, failures included: the mount, the loop
 device, vm.dirty_* (lowered so the flusher comes within a second), tracefs
 instances and any tracefs mount.
 """
 
+import ctypes
 import json
 import mmap
 import os
 import shutil
 import subprocess
+import threading
 import time
 
 import lmtest
@@ -43,7 +50,8 @@ def can_run(backend):
         return False, "needs root: loop devices, mounts, BPF and tracefs"
     if not in_private_namespace():
         return False, "could not enter a private mount namespace (unshare -m failed)"
-    for tool in ("losetup", "mkfs.ext4", "mount", "umount", "cat", "dd"):
+    for tool in ("losetup", "mkfs.ext4", "mkfs.btrfs", "mkfs.xfs", "fio", "mount", "umount",
+                 "cat", "dd"):
         if shutil.which(tool) is None:
             return False, "needs %s" % tool
     r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
@@ -79,24 +87,35 @@ def uncache(path):
         os.close(fd)
 
 
-class LoopExt4:
-    """ext4 on a loop device that stays quiet when nobody uses it: inode
-    tables and journal initialised by mkfs (no ext4lazyinit writes later),
-    noatime (a read dirties nothing)."""
+# How each filesystem is made quiet when nobody uses it: ext4 with inode
+# tables and journal initialised by mkfs (no ext4lazyinit writes later);
+# noatime everywhere (a read dirties nothing). xfs needs 300 MiB, the image
+# is sparse.
+FILESYSTEMS = {
+    "ext4": (64, ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+             "noatime,noinit_itable"),
+    "btrfs": (320, ["mkfs.btrfs", "-q", "-f"], "noatime"),
+    "xfs": (320, ["mkfs.xfs", "-q", "-f"], "noatime"),
+}
 
-    def __init__(self, base):
-        self.image = os.path.join(base, "disk.img")
-        self.mnt = os.path.join(base, "mnt")
+
+class LoopExt4:
+    """A filesystem (ext4 unless told) on a loop device of its own that
+    stays quiet when nobody uses it."""
+
+    def __init__(self, base, fstype="ext4"):
+        size, mkfs, options = FILESYSTEMS[fstype]
+        self.image = os.path.join(base, fstype + ".img")
+        self.mnt = os.path.join(base, "mnt-" + fstype)
         self.device = None
         self.mounted = False
         os.makedirs(self.mnt)
         with open(self.image, "wb") as f:
-            f.truncate(64 << 20)
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0",
-                        self.image], check=True, capture_output=True)
+            f.truncate(size << 20)
+        subprocess.run(mkfs + [self.image], check=True, capture_output=True)
         self.device = subprocess.run(["losetup", "--find", "--show", self.image], check=True,
                                      capture_output=True, text=True).stdout.strip()
-        subprocess.run(["mount", "-o", "noatime,noinit_itable", self.device, self.mnt], check=True)
+        subprocess.run(["mount", "-o", options, self.device, self.mnt], check=True)
         self.mounted = True
 
     @property
@@ -110,6 +129,86 @@ class LoopExt4:
         if self.device is not None:
             subprocess.run(["losetup", "-d", self.device], capture_output=True)
             self.device = None
+
+
+class LoopBtrfsPair:
+    """One btrfs over two loop disks, data and metadata mirrored (raid1):
+    every write lands on both."""
+
+    def __init__(self, base):
+        self.images = [os.path.join(base, "pair%d.img" % i) for i in range(2)]
+        self.mnt = os.path.join(base, "mnt-pair")
+        self.devices = []
+        self.mounted = False
+        os.makedirs(self.mnt)
+        for image in self.images:
+            with open(image, "wb") as f:
+                f.truncate(320 << 20)
+        subprocess.run(["mkfs.btrfs", "-q", "-f", "-d", "raid1", "-m", "raid1"] + self.images,
+                       check=True, capture_output=True)
+        for image in self.images:
+            self.devices.append(subprocess.run(["losetup", "--find", "--show", image], check=True,
+                                               capture_output=True, text=True).stdout.strip())
+        subprocess.run(["mount", "-o", "noatime,device=" + self.devices[1], self.devices[0],
+                        self.mnt], check=True)
+        self.mounted = True
+
+    @property
+    def disks(self):
+        return [os.path.basename(d) for d in self.devices]
+
+    def cleanup(self):
+        if self.mounted:
+            subprocess.run(["umount", self.mnt], capture_output=True)
+            self.mounted = False
+        for d in self.devices:
+            subprocess.run(["losetup", "-d", d], capture_output=True)
+        self.devices = []
+
+
+PR_SET_NAME = 15
+THREAD_NAME = "Cache2 I/O"
+
+
+def name_this_thread(name):
+    """prctl(PR_SET_NAME): the calling thread's own comm, as a browser
+    names its I/O threads."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NAME)")
+
+
+def own_comm():
+    with open("/proc/self/comm") as f:
+        return f.read().rstrip("\n")
+
+
+class NamedThread:
+    """A thread named THREAD_NAME that runs @work, then stays alive until
+    done() (the tracefs backend finds the process of a thread in /proc)."""
+
+    def __init__(self, work):
+        self.started = threading.Event()
+        self.finished = threading.Event()
+        self.release = threading.Event()
+        self.error = None
+        self.work = work
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+        self.finished.wait(30)
+
+    def run(self):
+        try:
+            name_this_thread(THREAD_NAME)
+            self.work()
+        except Exception as e:  # reported by the test, not lost in the thread
+            self.error = e
+        self.finished.set()
+        self.release.wait(60)
+
+    def done(self):
+        self.release.set()
+        self.thread.join(10)
 
 
 class RealSpinUp:
@@ -184,21 +283,22 @@ class RealSpinUp:
             if s["Disk"] == self.fs.disk:
                 return s
 
-    def disk_io(self):
-        with open("/sys/block/%s/stat" % self.fs.disk) as f:
+    def disk_io(self, disk=None):
+        with open("/sys/block/%s/stat" % (disk or self.fs.disk)) as f:
             fields = f.read().split()
         return int(fields[0]), int(fields[4])  # reads and writes completed
 
-    def wait_idle(self, lines, timeout=60, keep=False):
-        """Until the loop disk has done no I/O for longer than SpinUpIdle
-        (so the next I/O is a spin-up); what arrived meanwhile is dropped
-        unless @keep."""
+    def wait_idle(self, lines, timeout=60, keep=False, disks=None):
+        """Until the loop disk (or each of @disks) has done no I/O for
+        longer than SpinUpIdle (so the next I/O is a spin-up); what arrived
+        meanwhile is dropped unless @keep."""
         quiet = IDLE + 0.5
-        last, since = self.disk_io(), time.monotonic()
+        disks = disks or [self.fs.disk]
+        last, since = [self.disk_io(d) for d in disks], time.monotonic()
         deadline = since + timeout
         while time.monotonic() < deadline:
             time.sleep(0.1)
-            now = self.disk_io()
+            now = [self.disk_io(d) for d in disks]
             if now != last:
                 last, since = now, time.monotonic()
             elif time.monotonic() - since >= quiet:
@@ -282,6 +382,118 @@ class RealSpinUp:
                          ("dd", dd.pid, "write", "writeback"), s)
         self.assertNotEqual(s["SubmitterComm"], "dd")
         self.assertTrue(s["SubmitterComm"].startswith(("kworker", "jbd2")), s)
+
+    def writeback_blamed_on_dd(self, lines):
+        """A buffered dd write on self.fs left to the flusher: the first
+        SpinUp names dd, via writeback."""
+        self.wait_idle(lines)
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=" + os.path.join(self.fs.mnt, "out"),
+                               "bs=4k", "count=64", "status=none"])
+        dd.wait()
+        s = self.next_loop_spinup(lines)
+        self.assertIsNotNone(s, "no SpinUp after the flusher's write\n" + self.daemon_log())
+        self.assertEqual((s["Comm"], s["Pid"], s["Operation"], s["Via"]),
+                         ("dd", dd.pid, "write", "writeback"), s)
+        self.assertNotIn("Thread", s)
+        self.assertTrue(s["SubmitterComm"].startswith(("kworker", "jbd2", "btrfs", "xfs")), s)
+
+    def use_filesystem(self, fstype):
+        """self.fs becomes a new loop disk with @fstype, quiet."""
+        self.fs = LoopExt4(self.tmp, fstype)
+        self.addCleanup(self.fs.cleanup)
+        path = os.path.join(self.fs.mnt, "data")
+        with open(path, "wb") as f:
+            f.write(os.urandom(1 << 20))
+        os.sync()
+        return path
+
+    def test_btrfs_writeback_blamed_on_writer(self):
+        """btrfs's superblock has an anonymous device number, not the
+        disk's: the flusher's write is still dd's."""
+        self.use_filesystem("btrfs")
+        self.writeback_blamed_on_dd(self.subscribe())
+
+    def test_btrfs_over_two_disks_writeback_blamed_on_writer(self):
+        """A btrfs mirrored over two disks: the flusher's write wakes both,
+        and each spin-up is dd's."""
+        pair = LoopBtrfsPair(self.tmp)
+        self.addCleanup(pair.cleanup)
+        os.sync()
+        lines = self.subscribe()
+        self.wait_idle(lines, disks=pair.disks)
+        dd = subprocess.Popen(["dd", "if=/dev/zero", "of=" + os.path.join(pair.mnt, "out"),
+                               "bs=4k", "count=64", "status=none"])
+        dd.wait()
+        got = {}
+        deadline = time.monotonic() + 20
+        while len(got) < 2 and time.monotonic() < deadline:
+            line = lines.get(deadline - time.monotonic())
+            if line is None:
+                break
+            s = json.loads(line)
+            if s["Disk"] in pair.disks and s["Disk"] not in got:
+                got[s["Disk"]] = s
+        self.assertEqual(sorted(got), sorted(pair.disks), "%r\n%s" % (got, self.daemon_log()))
+        for s in got.values():
+            self.assertEqual((s["Comm"], s["Pid"], s["Operation"], s["Via"]),
+                             ("dd", dd.pid, "write", "writeback"), s)
+
+    def test_xfs_writeback_blamed_on_writer(self):
+        self.use_filesystem("xfs")
+        self.writeback_blamed_on_dd(self.subscribe())
+
+    def test_named_thread_is_its_process(self):
+        """A read, then a write left to the flusher, each from a thread
+        named "Cache2 I/O": the SpinUp names the process (its tgid and the
+        main thread's name), with the thread as Thread."""
+        lines = self.subscribe()
+        me = own_comm()
+        self.wait_idle(lines)
+        reader = NamedThread(lambda: direct_read(self.files[1], 0))
+        try:
+            self.assertIsNone(reader.error)
+            s = self.next_loop_spinup(lines)
+        finally:
+            reader.done()
+        self.assertIsNotNone(s, "no SpinUp for the thread's read\n" + self.daemon_log())
+        self.assertEqual((s["Comm"], s["Pid"], s.get("Thread"), s["Operation"], s["Via"]),
+                         (me, os.getpid(), THREAD_NAME, "read", "direct"), s)
+        self.assertEqual(s["SubmitterComm"], THREAD_NAME)
+
+        self.wait_idle(lines)
+
+        def write():
+            with open(os.path.join(self.fs.mnt, "cache-entry"), "wb") as f:
+                f.write(os.urandom(64 << 10))
+
+        writer = NamedThread(write)
+        try:
+            self.assertIsNone(writer.error)
+            s = self.next_loop_spinup(lines)
+        finally:
+            writer.done()
+        self.assertIsNotNone(s, "no SpinUp for the thread's write\n" + self.daemon_log())
+        self.assertEqual((s["Comm"], s["Pid"], s.get("Thread"), s["Operation"], s["Via"]),
+                         (me, os.getpid(), THREAD_NAME, "write", "writeback"), s)
+
+    def test_fio_io_uring_direct_reads_on_btrfs(self):
+        """fio reading with io_uring and O_DIRECT on btrfs, its requests
+        handed to the ring's worker threads (IOSQE_ASYNC: iou-wrk-N), then
+        submitted by an SQ-poll thread (iou-sqp-N): both are fio's."""
+        path = self.use_filesystem("btrfs")
+        lines = self.subscribe()
+        for option, thread in (("--force_async=1", "iou-wrk-"), ("--sqthread_poll=1", "iou-sqp-")):
+            self.wait_idle(lines)
+            fio = subprocess.run(["fio", "--name=uring", "--filename=" + path,
+                                  "--ioengine=io_uring", option, "--direct=1", "--rw=randread",
+                                  "--bs=4k", "--size=1M", "--io_size=256k", "--iodepth=4",
+                                  "--output-format=terse"],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(fio.returncode, 0, fio.stderr)
+            s = self.next_loop_spinup(lines)
+            self.assertIsNotNone(s, "no SpinUp for fio's reads\n" + self.daemon_log())
+            self.assertEqual((s["Comm"], s["Operation"], s["Via"]), ("fio", "read", "direct"), s)
+            self.assertTrue(s.get("Thread", "").startswith(thread), (option, s))
 
     def test_excluded_disk_is_not_watched(self):
         """Exclude=true: the disk's reads and the flusher's writes make no

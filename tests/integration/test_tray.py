@@ -575,6 +575,49 @@ class TodayTooltipTest(TodayMixin, TrayMixin, SpinUpBusTest):
         self.assertIs(self.menu_items()[REPORT_ITEM][1].get("enabled", True), True)
 
 
+    def test_thread_named_wakers_are_their_program(self):
+        """Spin-ups by a browser's named threads ("Cache2 I/O", "DOM
+        Worker": block_dump prints the thread's name and id) are the
+        browser's: the daemon finds each thread's process in /proc, the
+        ledger keeps the program with the thread beside it, and both the
+        tooltip and laptop-modectl report name the program. By thread, each
+        would have one spin-up to cron's two."""
+        for pid in (1301, 1302, 1234):
+            os.makedirs(self.root.file("/proc/%d" % pid))
+        for tid, thread in ((1301, "Cache2 I/O"), (1302, "DOM Worker")):
+            self.root.write("/proc/%d/comm" % tid, thread + "\n")
+            self.root.write("/proc/%d/status" % tid,
+                            "Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t1234\n"
+                            "Ngid:\t0\nPid:\t%d\n" % (thread, tid))
+        self.root.write("/proc/1234/comm", "firefox-esr\n")
+        self.start_daemon()
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.wait_for(lambda: self.block_dump() == "1", "the tray's subscription")
+        self.kmsg((1.5, "cron(11): READ block 8 on sda1"),
+                  (3.0, "Cache2 I/O(1301): READ block 16 on sda1"),
+                  (4.5, "cron(12): READ block 24 on sda1"),
+                  (6.0, "DOM Worker(1302): READ block 32 on sda1"),
+                  (7.5, "Cache2 I/O(1301): READ block 40 on sda1"))
+        last = time.time() + 7.5
+        self.wait_for(lambda: self.summary().get("sda", {}).get("SpinUpsToday") == 5,
+                      "5 spin-ups of sda in LedgerSummary")
+        self.wait_tooltip("sda", "firefox-esr")
+        # The report ends now: the records' kernel times must be past.
+        time.sleep(max(0, last + 1 - time.time()))
+        report = json.loads(self.ctl_run("report", "--json", check=True).out)
+        wakers = report["disks"]["sda"]["wakers"]
+        self.assertEqual([(w["comm"], w["count"], w["threads"]) for w in wakers],
+                         [("firefox-esr", 3, ["Cache2 I/O", "DOM Worker"]), ("cron", 2, [])])
+        ups = report["disks"]["sda"]["spinups"]
+        self.assertEqual([(u["comm"], u.get("thread")) for u in ups],
+                         [("cron", None), ("firefox-esr", "Cache2 I/O"), ("cron", None),
+                          ("firefox-esr", "DOM Worker"), ("firefox-esr", "Cache2 I/O")])
+        text = self.ctl_run("report", check=True).out
+        self.assertRegex(text, r"firefox-esr +direct +3 +\(threads: Cache2 I/O, DOM Worker\)")
+        self.assertNotRegex(text, r"\n +(Cache2 I/O|DOM Worker) ")
+
+
 @unittest.skipUnless(lmtest.is_root(), "the tray runs as another user, which needs root")
 class TodayWithoutNamesTest(TodayMixin, TrayMixin, SpinUpBusTest):
     """nobody may not monitor: the tooltip counts spin-ups and names no
