@@ -38,6 +38,8 @@ APM=1
 
 
 class FakeAtaTest(DaemonTestCase):
+    # Only the test build of the daemon talks to the fake drive.
+    daemon_binary = lmtest.TEST_DAEMON
     config_text = CONFIG
     fake_power = "active"
     fake_extra = "APM=254\n"
