@@ -37,6 +37,7 @@ disk_free (gpointer p)
   g_ptr_array_unref (d->spinups);
   g_ptr_array_unref (d->wakers);
   g_array_unref (d->runs);
+  g_free (d->nvme);
   g_free (d);
 }
 

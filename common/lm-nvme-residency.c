@@ -152,6 +152,7 @@ lm_residency_table_from_disk (GVariant *disk, LmResidencyTable *t)
       if (!g_variant_lookup (ps, "ActivePowerW", "d", &s->active_power_w))
         s->active_power_w = -1;
       g_variant_lookup (ps, "Operational", "b", &operational[i]);
+      s->operational = operational[i];
     }
   g_variant_lookup (disk, "NvmeApstSupported", "b", &supported);
   g_variant_lookup (disk, "NvmeApst", "b", &enabled);

@@ -16,6 +16,7 @@ typedef struct
   double active_power_w; /* ACTP, < 0 where not reported */
   guint32 idle_ms;       /* APST ITPT: idle time in this state before it moves, 0: never */
   guint target;          /* APST ITPS: the state it moves to */
+  gboolean operational;  /* NOPS clear: the host may work in it */
 } LmResidencyState;
 
 typedef enum

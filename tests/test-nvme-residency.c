@@ -153,9 +153,9 @@ test_walk_hostile (void)
 
   for (guint i = 0; i < 5; i++)
     t.states[i].max_power_w = 1;
-  t.states[0] = (LmResidencyState){ 1, -1, -1, 1000, 3 };
-  t.states[3] = (LmResidencyState){ 1, -1, -1, 1000, 4 };
-  t.states[4] = (LmResidencyState){ 1, -1, -1, 1000, 3 };
+  t.states[0] = (LmResidencyState){ 1, -1, -1, 1000, 3, FALSE };
+  t.states[3] = (LmResidencyState){ 1, -1, -1, 1000, 4, FALSE };
+  t.states[4] = (LmResidencyState){ 1, -1, -1, 1000, 3, FALSE };
   lm_residency_walk (&t, NULL, 0, 0, 100, &r);
   g_assert_cmpfloat_with_epsilon (r.state_s[0] + r.state_s[3] + r.state_s[4], 100, EPS);
   g_assert_cmpfloat_with_epsilon (r.energy_wh, 100.0 / 3600, EPS);

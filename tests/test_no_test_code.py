@@ -17,10 +17,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("LM_SRCDIR", os.path.dirname(HERE))
 BUILDDIR = os.environ.get("LM_BUILDDIR", os.path.join(SRCDIR, "build-tests"))
 
-# Text only tests/lm-fake-ata.c has: its magic line, key-file group and
+# Text only tests/lm-fake-ata.c and lm-fake-nvme.c have: its magic line, key-file group and
 # keys, its command log, its function names.
 NEEDLES = ("laptop-moded fake ATA device", "FakeAta", "AbortCheckPowerMode", "IdentifyLength",
-           "SmartPage", "lm_fake_ata", "fake_execute", "%s %02X %02X %02X")
+           "SmartPage", "lm_fake_ata", "fake_execute", "%s %02X %02X %02X",
+           "laptop-moded fake NVMe controller", "FakeNvme", "lm_fake_nvme")
 
 
 def strings(path):
