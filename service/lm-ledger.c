@@ -96,6 +96,8 @@ count_record (LmLedger *self, const LmLedgerRecord *r)
     d->spinups++;
   if (r->kind == LM_LEDGER_ASLEEP && r->end_us > self->day_start_us)
     d->asleep_us += r->end_us - MAX (r->time_us, self->day_start_us);
+  if (r->kind == LM_LEDGER_WEAR)
+    lm_ledger_count_wear (self, d, r);
 }
 
 GVariant *
