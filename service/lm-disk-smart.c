@@ -27,7 +27,8 @@ struct _LmDiskSmart
 gboolean
 lm_disk_smart_due (gint64 last_mono, gint64 now_mono)
 {
-  return last_mono == 0 || now_mono - last_mono >= (gint64) LM_DISK_SMART_INTERVAL_S * G_USEC_PER_SEC;
+  return last_mono == 0
+         || now_mono - last_mono >= (gint64) LM_DISK_SMART_INTERVAL_S * G_USEC_PER_SEC;
 }
 
 LmDiskSmart *
@@ -75,8 +76,7 @@ read_awake (const char *name, const char *path, LmSmartWear *wear, GError **erro
                    lm_ata_power_to_string (power));
       return FALSE;
     }
-  return lm_sgio_read_smart (dev, page, error)
-         && lm_smart_parse (page, sizeof page, wear, error);
+  return lm_sgio_read_smart (dev, page, error) && lm_smart_parse (page, sizeof page, wear, error);
 }
 
 static void
@@ -159,7 +159,7 @@ lm_disk_smart_add_props (LmDiskSmart *s, GVariantBuilder *b)
   g_variant_builder_add (b, "{sv}", "LoadCycleSpanSeconds", g_variant_new_int64 (s->span_s));
   if (s->days_left >= 0)
     g_variant_builder_add (b, "{sv}", "LoadCycleDaysLeft", g_variant_new_double (s->days_left));
-  g_variant_builder_add (b, "{sv}", "LoadCycleWarning",
-                         g_variant_new_boolean (s->days_left >= 0
-                                                && s->days_left < LM_SMART_WARN_DAYS));
+  g_variant_builder_add (
+      b, "{sv}", "LoadCycleWarning",
+      g_variant_new_boolean (s->days_left >= 0 && s->days_left < LM_SMART_WARN_DAYS));
 }
