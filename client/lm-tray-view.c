@@ -180,6 +180,28 @@ by_count (gconstpointer a, gconstpointer b, gpointer user_data)
 }
 
 char *
+lm_tray_view_wear_text (const char *disk, GVariant *info, char **body)
+{
+  gboolean warning = FALSE;
+  double per_day = 0, days_left = 0;
+  guint32 rating = 0;
+
+  if (!g_variant_lookup (info, "LoadCycleWarning", "b", &warning) || !warning
+      || !g_variant_lookup (info, "LoadCyclesPerDay", "d", &per_day)
+      || !g_variant_lookup (info, "LoadCycleDaysLeft", "d", &days_left))
+    return NULL;
+  g_variant_lookup (info, "LoadCycleRating", "u", &rating);
+  g_autofree char *name = safe (disk, NULL);
+  *body
+      = g_strdup_printf ("It parks its heads %.0f times a day: at this rate it reaches its "
+                         "rating of %u load cycles in %.1f years. A higher APM level "
+                         "(laptop-modectl set, DiskSettings APM 254) or a longer idle timer in "
+                         "the drive's firmware would help; laptop mode changes nothing by itself.",
+                         per_day, rating, days_left / 365.0);
+  return g_strdup_printf ("%s wears out its heads", name);
+}
+
+char *
 lm_tray_view_burst_text (GHashTable *counts, guint total)
 {
   g_autoptr (GPtrArray) comms = g_ptr_array_new ();

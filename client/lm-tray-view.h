@@ -97,6 +97,10 @@ char *lm_tray_view_spin_up_text (const LmTraySpinUp *spinup);
 char *lm_tray_view_spin_up_details (const LmTraySpinUp *spinup);
 /* "4 spin-ups: cron ×3, firefox ×1" from comm → count. */
 char *lm_tray_view_burst_text (GHashTable *counts, guint total);
+/* The notification for a disk whose heads park so often that it would
+ * reach its rated load cycles within five years (Disks' LoadCycleWarning):
+ * NULL when @info (its a{sv}) does not say so. @body: what helps. */
+char *lm_tray_view_wear_text (const char *disk, GVariant *info, char **body);
 
 /* A call to laptop-moded failed: @denied when polkit refused it; @message
  * the daemon's (escaped again here). */

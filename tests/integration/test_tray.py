@@ -24,6 +24,7 @@ from gi.repository import Gio, GLib
 
 import lmtest
 from lmtest import DaemonTestCase, ctx_switches, wait_quiet
+from test_disks import FakeAtaSmartTest
 from test_spinup_dbus import LineReader, SpinUpBusTest
 
 TRAY = os.path.join(lmtest.BUILDDIR, "client", "laptop-mode-tray")
@@ -834,6 +835,37 @@ class RealSpinUpTest(TrayMixin, DaemonTestCase):
         self.wait_for(popped_up, "a popup naming cat", timeout=15)
         # The exact disk and pid are in the menu either way.
         self.assertTrue(any(lb.endswith(want) for lb in self.menu_items()), self.menu_items())
+
+
+class WearNotificationTest(TrayMixin, FakeAtaSmartTest):
+    """A spinning disk parking 400 times a day (the fake drive's SMART and
+    the ledger's reading ten days ago): one notification saying what
+    helps, however often Disks changes afterwards."""
+    test_read_after_io_while_active = None
+    test_no_smart_to_a_standby_drive = None
+
+    def wear_notes(self):
+        return [n for n in self.notifications() if "wears out its heads" in n[1]]
+
+    def test_one_wear_notification(self):
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.assertEqual(self.wear_notes(), [])
+        self.do_io("sda")
+        self.wait_for(lambda: self.wear_notes(), "the wear notification", timeout=20)
+        summary, body = self.wear_notes()[0][1:]
+        self.assertEqual(summary, "sda wears out its heads")
+        self.assertIn("400 times a day", body)
+        self.assertIn("rating of 300000 load cycles in 1.2 years", body)
+        self.assertIn("APM", body)
+        # Disks keeps changing (state changes, more I/O): no second one.
+        for _ in range(3):
+            self.do_io("sda")
+            time.sleep(1.5)
+        self.set_drive("sda", "standby")
+        self.wait_disk("sda", "standby seen", State="standby")
+        time.sleep(2)
+        self.assertEqual(len(self.wear_notes()), 1, self.notifications())
 
 
 if __name__ == "__main__":
