@@ -38,6 +38,12 @@ typedef struct
   double asleep_share; /* 0 to 1 */
   guint64 last_wake_us;
   const char *top_waker;
+  /* NVMe only (LedgerSummary's Apst and DeepIdle* keys); apst NULL else. */
+  const char *apst;
+  guint deepest_state;
+  gboolean have_deep; /* activity recorded today: the shares and energy below */
+  double deep_share, deep_share_stock, energy_wh, energy_wh_stock;
+  const char *energy_source;
 } LmTrayDiskDay;
 
 typedef struct

@@ -325,6 +325,9 @@ class NvmeReportTest(DaemonTestCase):
         self.t0 = (int(time.time()) - 7200) // 60 * 60
         us = 1000000
         runs = ((0, 1, 0, 0), (600, 0, 0, 1), (3000, 0, 1, 0))  # (at, reads, writes, dirtied)
+        if getattr(self, "t0_override", False):
+            self.t0 = int(time.time()) - self.offset
+            runs = ((0, 1, 0, 0), (10, 0, 0, 1))
         with open(os.path.join(self.state_dir, "ledger"), "wb") as f:
             for at, reads, writes, dirtied in runs:
                 f.write(encode({"Kind": "activity", "Disk": "nvme0n1", "Time": (self.t0 + at) * us,
@@ -376,6 +379,38 @@ class NvmeReportTest(DaemonTestCase):
                                   r'source="idlp_actp"\} [0-9.]+\n')
         self.assertIn('laptop_mode_nvme_state_seconds{disk="nvme0n1",policy="laptop_mode",'
                       'state="ps4"}', metrics)
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
+class NvmeSummaryTest(NvmeReportTest):
+    """LedgerSummary carries today's deep-idle shares and energy for the
+    NVMe disk (what the tray's tooltip shows); the activity is two minutes
+    old, so it is today's."""
+    offset = 120
+
+    def setUp(self):
+        self.t0_override = True
+        super().setUp()
+
+    def test_deep_idle_and_energy(self):
+        # Another I/O: the disk wakes and sleeps again, and the summary is
+        # published with the table the daemon has read by now.
+        self.root.write(NVME_DEV + "/nvme0n1/stat", NVME_STAT % (30, 30, 30, 30))
+
+        def summary():
+            return self.properties()["LedgerSummary"].get("nvme0n1", {})
+        self.wait_until(lambda: "DeepIdleShareToday" in summary(), timeout=20,
+                        message="the NVMe keys in LedgerSummary")
+        s = summary()
+        self.assertEqual((s["Apst"], s["DeepestState"], s["EnergySource"]),
+                         ("enabled", 4, "idlp_actp"))
+        # One read 120 s ago and a dirtied second flushed (stock) or held
+        # (laptop mode, MaxLostWork 600 s): the stock replay has more I/O.
+        self.assertGreater(s["DeepIdleShareToday"], s["DeepIdleShareStockToday"])
+        self.assertGreater(s["DeepIdleShareToday"], 0.9)
+        self.assertLess(s["EnergyWhToday"], s["EnergyWhStockToday"])
+        # At most (now - t0) s at 5.20 W: a bound, as the window ends when it was published.
+        self.assertLess(s["EnergyWhToday"], (time.time() - self.t0 + 5) * 5.20 / 3600)
 
 
 class NvmeNoApstReportTest(NvmeReportTest):
