@@ -53,6 +53,11 @@ typedef struct
   LmReplayResult recorded; /* spin-ups and awake seconds as recorded */
   LmReplayResult stock;    /* the same activity under the stock policy */
   LmReportNvme *nvme;      /* NULL: not NVMe, or its power states not read */
+  /* A spinning disk's head parking (Disks' SMART keys; lm-ctl-report-wear.c). */
+  gboolean have_wear;
+  guint32 load_cycles, load_cycle_rating;
+  double load_cycles_per_day, load_cycle_days_left; /* -1: not known yet */
+  gboolean load_cycle_warning;
 } LmReportDisk;
 
 typedef struct
@@ -83,6 +88,12 @@ void lm_report_nvme_openmetrics (GString *out, const LmReport *report);
 void lm_report_nvme_html (GString *out, const LmReportDisk *d);
 /* The share (0..1) of the walked window in the deepest state APST reaches. */
 double lm_report_nvme_deep_share (const LmReportNvme *n, const LmResidency *r);
+
+/* lm-ctl-report-wear.c */
+void lm_report_add_wear (LmReport *report, GVariant *disks);
+void lm_report_wear_text (const LmReportDisk *d);
+void lm_report_wear_json (JsonBuilder *b, const LmReportDisk *d);
+void lm_report_wear_openmetrics (GString *out, const LmReport *report);
 
 /* lm-ctl-report-text.c */
 void lm_report_print_text (const LmReport *report, gboolean utf8);

@@ -178,6 +178,18 @@ class FakeAtaSmartTest(FakeAtaTest):
         r = self.ctl_run("disks", check=True)
         self.assertRegex(r.out, r"load cycles 120000, 400\.0/day over 10\.0 days")
         self.assertIn("rating 300000 in 450 days", r.out)
+        # The report and its metrics say the same, from the same reading.
+        w = json.loads(self.ctl_run("report", "--json", check=True).out)["disks"]["sda"]["wear"]
+        self.assertEqual((w["load_cycles"], w["load_cycle_rating"], w["warning"]),
+                         (120000, 300000, True))
+        self.assertAlmostEqual(w["load_cycles_per_day"], 400, delta=0.1)
+        self.assertIn("SMART attribute 193", w["source"])
+        text = self.ctl_run("report", check=True).out
+        self.assertRegex(text, r"load cycles 120000 \(SMART 193\), 400\.0 a day: rating 300000 in "
+                               r"450 days \(within five years")
+        m = self.ctl_run("report", "--openmetrics", check=True).out
+        self.assertIn('laptop_mode_load_cycles{disk="sda"} 120000.0\n', m)
+        self.assertRegex(m, r'laptop_mode_load_cycles_per_day\{disk="sda"\} 400\.0\n')
 
     def test_no_smart_to_a_standby_drive(self):
         self.set_drive("sda", "standby")
