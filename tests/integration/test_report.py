@@ -434,6 +434,26 @@ class NvmeNoApstReportTest(NvmeReportTest):
         self.assertIn("APST disabled: the drive stays in PS0 whenever idle", text)
 
 
+class NvmeQemuReportTest(NvmeReportTest):
+    """qemu 7.2's recorded controller (one 25 W state, APSTA 0): APST absent,
+    nothing deeper to go to; what tests/guest/check-nvme checks on the real
+    emulated drive."""
+    identify = "qemu-7.2-identify-ctrl.bin"
+    apst = False
+
+    def test_deep_idle_and_energy(self):
+        got = json.loads(self.run_as([self.ctl, "report", "--json"], check=True).out)
+        n = got["disks"]["nvme0n1"]["nvme"]
+        self.assertEqual((n["apst"], n["deepest_state"], n["no_apst_cost_wh"]), ("absent", 0, None))
+        window = got["until_us"] // 1000000 - self.t0
+        self.assertAlmostEqual(n["laptop_mode"]["energy_wh"], window * 25.0 / 3600, places=9)
+        self.assertEqual(n["laptop_mode"]["energy_source"], "max_power")
+        text = self.run_as([self.ctl, "report", "--disk", "nvme0n1"], check=True).out
+        self.assertIn("APST absent: the drive stays in PS0 whenever idle (it has no "
+                      "non-operational state to go to)", text)
+        self.assertIn("from each state's maximum power: an upper bound", text)
+
+
 def chromium():
     return shutil.which("chromium")
 
