@@ -379,6 +379,16 @@ class NvmeReportTest(DaemonTestCase):
                                   r'source="idlp_actp"\} [0-9.]+\n')
         self.assertIn('laptop_mode_nvme_state_seconds{disk="nvme0n1",policy="laptop_mode",'
                       'state="ps4"}', metrics)
+        # --html: a bar per policy beside the timeline, a segment for I/O and per state.
+        out = os.path.join(self.tmp, "nvme.html")
+        self.run_as([self.ctl, "report", "--html", out], check=True)
+        with open(out, encoding="utf-8") as f:
+            dom = xml.dom.minidom.parseString(f.read().encode())
+        bars = [s for s in dom.getElementsByTagName("svg") if s.getAttribute("class") == "nvme"]
+        self.assertEqual(len(bars), 1)
+        titles = [t.firstChild.data for t in bars[0].getElementsByTagName("title")]
+        self.assertEqual(len(titles), 2 * (1 + 5), titles)
+        self.assertIn("PS4 idle", titles[5])
 
 
 @unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
