@@ -217,6 +217,24 @@ class FakeAtaSmartHealthyTest(FakeAtaSmartTest):
     test_no_smart_to_a_standby_drive = None
 
 
+class FakeAtaSmartRatingTest(FakeAtaSmartTest):
+    """The same 400 cycles a day against LoadCycleRating=1000000 from the
+    disk's section: 2,200 days left, past five years, no warning."""
+    config_text = CONFIG.replace("ReadaheadKiB=4096\n", "ReadaheadKiB=4096\nLoadCycleRating=1000000\n")
+
+    def test_read_after_io_while_active(self):
+        self.assertIn("LoadCycleRating=1000000", self.config_text)
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read", LoadCycles=120000)
+        d = self.disks()["sda"]
+        self.assertEqual(d["LoadCycleRating"], 1000000)
+        self.assertAlmostEqual(d["LoadCycleDaysLeft"], 2200, delta=1)
+        self.assertFalse(d["LoadCycleWarning"])
+        self.assertNotIn("parks its heads", self.daemon_log())
+
+    test_no_smart_to_a_standby_drive = None
+
+
 class FakeAtaAccountingTest(FakeAtaTest):
     def test_listing(self):
         d = self.disks()
