@@ -336,12 +336,14 @@ append_deep_idle (GString *out, const char *disk, const LmTrayDiskDay *d)
                            : "IDLP/ACTP and maximum power";
   double wh = isfinite (d->energy_wh) ? d->energy_wh : 0;
   double wh_stock = isfinite (d->energy_wh_stock) ? d->energy_wh_stock : 0;
+  /* Early in the day the energy is small: enough digits to tell them apart. */
+  int digits = MAX (wh, wh_stock) < 0.1 ? 4 : 2;
   g_string_append_printf (out,
-                          "\n%s: PS%u %d %% of today (stock writeback %d %%), about %.2f Wh "
-                          "against %.2f Wh, from %s",
+                          "\n%s: PS%u %d %% of today (stock writeback %d %%), about %.*f Wh "
+                          "against %.*f Wh, from %s",
                           disk, d->deepest_state, (int) lround (share_of (d->deep_share) * 100.0),
-                          (int) lround (share_of (d->deep_share_stock) * 100.0), wh, wh_stock,
-                          source);
+                          (int) lround (share_of (d->deep_share_stock) * 100.0), digits, wh, digits,
+                          wh_stock, source);
 }
 
 /* "sda: 6 spin-ups today, asleep 71 %, most by firefox"; the name only for
