@@ -61,7 +61,7 @@ set_error (LmDiskSmart *s, const char *message)
 
 /* Only an awake disk is read; TRUE with @wear filled when it was. */
 static gboolean
-read_awake (const char *name, const char *path, LmSmartWear *wear, GError **error)
+read_awake (const char *name, const char *path, LmSmartWear *wear, gboolean *asleep, GError **error)
 {
   g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
   guint8 page[LM_ATA_SMART_LEN];
@@ -69,7 +69,8 @@ read_awake (const char *name, const char *path, LmSmartWear *wear, GError **erro
 
   if (dev == NULL || !lm_sgio_check_power (dev, &power, error))
     return FALSE;
-  if (power != LM_ATA_POWER_ACTIVE)
+  *asleep = power != LM_ATA_POWER_ACTIVE;
+  if (*asleep)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
                    "%s is %s: SMART is read only while it is awake", name,
@@ -107,14 +108,19 @@ lm_disk_smart_io_seen (LmDiskSmart *s, const char *name, const char *path, guint
 {
   g_autoptr (GError) error = NULL;
   gint64 now = g_get_monotonic_time ();
+  gint64 before = s->last_mono;
+  gboolean asleep = FALSE;
   LmSmartWear wear;
 
   if (!lm_disk_smart_due (s->last_mono, now))
     return FALSE;
   s->last_mono = now;
-  if (!read_awake (name, path, &wear, &error))
+  if (!read_awake (name, path, &wear, &asleep, &error))
     {
       g_debug ("Disk %s: no SMART read: %s", name, error->message);
+      /* Not awake after all: the next I/O may ask again. */
+      if (asleep)
+        s->last_mono = before;
       /* A drive without SMART, or asleep: not an error to show. */
       return !g_error_matches (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED)
              && set_error (s, error->message);

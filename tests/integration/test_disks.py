@@ -200,6 +200,12 @@ class FakeAtaSmartTest(FakeAtaTest):
         self.assertEqual(self.smart_commands(), [], self.commands())
         self.assertTrue(all(c == "sgio E5 00 00" for c in self.commands()), self.commands())
         self.assertNotIn("LoadCycles", self.disks()["sda"])
+        # Awake again and busy: asked again at once (a standby answer does not
+        # count as the hour's read), and read.
+        self.set_drive("sda", "active")
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read once awake", LoadCycles=120000)
+        self.assertEqual(len(self.smart_commands()), 1, self.commands())
 
 
 class FakeAtaSmartHealthyTest(FakeAtaSmartTest):
