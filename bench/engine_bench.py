@@ -188,6 +188,45 @@ def ideal(workload, max_lost_work, seconds, idle):
     return len(wakes), asleep / workload.duration, len(reads)
 
 
+# --- NVMe: the same I/O walked through a typical laptop SSD's power table ----
+# tests/data/nvme/synthetic-identify-5ps-idlp.bin with the APST table Linux
+# builds for it (states 0-2 -> ps3 after 71 ms idle, ps3 -> ps4 after 500 ms):
+# (max power W, idle power W, active power W or None, APST idle s, target).
+NVME_TABLE = [(7.02, 0.90, 5.20, 0.071, 3), (6.30, 0.90, 4.60, 0.071, 3),
+              (3.50, 0.90, 2.90, 0.071, 3), (0.076, 0.045, None, 0.5, 4),
+              (0.005, 0.003, None, 0, 0)]
+
+
+def nvme_walk(changes, duration, table=NVME_TABLE):
+    """As common/lm-nvme-residency.c: each second with I/O in ps0 at its
+    active power, each idle gap down the APST chain at each state's idle
+    power. Returns (share of the run in the deepest state, Wh)."""
+    io = sorted({int(t) for t in changes if 0 <= t < duration})
+    seconds = [0.0] * len(table)
+    wh = [0.0]
+
+    def gap(g):
+        state = 0
+        for _ in table:
+            _, _, _, itpt, target = table[state]
+            if itpt == 0 or g < itpt:
+                break
+            seconds[state] += itpt
+            wh[0] += table[state][1] * itpt / 3600
+            g -= itpt
+            state = target
+        seconds[state] += g
+        wh[0] += table[state][1] * g / 3600
+
+    idle_from = 0
+    for s in io:
+        gap(s - idle_from)
+        wh[0] += table[0][2] / 3600
+        idle_from = s + 1
+    gap(max(0, int(duration) - idle_from))
+    return seconds[-1] / duration, wh[0]
+
+
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -419,6 +458,9 @@ def main():
                                       "" if est is None else "%.0f%%" % (
                                           100 - 100 * min(est[1], args.duration) / args.duration),
                                       "" if est is not None else ": no activity recorded"))
+        share, wh = nvme_walk(changes, args.duration)
+        print("%-20s %8.0f%% in PS4, %.4f Wh   (NVMe: this run's I/O on the hand-made "
+              "5-state drive, IDLP/ACTP)" % ("  as NVMe", share * 100, wh))
         if args.verbose:
             print("    vm: %s" % " ".join("%s=%s" % kv for kv in sorted(vm.items())))
             print("    I/O at: %s" % " ".join("%.1f" % t for t in changes))

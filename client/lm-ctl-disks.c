@@ -160,6 +160,35 @@ print_nvme (GVariant *d)
     }
 }
 
+/* A spinning disk's SMART wear, and the projection against its rating. */
+static void
+print_wear (GVariant *d)
+{
+  guint32 cycles, rating = 0;
+  double per_day, days_left;
+  gboolean warning = FALSE;
+  gint64 span = 0;
+
+  if (!g_variant_lookup (d, "LoadCycles", "u", &cycles))
+    return;
+  g_variant_lookup (d, "LoadCycleRating", "u", &rating);
+  g_print ("           wear: load cycles %u", cycles);
+  if (g_variant_lookup (d, "LoadCyclesPerDay", "d", &per_day))
+    {
+      g_variant_lookup (d, "LoadCycleSpanSeconds", "x", &span);
+      g_print (", %.1f/day over %.1f days (SMART 193)", per_day, span / 86400.0);
+      if (g_variant_lookup (d, "LoadCycleDaysLeft", "d", &days_left))
+        g_print (", rating %u in %.0f days", rating, days_left);
+      g_variant_lookup (d, "LoadCycleWarning", "b", &warning);
+    }
+  else
+    g_print (" (rating %u; a rate needs readings a day apart)", rating);
+  g_print ("\n");
+  if (warning)
+    g_print ("           parks often: a higher APM level (DiskSettings APM, e.g. 254) or a "
+             "longer firmware idle timer would help\n");
+}
+
 static void
 print_disk (const char *name, GVariant *d)
 {
@@ -190,6 +219,7 @@ print_disk (const char *name, GVariant *d)
     }
   print_hw_power (d);
   print_nvme (d);
+  print_wear (d);
 }
 
 int

@@ -236,6 +236,7 @@ lm_report_html (const LmReport *report)
       timeline (out, report, d, i);
       g_string_append (out, "<h3>Spin-ups per hour of the day</h3>\n");
       hourly_chart (out, d, i);
+      lm_report_nvme_html (out, d);
       g_string_append (out, "</section>\n");
     }
   g_string_append (out, "<h2>Top wakers</h2>\n");

@@ -89,6 +89,8 @@ disk_json (const LmReportDisk *d)
     json_builder_add_value (b, result_json (&d->stock));
   else
     json_builder_add_null_value (b);
+  lm_report_nvme_json (b, d);
+  lm_report_wear_json (b, d);
   json_builder_end_object (b);
   return json_builder_get_root (b);
 }
@@ -198,6 +200,8 @@ lm_report_openmetrics (const LmReport *report)
                         "in the ledger's range.\n"
                         "# TYPE laptop_mode_awake_seconds_total counter\n");
   seconds_lines (out, report, "laptop_mode_awake_seconds_total", FALSE);
+  lm_report_nvme_openmetrics (out, report);
+  lm_report_wear_openmetrics (out, report);
   g_string_append (out, "# EOF\n");
   return g_string_free (out, FALSE);
 }

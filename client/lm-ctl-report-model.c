@@ -40,6 +40,7 @@ disk_free (gpointer p)
   g_ptr_array_unref (d->spinups);
   g_ptr_array_unref (d->wakers);
   g_array_unref (d->runs);
+  g_free (d->nvme);
   g_free (d);
 }
 
@@ -188,6 +189,8 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
         run.dirtied = (guint32) CLAMP (n, 0, G_MAXUINT32);
       g_array_append_val (d->runs, run);
     }
+  else if (g_str_equal (kind, "wear"))
+    get_disk (report, by_name, name); /* its values come from Disks */
   /* Kinds this client does not know yet are left out, not an error. */
 }
 

@@ -110,6 +110,8 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
     g_print ("  stock writeback would have made %u spin-ups and %" G_GINT64_FORMAT
              " s awake (laptop mode: %u, %" G_GINT64_FORMAT " s)\n",
              d->stock.spinups, d->stock.awake_s, d->recorded.spinups, d->recorded.awake_s);
+  lm_report_nvme_text (d);
+  lm_report_wear_text (d);
 }
 
 void

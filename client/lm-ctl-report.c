@@ -200,6 +200,12 @@ lm_ctl_report (int argc, char **argv)
   g_autoptr (LmReport) report
       = lm_report_build (records, since_us, until_us, idle,
                          idle_s > 0 ? (guint) idle_s : LM_REPLAY_DEFAULT_IDLE_S, disk);
+  if (proxy != NULL)
+    {
+      lm_report_add_nvme (report, lm_exported_laptop_mode_get_disks (proxy),
+                          lm_exported_laptop_mode_get_max_lost_work (proxy));
+      lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
+    }
   if (json)
     {
       g_autoptr (JsonNode) node = lm_report_json (report);

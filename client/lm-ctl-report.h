@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lm-ctl.h"
+#include "lm-nvme-residency.h"
 #include "lm-replay.h"
 
 #define LM_REPORT_TOP_WAKERS 8
@@ -33,6 +34,17 @@ typedef struct
 
 #define LM_REPORT_THREADS 4
 
+/* An NVMe disk's power states over the report's range (lm-ctl-report-nvme.c). */
+typedef struct
+{
+  LmResidencyTable table;
+  gint64 window_s;    /* the seconds walked: from the disk's first record */
+  gboolean estimated; /* activity was recorded: laptop and stock are walked */
+  LmResidency laptop; /* the recorded activity, laptop mode's writeback */
+  LmResidency stock;  /* the same activity under the stock policy */
+  double floor_w;     /* the lowest idle power of a non-operational state, -1: none */
+} LmReportNvme;
+
 typedef struct
 {
   char *name;         /* raw disk name */
@@ -45,6 +57,12 @@ typedef struct
   gint64 asleep_s, awake_s;
   LmReplayResult recorded; /* spin-ups and awake seconds as recorded */
   LmReplayResult stock;    /* the same activity under the stock policy */
+  LmReportNvme *nvme;      /* NULL: not NVMe, or its power states not read */
+  /* A spinning disk's head parking (Disks' SMART keys; lm-ctl-report-wear.c). */
+  gboolean have_wear;
+  guint32 load_cycles, load_cycle_rating;
+  double load_cycles_per_day, load_cycle_days_left; /* -1: not known yet */
+  gboolean load_cycle_warning;
 } LmReportDisk;
 
 typedef struct
@@ -65,6 +83,22 @@ LmReport *lm_report_build (GVariant *records, gint64 since_us, gint64 until_us, 
 char *lm_report_time (gint64 time_us);
 /* The share of [a, b) that was asleep (0..1), or -1 where nothing is known. */
 double lm_report_asleep_share (const LmReportDisk *disk, gint64 a, gint64 b, double *known);
+
+/* lm-ctl-report-nvme.c: @disks is the Disks property (a{sa{sv}});
+ * @max_lost_work_s laptop mode's MaxLostWork. */
+void lm_report_add_nvme (LmReport *report, GVariant *disks, guint max_lost_work_s);
+void lm_report_nvme_text (const LmReportDisk *d);
+void lm_report_nvme_json (JsonBuilder *b, const LmReportDisk *d);
+void lm_report_nvme_openmetrics (GString *out, const LmReport *report);
+void lm_report_nvme_html (GString *out, const LmReportDisk *d);
+/* The share (0..1) of the walked window in the deepest state APST reaches. */
+double lm_report_nvme_deep_share (const LmReportNvme *n, const LmResidency *r);
+
+/* lm-ctl-report-wear.c */
+void lm_report_add_wear (LmReport *report, GVariant *disks);
+void lm_report_wear_text (const LmReportDisk *d);
+void lm_report_wear_json (JsonBuilder *b, const LmReportDisk *d);
+void lm_report_wear_openmetrics (GString *out, const LmReport *report);
 
 /* lm-ctl-report-text.c */
 void lm_report_print_text (const LmReport *report, gboolean utf8);

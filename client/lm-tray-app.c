@@ -44,6 +44,7 @@ struct _LmTrayApp
   gboolean ledger_again;
   GCancellable *report_cancellable;
   gboolean report_running;
+  GHashTable *wear_told; /* disks whose head wear was notified: once each */
 };
 
 typedef void (*CallDone) (LmTrayApp *app, GVariant *reply, const GError *error);
@@ -284,6 +285,33 @@ fetch_ledger (LmTrayApp *app)
 
 /* --- state ------------------------------------------------------------ */
 
+/* A disk that would wear out its heads within five years: told once per
+ * disk while the tray runs, even if notifications of spin-ups are off. */
+static void
+notify_wear (LmTrayApp *app, GVariant *disks)
+{
+  GVariantIter iter;
+  const char *name;
+  GVariant *info;
+
+  if (disks == NULL || !g_variant_is_of_type (disks, G_VARIANT_TYPE ("a{sa{sv}}")))
+    return;
+  g_variant_iter_init (&iter, disks);
+  while (g_variant_iter_next (&iter, "{&s@a{sv}}", &name, &info))
+    {
+      g_autoptr (GVariant) owned = info;
+      g_autofree char *body = NULL;
+      g_autofree char *summary = NULL;
+      if (g_hash_table_contains (app->wear_told, name))
+        continue;
+      summary = lm_tray_view_wear_text (name, info, &body);
+      if (summary == NULL)
+        continue;
+      g_hash_table_add (app->wear_told, g_strdup (name));
+      lm_tray_notifier_wear (app->notifier, summary, body);
+    }
+}
+
 static void
 update (LmTrayApp *app)
 {
@@ -324,6 +352,8 @@ update (LmTrayApp *app)
   state.days = (const LmTrayDiskDay *) days->data;
   state.n_days = days->len;
 
+  if (app->proxy != NULL)
+    notify_wear (app, lm_exported_laptop_mode_get_disks (app->proxy));
   lm_tray_view_build (&state, &view);
   lm_tray_item_apply (app->item, &view);
   lm_tray_menu_apply (app->menu, &view);
@@ -531,6 +561,7 @@ lm_tray_app_new (guint notify_interval)
   app->report_cancellable = g_cancellable_new ();
   app->recent = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
   app->top_wakers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  app->wear_told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   app->notify = lm_tray_settings_get_notify ();
   app->notifier = lm_tray_notifier_new (notify_interval);
   app->menu = lm_tray_menu_new (&menu_callbacks, app);
@@ -576,6 +607,7 @@ lm_tray_app_free (LmTrayApp *app)
   g_clear_pointer (&app->notifier, lm_tray_notifier_free);
   g_clear_pointer (&app->recent, g_ptr_array_unref);
   g_clear_pointer (&app->top_wakers, g_hash_table_unref);
+  g_clear_pointer (&app->wear_told, g_hash_table_unref);
   g_clear_pointer (&app->loop, g_main_loop_unref);
   g_free (app);
 }

@@ -17,6 +17,7 @@ struct _LmTrayNotifier
    * replaces the old one instead of piling up. */
   NotifyNotification *spinup;
   NotifyNotification *problem;
+  NotifyNotification *wear;
   /* The interval after a popup: spin-ups in it are counted per process. */
   guint window_id;
   GHashTable *burst; /* comm → count */
@@ -116,6 +117,14 @@ lm_tray_notifier_problem (LmTrayNotifier *self, const char *summary, const char 
   show (self->problem, summary, escaped, "laptop-mode-unavailable");
 }
 
+void
+lm_tray_notifier_wear (LmTrayNotifier *self, const char *summary, const char *body)
+{
+  g_autofree char *escaped = g_markup_escape_text (body, -1);
+
+  show (self->wear, summary, escaped, "drive-harddisk");
+}
+
 LmTrayNotifier *
 lm_tray_notifier_new (guint interval_seconds)
 {
@@ -133,6 +142,10 @@ lm_tray_notifier_new (guint interval_seconds)
   notify_notification_set_urgency (self->problem, NOTIFY_URGENCY_NORMAL);
   notify_notification_set_hint (self->problem, "desktop-entry",
                                 g_variant_new_string ("laptop-mode-tray"));
+  self->wear = notify_notification_new ("", NULL, NULL);
+  notify_notification_set_category (self->wear, "device");
+  notify_notification_set_hint (self->wear, "desktop-entry",
+                                g_variant_new_string ("laptop-mode-tray"));
   return self;
 }
 
@@ -144,6 +157,7 @@ lm_tray_notifier_free (LmTrayNotifier *self)
   g_clear_handle_id (&self->window_id, g_source_remove);
   g_clear_object (&self->spinup);
   g_clear_object (&self->problem);
+  g_clear_object (&self->wear);
   g_clear_pointer (&self->burst, g_hash_table_unref);
   g_free (self->last_text);
   g_free (self);

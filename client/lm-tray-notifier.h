@@ -19,6 +19,8 @@ void lm_tray_notifier_spin_up (LmTrayNotifier *notifier, GVariant *spinup);
 void lm_tray_notifier_drop_pending (LmTrayNotifier *notifier);
 /* Something the user asked for failed; replaces the previous problem. */
 void lm_tray_notifier_problem (LmTrayNotifier *notifier, const char *summary, const char *body);
+/* A disk wearing out its heads; its words from lm_tray_view_wear_text. */
+void lm_tray_notifier_wear (LmTrayNotifier *notifier, const char *summary, const char *body);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTrayNotifier, lm_tray_notifier_free)
 

@@ -39,6 +39,12 @@ typedef struct
   double asleep_share; /* 0 to 1 */
   guint64 last_wake_us;
   const char *top_waker;
+  /* NVMe only (LedgerSummary's Apst and DeepIdle* keys); apst NULL else. */
+  const char *apst;
+  guint deepest_state;
+  gboolean have_deep; /* activity recorded today: the shares and energy below */
+  double deep_share, deep_share_stock, energy_wh, energy_wh_stock;
+  const char *energy_source;
 } LmTrayDiskDay;
 
 typedef struct
@@ -98,6 +104,10 @@ char *lm_tray_view_spin_up_text (const LmTraySpinUp *spinup);
 char *lm_tray_view_spin_up_details (const LmTraySpinUp *spinup);
 /* "4 spin-ups: cron ×3, firefox ×1" from comm → count. */
 char *lm_tray_view_burst_text (GHashTable *counts, guint total);
+/* The notification for a disk whose heads park so often that it would
+ * reach its rated load cycles within five years (Disks' LoadCycleWarning):
+ * NULL when @info (its a{sv}) does not say so. @body: what helps. */
+char *lm_tray_view_wear_text (const char *disk, GVariant *info, char **body);
 
 /* A call to laptop-moded failed: @denied when polkit refused it; @message
  * the daemon's (escaped again here). */

@@ -67,23 +67,16 @@ lm_replay_count (gint64 *io_s, gsize n, gint64 since_s, gint64 until_s, guint id
     out->awake_s += awake_to - awake_from;
 }
 
-void
-lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
-                 guint idle_s, LmReplayResult *out)
+/* Each run's counts spread over its seconds, clipped to the window so a
+ * corrupt or huge run stays bounded: reads and direct writes into @io,
+ * dirtied seconds into @dirty. */
+static void
+spread_runs (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until_s, GArray *io,
+             GArray *dirty)
 {
-  gint64 since_s = since_us / G_USEC_PER_SEC;
-  gint64 until_s = until_us / G_USEC_PER_SEC + (until_us % G_USEC_PER_SEC != 0);
-  g_autoptr (GArray) io = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (gint64));
-
-  out->spinups = 0;
-  out->awake_s = 0;
-  if (until_s <= since_s)
-    return;
   for (gsize i = 0; i < n_runs; i++)
     {
       const LmReplayRun *r = &runs[i];
-      /* Clipped to the window, so a corrupt or huge run stays bounded. */
       gint64 start_s = MAX (r->start_us / G_USEC_PER_SEC, since_s);
       gint64 end_us = MAX (r->end_us, r->start_us);
       /* Rounded up without adding, which could overflow at G_MAXINT64. */
@@ -96,12 +89,32 @@ lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 
       spread (io, start_s, n_sec, r->writes);
       spread (dirty, start_s, n_sec, r->dirtied);
     }
+  if (dirty->len > 0)
+    qsort (dirty->data, dirty->len, sizeof (gint64), cmp_i64);
+}
+
+static void
+window_s (gint64 since_us, gint64 until_us, gint64 *since_s, gint64 *until_s)
+{
+  *since_s = since_us / G_USEC_PER_SEC;
+  *until_s = until_us / G_USEC_PER_SEC + (until_us % G_USEC_PER_SEC != 0);
+}
+
+GArray *
+lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us)
+{
+  gint64 since_s, until_s;
+  GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+  window_s (since_us, until_us, &since_s, &until_s);
+  if (until_s <= since_s)
+    return io;
+  spread_runs (runs, n_runs, since_s, until_s, io, dirty);
 
   /* Dirtied data: written at the first flusher tick after it expires, and
    * its metadata committed by the journal 5 s after the transaction opened
    * (later changes join the open transaction). */
-  if (dirty->len > 0)
-    qsort (dirty->data, dirty->len, sizeof (gint64), cmp_i64);
   gint64 commit_at = G_MININT64;
   for (guint i = 0; i < dirty->len; i++)
     {
@@ -114,5 +127,61 @@ lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 
           g_array_append_val (io, commit_at);
         }
     }
+  return io;
+}
+
+GArray *
+lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
+                     guint max_age_s)
+{
+  gint64 since_s, until_s;
+  GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (gint64));
+
+  window_s (since_us, until_us, &since_s, &until_s);
+  if (until_s <= since_s)
+    return io;
+  spread_runs (runs, n_runs, since_s, until_s, io, dirty);
+  if (io->len > 0)
+    qsort (io->data, io->len, sizeof (gint64), cmp_i64);
+
+  /* Dirtied data rides along with the next read or write at or after it
+   * (laptop mode flushes while the disk is busy anyway), or is written
+   * @max_age_s later when none comes: one write for all it holds then. */
+  g_autoptr (GArray) flushes = g_array_new (FALSE, FALSE, sizeof (gint64));
+  gint64 flush_at = G_MININT64;
+  guint next = 0;
+  for (guint i = 0; i < dirty->len; i++)
+    {
+      gint64 t = g_array_index (dirty, gint64, i);
+      if (t <= flush_at)
+        continue; /* written by the flush already due */
+      while (next < io->len && g_array_index (io, gint64, next) < t)
+        next++;
+      gint64 deadline = t + MAX (1, (gint64) max_age_s);
+      if (next < io->len && g_array_index (io, gint64, next) <= deadline)
+        flush_at = g_array_index (io, gint64, next);
+      else
+        {
+          flush_at = deadline;
+          g_array_append_val (flushes, flush_at);
+        }
+    }
+  g_array_append_vals (io, flushes->data, flushes->len);
+  return io;
+}
+
+void
+lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
+                 guint idle_s, LmReplayResult *out)
+{
+  gint64 since_s, until_s;
+  g_autoptr (GArray) io = lm_replay_stock_io (runs, n_runs, since_us, until_us);
+
+  window_s (since_us, until_us, &since_s, &until_s);
+  out->spinups = 0;
+  out->awake_s = 0;
+  if (until_s <= since_s)
+    return;
   lm_replay_count ((gint64 *) io->data, io->len, since_s, until_s, idle_s, out);
 }

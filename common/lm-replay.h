@@ -38,6 +38,15 @@ typedef struct
 void lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
                       guint idle_s, LmReplayResult *out);
 
+/* The instants (seconds since the epoch, unsorted, may repeat) at which
+ * the disk would do I/O under the stock policy, and under laptop mode
+ * (dirtied data written with the next read or write, or @max_age_s after
+ * it, laptop mode's MaxLostWork): what lm-nvme-residency.c walks. */
+GArray *lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
+                            gint64 until_us);
+GArray *lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
+                             gint64 until_us, guint max_age_s);
+
 /* The same count over instants at which the disk did I/O (seconds since
  * the epoch, any order): shared by the replay and its tests. */
 void lm_replay_count (gint64 *io_s, gsize n, gint64 since_s, gint64 until_s, guint idle_s,

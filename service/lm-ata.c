@@ -88,15 +88,30 @@ lm_ata_cdb_identify (guint8 cdb[LM_ATA_CDB_LEN])
   cdb[14] = LM_ATA_IDENTIFY_DEVICE;
 }
 
+/* SMART READ DATA: one 512-byte sector in, with the SMART signature in
+ * LBA mid/high that every SMART command carries (as smartctl -A sends). */
+void
+lm_ata_cdb_smart_read_data (guint8 cdb[LM_ATA_CDB_LEN])
+{
+  lm_ata_cdb_identify (cdb);
+  cdb[4] = LM_ATA_SMART_READ_DATA;
+  cdb[10] = 0x4F;
+  cdb[12] = 0xC2;
+  cdb[14] = LM_ATA_SMART;
+}
+
 /* HDIO_DRIVE_CMD's argument block, as libata reads it: command, sector
- * count, feature, number of 512-byte sectors of data to read back. */
+ * count (for SMART: the LBA low byte; libata adds the signature itself),
+ * feature, number of 512-byte sectors of data to read back. */
 void
 lm_ata_drive_cmd_args (guint8 args[4], const guint8 cdb[LM_ATA_CDB_LEN])
 {
+  gboolean smart = cdb[14] == LM_ATA_SMART;
+
   args[0] = cdb[14];
-  args[1] = cdb[6];
+  args[1] = smart ? cdb[8] : cdb[6];
   args[2] = cdb[4];
-  args[3] = cdb[14] == LM_ATA_IDENTIFY_DEVICE ? 1 : 0;
+  args[3] = cdb[14] == LM_ATA_IDENTIFY_DEVICE || smart ? 1 : 0;
 }
 
 /* On return the kernel overwrites it with status, error and count. */

@@ -15,6 +15,9 @@ G_BEGIN_DECLS
 #define LM_ATA_IDLE 0xE3                 /* with a standby timer in the count */
 #define LM_ATA_SET_FEATURES 0xEF
 #define LM_ATA_IDENTIFY_DEVICE 0xEC
+#define LM_ATA_SMART 0xB0
+#define LM_ATA_SMART_READ_DATA 0xD0 /* the feature: attribute values, 512 bytes */
+#define LM_ATA_SMART_LEN 512
 
 #define LM_ATA_FEATURE_APM_ENABLE 0x05
 #define LM_ATA_FEATURE_APM_DISABLE 0x85
@@ -48,6 +51,7 @@ void lm_ata_cdb_check_power_mode (guint8 cdb[LM_ATA_CDB_LEN], gboolean old_opcod
 void lm_ata_cdb_idle (guint8 cdb[LM_ATA_CDB_LEN], guint8 timer);
 void lm_ata_cdb_apm (guint8 cdb[LM_ATA_CDB_LEN], guint level);
 void lm_ata_cdb_identify (guint8 cdb[LM_ATA_CDB_LEN]);
+void lm_ata_cdb_smart_read_data (guint8 cdb[LM_ATA_CDB_LEN]);
 
 /* The same commands for HDIO_DRIVE_CMD: {command, count, feature, sectors}. */
 void lm_ata_drive_cmd_args (guint8 args[4], const guint8 cdb[LM_ATA_CDB_LEN]);

@@ -360,6 +360,7 @@ lm_daemon_new (GError **error)
   self->ledger = lm_ledger_new_in_state_dir (self->skeleton);
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
+  lm_disks_set_wear_func (self->disks, lm_ledger_note_wear, self->ledger);
   /* The ledger's activity and flushed counts; the disks' re-check stops
    * while spin-ups come from the kernel. */
   lm_spinup_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);

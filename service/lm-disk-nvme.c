@@ -196,14 +196,11 @@ lm_disk_nvme_reads (LmDiskNvme *self)
 }
 
 void
-lm_disk_nvme_add_props (LmDiskNvme *self, GVariantBuilder *b)
+lm_nvme_reading_add_props (const LmNvmeReading *reading, GVariantBuilder *b)
 {
-  const LmNvmeIdentify *id = &self->reading.identify;
+  const LmNvmeIdentify *id = &reading->identify;
 
-  g_variant_builder_add (b, "{sv}", "NvmeController", g_variant_new_string (self->controller));
-  if (self->error != NULL)
-    g_variant_builder_add (b, "{sv}", "NvmeError", g_variant_new_string (self->error));
-  if (!self->reading.have_identify)
+  if (!reading->have_identify)
     return;
   g_auto (GVariantBuilder) states = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
   for (guint i = 0; i < id->n_states; i++)
@@ -219,27 +216,38 @@ lm_disk_nvme_add_props (LmDiskNvme *self, GVariantBuilder *b)
                              g_variant_new_uint32 (ps->exit_lat_us));
       g_variant_builder_add (&states, "{sv}", "Operational",
                              g_variant_new_boolean (ps->operational));
+      if (ps->have_idle_power)
+        g_variant_builder_add (&states, "{sv}", "IdlePowerW",
+                               g_variant_new_double (ps->idle_power_uw / 1e6));
+      if (ps->have_active_power)
+        g_variant_builder_add (&states, "{sv}", "ActivePowerW",
+                               g_variant_new_double (ps->active_power_uw / 1e6));
       g_variant_builder_close (&states);
     }
   g_variant_builder_add (b, "{sv}", "NvmePowerStates", g_variant_builder_end (&states));
   g_variant_builder_add (b, "{sv}", "NvmeApstSupported",
                          g_variant_new_boolean (id->apst_supported));
-  if (self->reading.have_apst)
+  if (reading->have_apst)
     {
       g_auto (GVariantBuilder) table = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a(uu)"));
       /* Entry N is what state N goes to; states past NPSS do not exist. */
       for (guint i = 0; i < id->n_states; i++)
-        g_variant_builder_add (&table, "(uu)", self->reading.apst.entries[i].idle_ms,
-                               self->reading.apst.entries[i].target);
-      g_variant_builder_add (b, "{sv}", "NvmeApst",
-                             g_variant_new_boolean (self->reading.apst.enabled));
+        g_variant_builder_add (&table, "(uu)", reading->apst.entries[i].idle_ms,
+                               reading->apst.entries[i].target);
+      g_variant_builder_add (b, "{sv}", "NvmeApst", g_variant_new_boolean (reading->apst.enabled));
       g_variant_builder_add (b, "{sv}", "NvmeApstTable", g_variant_builder_end (&table));
     }
-  if (self->reading.have_state)
-    {
-      g_variant_builder_add (b, "{sv}", "NvmePowerState",
-                             g_variant_new_uint32 (self->reading.state));
-      g_variant_builder_add (b, "{sv}", "NvmePowerStateRead",
-                             g_variant_new_int64 (self->read_real));
-    }
+  if (reading->have_state)
+    g_variant_builder_add (b, "{sv}", "NvmePowerState", g_variant_new_uint32 (reading->state));
+}
+
+void
+lm_disk_nvme_add_props (LmDiskNvme *self, GVariantBuilder *b)
+{
+  g_variant_builder_add (b, "{sv}", "NvmeController", g_variant_new_string (self->controller));
+  if (self->error != NULL)
+    g_variant_builder_add (b, "{sv}", "NvmeError", g_variant_new_string (self->error));
+  lm_nvme_reading_add_props (&self->reading, b);
+  if (self->reading.have_identify && self->reading.have_state)
+    g_variant_builder_add (b, "{sv}", "NvmePowerStateRead", g_variant_new_int64 (self->read_real));
 }

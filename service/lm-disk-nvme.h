@@ -5,6 +5,8 @@
 
 #include <glib.h>
 
+#include "lm-nvme-admin.h"
+
 G_BEGIN_DECLS
 
 typedef struct _LmDiskNvme LmDiskNvme;
@@ -36,6 +38,10 @@ void lm_disk_nvme_free (LmDiskNvme *nvme);
 /* The disk monitor saw I/O on the disk now: read if due. @excluded disks
  * are never sent anything. */
 void lm_disk_nvme_io_seen (LmDiskNvme *nvme, gboolean excluded);
+
+/* The keys of a reading alone (power states, APST, power state): what
+ * lm_residency_table_from_disk() reads back. */
+void lm_nvme_reading_add_props (const LmNvmeReading *reading, GVariantBuilder *builder);
 
 /* Appends the Nvme* keys (a{sv}) for the Disks property. */
 void lm_disk_nvme_add_props (LmDiskNvme *nvme, GVariantBuilder *builder);

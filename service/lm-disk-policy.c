@@ -38,6 +38,7 @@ static const LmDiskKey disk_keys[] = {
   DISK_KEY ("ReadaheadKiB", 'u', 0, 1048576, NULL, readahead_kib),
   DISK_KEY ("Exclude", 'b', 0, 1, NULL, exclude),
   DISK_KEY ("RuntimePM", 'b', 0, 1, NULL, runtime_pm),
+  DISK_KEY ("LoadCycleRating", 'u', 1000, 10000000, NULL, load_cycle_rating),
 };
 
 static LmDiskPolicy *
@@ -46,7 +47,7 @@ policy_new (void)
   LmDiskPolicy *p = g_new (LmDiskPolicy, 1);
 
   p->standby_seconds = p->ac_standby_seconds = p->apm = p->readahead_kib = p->exclude = -1;
-  p->runtime_pm = -1;
+  p->runtime_pm = p->load_cycle_rating = -1;
   return p;
 }
 

@@ -17,6 +17,7 @@ typedef struct
   gint readahead_kib;      /* /sys/block/X/queue/read_ahead_kb while on */
   gint exclude;            /* 1: never touched, not even asked its power state */
   gint runtime_pm;         /* 1/0: power/control=auto for it and its controller (lm-hwpower.c) */
+  gint load_cycle_rating;  /* the drive's rated load cycles, for the wear projection only */
 } LmDiskPolicy;
 
 /* Tables map a stable id ("ata-WDC_…", or a kernel name) to LmDiskPolicy. */

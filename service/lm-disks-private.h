@@ -6,6 +6,7 @@
 #include "lm-disks.h"
 #include "lm-ata.h"
 #include "lm-disk-nvme.h"
+#include "lm-disk-smart.h"
 #include "lm-uevent.h"
 
 G_BEGIN_DECLS
@@ -32,6 +33,7 @@ typedef struct
   gint applied_apm;       /* -1 none */
   gint applied_readahead; /* -1 none */
   LmDiskNvme *nvme;       /* NVMe power states; NULL for other disks */
+  LmDiskSmart *smart;     /* wear counters; NULL but for spinning ATA disks */
 } LmDisk;
 
 struct _LmDisks
@@ -50,6 +52,8 @@ struct _LmDisks
   guint settle_id;
   LmDisksPowerFunc power_func; /* the ledger */
   gpointer power_data;
+  LmDisksWearFunc wear_func; /* the ledger */
+  gpointer wear_data;
 };
 
 void lm_disks_publish (LmDisks *self);

@@ -85,6 +85,25 @@ lm_disk_set_error (LmDisk *d, const char *message)
 
 /* --- commands -------------------------------------------------------------- */
 
+/* The disk did I/O just now, so it is awake: an NVMe drive may be asked
+ * its power states, a spinning disk its wear (each only when due). */
+static void
+io_seen (LmDisk *d)
+{
+  if (d->nvme != NULL)
+    lm_disk_nvme_io_seen (d->nvme, d->excluded);
+  if (d->smart != NULL && !d->excluded)
+    {
+      const LmDiskPolicy *p = lm_disk_policies_lookup (d->owner->policies, d->id, d->name);
+      g_autofree char *path = lm_blockdev_devnode (d->name);
+      guint rating = p != NULL && p->load_cycle_rating > 0 ? (guint) p->load_cycle_rating
+                                                           : LM_SMART_DEFAULT_LOAD_CYCLE_RATING;
+      if (lm_disk_smart_io_seen (d->smart, d->name, path, rating, d->owner->wear_func,
+                                 d->owner->wear_data))
+        lm_disks_publish (d->owner);
+    }
+}
+
 static gboolean
 check_power (LmDisk *d, LmAtaPower *power, GError **error)
 {
@@ -174,8 +193,7 @@ on_idle_timeout (gpointer user_data)
   if (io != d->io)
     {
       d->io = io;
-      if (d->nvme != NULL)
-        lm_disk_nvme_io_seen (d->nvme, d->excluded);
+      io_seen (d);
       /* Busy. Where the kernel reports spin-ups, the one after this busy
        * spell says when it went quiet (lm_disks_note_activity), so no
        * timer watches it meanwhile; else look again one threshold later. */
@@ -223,8 +241,7 @@ on_recheck (gpointer user_data)
   if (io != d->io)
     {
       d->io = io;
-      if (d->nvme != NULL)
-        lm_disk_nvme_io_seen (d->nvme, d->excluded);
+      io_seen (d);
       woke (d);
       return G_SOURCE_REMOVE;
     }
@@ -269,9 +286,8 @@ lm_disks_note_activity (LmDisks *self, const char *disk_name, gint64 quiet_since
   if (d == NULL || d->excluded)
     return;
   lm_blockdev_read_io (d->name, &d->io);
-  /* I/O right now: an NVMe drive is awake and may be asked. */
-  if (d->nvme != NULL)
-    lm_disk_nvme_io_seen (d->nvme, d->excluded);
+  /* I/O right now: the drive is awake and may be asked. */
+  io_seen (d);
   /* Busy when last seen and not watched since: it slept from one
    * threshold after its last I/O before this gap until now. */
   gint64 slept_at = quiet_since_us + (gint64) self->idle_s * G_USEC_PER_SEC;
@@ -375,6 +391,8 @@ disk_to_variant (LmDisk *d)
     lm_hwpower_describe_disk (d->name, &b);
   if (d->nvme != NULL)
     lm_disk_nvme_add_props (d->nvme, &b);
+  if (d->smart != NULL)
+    lm_disk_smart_add_props (d->smart, &b);
   return g_variant_builder_end (&b);
 }
 
@@ -429,6 +447,7 @@ disk_free (LmDisk *d)
   g_clear_handle_id (&d->idle_id, g_source_remove);
   g_clear_handle_id (&d->recheck_id, g_source_remove);
   g_clear_pointer (&d->nvme, lm_disk_nvme_free);
+  g_clear_pointer (&d->smart, lm_disk_smart_free);
   g_free (d->name);
   g_free (d->id);
   g_free (d->model);
@@ -462,6 +481,8 @@ disk_new (LmDisks *self, const char *name)
   lm_blockdev_read_io (name, &d->io);
   d->nvme = lm_disk_nvme_new (name, nvme_read, self);
   probe_ata (d);
+  if (d->ata && d->rotational)
+    d->smart = lm_disk_smart_new ();
   if (d->asleep)
     arm_recheck (d, 0);
   else
@@ -623,4 +644,11 @@ lm_disks_set_power_func (LmDisks *self, LmDisksPowerFunc func, gpointer user_dat
 {
   self->power_func = func;
   self->power_data = user_data;
+}
+
+void
+lm_disks_set_wear_func (LmDisks *self, LmDisksWearFunc func, gpointer user_data)
+{
+  self->wear_func = func;
+  self->wear_data = user_data;
 }

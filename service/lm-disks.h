@@ -9,6 +9,8 @@
 #include "lm-settings.h"
 #include "lm-state.h"
 
+#include "lm-disk-smart.h"
+
 G_BEGIN_DECLS
 
 typedef struct _LmDisks LmDisks;
@@ -38,6 +40,8 @@ void lm_disks_set_event_driven (LmDisks *disks, gboolean event_driven);
 typedef void (*LmDisksPowerFunc) (const char *disk, gboolean asleep, gint64 time_us,
                                   gpointer user_data);
 void lm_disks_set_power_func (LmDisks *disks, LmDisksPowerFunc func, gpointer user_data);
+/* Told each SMART wear reading of a spinning disk (the ledger). */
+void lm_disks_set_wear_func (LmDisks *disks, LmDisksWearFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)
 

@@ -45,6 +45,7 @@ close_open (LmLedger *self, DiskDay *d)
     return;
   d->has_open = FALSE;
   d->activity_today++;
+  lm_ledger_nvme_note_run (self, d, &d->open);
   self->batching = TRUE;
   lm_ledger_append_counted (self, &d->open);
   self->batching = FALSE;

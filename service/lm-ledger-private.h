@@ -26,6 +26,12 @@ typedef struct
   gsize held_offset, held_size;
   guint64 held_gen;
   guint held_timer;
+  /* Wear: the oldest wear record held, and the local day of the newest. */
+  gboolean has_first_wear;
+  gint64 first_wear_us;
+  guint32 first_load_cycles;
+  gint64 wear_day;
+  GArray *runs_today; /* LmReplayRun: today's closed activity, for the NVMe keys */
 } DiskDay;
 
 struct _LmLedger
@@ -63,5 +69,11 @@ void lm_ledger_flush_or_warn (LmLedger *self, gboolean closing);
 void lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r);
 void lm_ledger_close_intervals (LmLedger *self);
 void lm_ledger_close_activity (LmLedger *self, gboolean all);
+/* A wear record read back or appended (lm-ledger-wear.c). */
+void lm_ledger_count_wear (LmLedger *self, DiskDay *d, const LmLedgerRecord *r);
+/* Today's activity kept for, and LedgerSummary's NVMe keys (lm-ledger-nvme.c). */
+void lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r);
+void lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now_us,
+                             GVariantBuilder *e);
 
 G_END_DECLS

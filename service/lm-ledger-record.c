@@ -82,14 +82,17 @@ get_u64 (const guint8 *p)
  * u32, then the extension, then the disk, comm and path bytes, no NULs. All
  * little-endian. The extension was a reserved 0 in the first files, so they
  * still parse: it is 0 for intervals, 12 for activity (reads u32, writes
- * u32, dirtied u32) and, for a spin-up, the thread's name (0 to 15 bytes,
- * no NUL; 0 when the process's name says it all). */
+ * u32, dirtied u32), 16 for wear (load cycles, start/stop count, power
+ * cycles, power-on hours: u32 each) and, for a spin-up, the thread's name
+ * (0 to 15 bytes, no NUL; 0 when the process's name says it all). */
 static gsize
 extension_size (const LmLedgerRecord *r)
 {
   if (r->kind == LM_LEDGER_SPINUP)
     return strnlen (r->thread, sizeof r->thread - 1);
-  return r->kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT : 0;
+  return r->kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT
+         : r->kind == LM_LEDGER_WEAR   ? LM_LEDGER_WEAR_EXT
+                                       : 0;
 }
 
 static gboolean
@@ -97,7 +100,9 @@ extension_valid (guint kind, gsize ext)
 {
   if (kind == LM_LEDGER_SPINUP)
     return ext <= LM_LEDGER_THREAD_EXT;
-  return ext == (kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT : 0);
+  return ext == (kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT
+                 : kind == LM_LEDGER_WEAR   ? LM_LEDGER_WEAR_EXT
+                                            : 0);
 }
 
 void
@@ -128,11 +133,18 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
   p += LM_LEDGER_FIXED_SIZE;
   if (r->kind == LM_LEDGER_SPINUP)
     memcpy (p, r->thread, ext);
-  else if (ext > 0)
+  else if (r->kind == LM_LEDGER_ACTIVITY)
     {
       put_u32 (p, r->reads);
       put_u32 (p + 4, r->writes);
       put_u32 (p + 8, r->dirtied);
+    }
+  else if (r->kind == LM_LEDGER_WEAR)
+    {
+      put_u32 (p, r->load_cycles);
+      put_u32 (p + 4, r->start_stop);
+      put_u32 (p + 8, r->power_cycles);
+      put_u32 (p + 12, r->power_on_hours);
     }
   p += ext;
   memcpy (p, r->disk, disk_len);
@@ -173,7 +185,7 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
     return -1;
 
   gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4), ext = get_u16 (p + 6);
-  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_ACTIVITY || p[1] > LM_VIA_PASSTHROUGH)
+  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_WEAR || p[1] > LM_VIA_PASSTHROUGH)
     return -1;
   if (!extension_valid (p[0], ext)
       || LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len != payload)
@@ -193,11 +205,18 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
       if (!copy_string (r.thread, sizeof r.thread, p, ext))
         return -1;
     }
-  else if (ext > 0)
+  else if (r.kind == LM_LEDGER_ACTIVITY)
     {
       r.reads = get_u32 (p);
       r.writes = get_u32 (p + 4);
       r.dirtied = get_u32 (p + 8);
+    }
+  else if (r.kind == LM_LEDGER_WEAR)
+    {
+      r.load_cycles = get_u32 (p);
+      r.start_stop = get_u32 (p + 4);
+      r.power_cycles = get_u32 (p + 8);
+      r.power_on_hours = get_u32 (p + 12);
     }
   p += ext;
   if (!copy_string (r.disk, sizeof r.disk, p, disk_len)
@@ -254,6 +273,8 @@ lm_ledger_kind_to_string (LmLedgerKind kind)
         return "awake";
       case LM_LEDGER_ACTIVITY:
         return "activity";
+      case LM_LEDGER_WEAR:
+        return "wear";
     }
   return "unknown";
 }
@@ -277,6 +298,16 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
           g_variant_builder_add (&b, "{sv}", "Reads", g_variant_new_uint32 (r->reads));
           g_variant_builder_add (&b, "{sv}", "Writes", g_variant_new_uint32 (r->writes));
           g_variant_builder_add (&b, "{sv}", "Dirtied", g_variant_new_uint32 (r->dirtied));
+        }
+      else if (r->kind == LM_LEDGER_WEAR)
+        {
+          static const char *const keys[]
+              = { "LoadCycles", "StartStopCount", "PowerCycles", "PowerOnHours" };
+          const guint32 values[]
+              = { r->load_cycles, r->start_stop, r->power_cycles, r->power_on_hours };
+          for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+            if (values[i] != LM_LEDGER_NO_WEAR)
+              g_variant_builder_add (&b, "{sv}", keys[i], g_variant_new_uint32 (values[i]));
         }
       return g_variant_builder_end (&b);
     }

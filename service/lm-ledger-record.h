@@ -17,6 +17,9 @@ typedef enum
    * that processes issued, or data dirtied, on that disk), with how many
    * of its seconds had each; written in the record's extension. */
   LM_LEDGER_ACTIVITY = 4,
+  /* A spinning disk's SMART wear counters at time_us (== end_us), at most
+   * one a day; in the extension. */
+  LM_LEDGER_WEAR = 5,
 } LmLedgerKind;
 
 typedef struct
@@ -36,15 +39,20 @@ typedef struct
   /* Activity only; zero elsewhere: seconds of the run with process reads
    * that reached the disk, with direct writes, with data dirtied. */
   guint32 reads, writes, dirtied;
+  /* Wear only: SMART 193, 4, 12, 9; LM_LEDGER_NO_WEAR where not reported. */
+  guint32 load_cycles, start_stop, power_cycles, power_on_hours;
 } LmLedgerRecord;
+
+#define LM_LEDGER_NO_WEAR G_MAXUINT32
 
 #define LM_LEDGER_MAGIC "LMr1"
 #define LM_LEDGER_HEADER_SIZE 12  /* magic, payload length, CRC32 of the payload */
 #define LM_LEDGER_FIXED_SIZE 40   /* the payload before its extension and strings */
 #define LM_LEDGER_ACTIVITY_EXT 12 /* reads, writes, dirtied: activity records only */
 #define LM_LEDGER_THREAD_EXT 15   /* at most: a spin-up's thread name, when it has one */
+#define LM_LEDGER_WEAR_EXT 16     /* the four wear counters: wear records only */
 #define LM_LEDGER_MAX_RECORD                                                                       \
-  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_THREAD_EXT + 32 + 16 + 256)
+  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_WEAR_EXT + 32 + 16 + 256)
 
 guint32 lm_ledger_crc32 (const guint8 *data, gsize length);
 void lm_ledger_record_encode (const LmLedgerRecord *record, GByteArray *out);

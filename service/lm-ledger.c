@@ -41,6 +41,7 @@ lm_ledger_disk_day_free (gpointer data)
   DiskDay *d = data;
 
   g_clear_handle_id (&d->held_timer, g_source_remove);
+  g_clear_pointer (&d->runs_today, g_array_unref);
   g_free (d);
 }
 
@@ -82,7 +83,10 @@ lm_ledger_roll_day (LmLedger *self, gint64 now_us)
   self->day_start_us = midnight;
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
-    d->spinups = 0, d->asleep_us = 0;
+    {
+      d->spinups = 0, d->asleep_us = 0;
+      g_clear_pointer (&d->runs_today, g_array_unref);
+    }
 }
 
 static void
@@ -96,6 +100,9 @@ count_record (LmLedger *self, const LmLedgerRecord *r)
     d->spinups++;
   if (r->kind == LM_LEDGER_ASLEEP && r->end_us > self->day_start_us)
     d->asleep_us += r->end_us - MAX (r->time_us, self->day_start_us);
+  if (r->kind == LM_LEDGER_WEAR)
+    lm_ledger_count_wear (self, d, r);
+  lm_ledger_nvme_note_run (self, d, r);
 }
 
 GVariant *
@@ -122,6 +129,7 @@ lm_ledger_summary (LmLedger *self)
                              g_variant_new_double (CLAMP ((double) asleep / span, 0.0, 1.0)));
       g_variant_builder_add (&e, "{sv}", "LastWake",
                              g_variant_new_uint64 ((guint64) MAX (0, d->last_wake_us)));
+      lm_ledger_nvme_summary (self, disk, d, now, &e);
       g_autofree char *name = g_utf8_make_valid (disk, -1);
       g_variant_builder_add (&b, "{s@a{sv}}", name, g_variant_builder_end (&e));
     }

@@ -7,6 +7,7 @@
 #include "lm-attrib.h"
 #include "lm-generated.h"
 #include "lm-ledger-record.h"
+#include "lm-smart.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +40,10 @@ void lm_ledger_set_deferring (LmLedger *ledger, gboolean defer, guint max_wait_s
 void lm_ledger_note_spinup (const LmSpinUp *spinup, gpointer user_data);
 /* A disk went to sleep or woke (lm-disks.c). */
 void lm_ledger_note_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_data);
+/* An LmDisksWearFunc: a spinning disk's SMART wear read now; written at
+ * most once a local day per disk. */
+gboolean lm_ledger_note_wear (const char *disk, const LmSmartWear *wear, gint64 now_us,
+                              gint64 *first_us, guint32 *first_load_cycles, gpointer ledger);
 /* An LmActivityFunc: a run of activity the kernel collected. */
 void lm_ledger_note_activity (const LmActivity *activity, gpointer ledger);
 /* The user-space engine flushed @kib KiB to @disk after its spin-up; with

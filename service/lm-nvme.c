@@ -21,6 +21,10 @@
 #define PSD_FLAGS 3
 #define PSD_ENLAT 4
 #define PSD_EXLAT 8
+#define PSD_IDLP 16
+#define PSD_IPS 18
+#define PSD_ACTP 20
+#define PSD_APS 22
 #define PSD_FLAG_MPS 0x01
 #define PSD_FLAG_NOPS 0x02
 /* APST table entry: ITPS in bits 7:3, ITPT in bits 31:8. */
@@ -71,6 +75,25 @@ copy_ascii (char *out, const guint8 *in, gsize len)
   out[end] = '\0';
 }
 
+/* IDLP and ACTP carry their scale in bits 7:6 of the byte after them:
+ * 0 not reported, 1 units of 0.0001 W, 2 of 0.01 W, 3 reserved. */
+static gboolean
+scaled_power (guint32 value, guint8 scale_byte, guint32 *uw)
+{
+  switch (scale_byte >> 6)
+    {
+      case 1:
+        *uw = value * 100;
+        return TRUE;
+      case 2:
+        *uw = value * 10000;
+        return TRUE;
+      default:
+        *uw = 0;
+        return FALSE;
+    }
+}
+
 gboolean
 lm_nvme_parse_identify (const guint8 *data, gsize len, LmNvmeIdentify *id, GError **error)
 {
@@ -107,6 +130,9 @@ lm_nvme_parse_identify (const guint8 *data, gsize len, LmNvmeIdentify *id, GErro
       ps->operational = (psd[PSD_FLAGS] & PSD_FLAG_NOPS) == 0;
       ps->entry_lat_us = le32 (psd + PSD_ENLAT);
       ps->exit_lat_us = le32 (psd + PSD_EXLAT);
+      ps->have_idle_power = scaled_power (le16 (psd + PSD_IDLP), psd[PSD_IPS], &ps->idle_power_uw);
+      ps->have_active_power
+          = scaled_power (le16 (psd + PSD_ACTP), psd[PSD_APS], &ps->active_power_uw);
     }
   return TRUE;
 }

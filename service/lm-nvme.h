@@ -24,6 +24,9 @@ typedef struct
   guint32 entry_lat_us; /* ENLAT */
   guint32 exit_lat_us;  /* EXLAT */
   gboolean operational; /* NOPS clear */
+  /* IDLP and ACTP where the drive reports them (their scale not 0). */
+  gboolean have_idle_power, have_active_power;
+  guint32 idle_power_uw, active_power_uw;
 } LmNvmePowerState;
 
 typedef struct

@@ -1,6 +1,6 @@
 /* lm-sgio.h: sending ATA commands to a disk: SG_IO, then HDIO_DRIVE_CMD.
- * Owns the device handle and the ioctl layer (real, or the scripted fake
- * device tests put under the fake root); never decides what to send. */
+ * Owns the device handle and the ioctl layer (real, or whatever a test
+ * puts behind LmSgioOps); never decides what to send. */
 #pragma once
 
 #include <glib.h>
@@ -23,7 +23,11 @@ typedef struct
 } LmSgioOps;
 
 extern const LmSgioOps lm_sgio_real;
-extern const LmSgioOps lm_sgio_fake;
+
+/* Tests only: the backend for the device at @path, NULL for the real one.
+ * Nothing in the daemon sets it. */
+typedef const LmSgioOps *(*LmSgioChooser) (const char *path);
+void lm_sgio_set_chooser (LmSgioChooser choose);
 
 typedef struct _LmSgio LmSgio;
 
@@ -35,8 +39,9 @@ gboolean lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 
                           gsize data_len, LmAtaRegs *regs, GError **error);
 gboolean lm_sgio_check_power (LmSgio *dev, LmAtaPower *power, GError **error);
 gboolean lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error);
-
-gboolean lm_sgio_is_fake (const char *path);
+/* SMART READ DATA: the 512-byte attribute page, not parsed (lm-smart.c).
+ * The caller checks the power mode first: this spins a sleeping disk up. */
+gboolean lm_sgio_read_smart (LmSgio *dev, guint8 data[LM_ATA_SMART_LEN], GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSgio, lm_sgio_close)
 

@@ -520,6 +520,34 @@ test_top_wakers (void)
   g_assert_cmpuint (g_hash_table_size (empty), ==, 0);
 }
 
+/* An NVMe-only laptop: the tooltip says how long the drive sat in its
+ * deepest state and the energy, from which table; or that APST is off. */
+static void
+test_today_nvme (void)
+{
+  LmTrayState s = on_battery ();
+  g_autoptr (GVariant) summary = g_variant_ref_sink (g_variant_new_parsed (
+      "{'nvme0n1': {'SpinUpsToday': <uint32 3>, 'AsleepShareToday': <0.9>, "
+      "'Apst': <'enabled'>, 'DeepestState': <uint32 4>, 'DeepIdleShareToday': <0.414>, "
+      "'DeepIdleShareStockToday': <0.12>, 'EnergyWhToday': <1.9>, "
+      "'EnergyWhStockToday': <2.6>, 'EnergySource': <'idlp_actp'>}, "
+      "'nvme1n1': {'SpinUpsToday': <uint32 0>, 'AsleepShareToday': <1.0>, "
+      "'Apst': <'absent'>, 'DeepestState': <uint32 0>}}"));
+  g_autoptr (GArray) days = lm_tray_disk_days_from_variant (summary, NULL);
+  g_auto (LmTrayView) v = { 0 };
+
+  s.days = (const LmTrayDiskDay *) days->data;
+  s.n_days = days->len;
+  lm_tray_view_build (&s, &v);
+  g_assert_cmpstr (v.body, ==,
+                   "Mode: auto (running on battery)\nMax lost work: 10 min\n"
+                   "nvme0n1: 3 spin-ups today, asleep 90 %\n"
+                   "nvme0n1: PS4 41 % of today (stock writeback 12 %), about 1.90 Wh against "
+                   "2.60 Wh, from the drive's IDLP/ACTP\n"
+                   "nvme1n1: 0 spin-ups today, asleep 100 %\n"
+                   "nvme1n1: APST absent, no deep idle when quiet");
+}
+
 static void
 test_days_from_summary (void)
 {
@@ -581,5 +609,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tray-view/today-range", test_today_range);
   g_test_add_func ("/tray-view/top-wakers", test_top_wakers);
   g_test_add_func ("/tray-view/days-from-summary", test_days_from_summary);
+  g_test_add_func ("/tray-view/today-nvme", test_today_nvme);
   return g_test_run ();
 }

@@ -205,7 +205,27 @@ def configure():
          "SataLinkPolicy": GLib.Variant("s", "")})
 
 
+def smart():
+    # SMART READ DATA pages: a laptop disk's counters (4, 9, 12, 193 among
+    # others) with a good checksum, an SSD's, a bad checksum, a short page.
+    def page(attrs):
+        p = bytearray(512)
+        p[0] = 0x10
+        for i, (ident, raw) in enumerate(attrs):
+            struct.pack_into("<BHBB", p, 2 + 12 * i, ident, 0x32, 100, 100)
+            p[2 + 12 * i + 5:2 + 12 * i + 11] = raw.to_bytes(6, "little")
+        p[511] = (0x100 - sum(p[:511]) % 256) % 256
+        return bytes(p)
+    disk = page([(1, 0), (3, 0), (4, 5123), (5, 0), (9, 0x3A00004E20), (12, 2011), (193, 246810),
+                 (194, 0x32001E0023), (193, 1)])
+    put("smart", disk)
+    put("smart", page([(173, 40), (9, 12000)]))
+    put("smart", disk[:511] + bytes([disk[511] ^ 1]))
+    put("smart", disk[:300])
+
+
 only = sys.argv[1:]
-for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger, nvme, configure):
+for f in (kmsg, uevent, lines, tracefs, settings, state, remount, ata, bpf, ledger, nvme, configure,
+          smart):
     if not only or f.__name__ in only:
         f()

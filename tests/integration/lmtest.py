@@ -23,6 +23,8 @@ import lmpolkit
 SRCDIR = os.environ.get("LM_SRCDIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BUILDDIR = os.environ.get("LM_BUILDDIR", os.path.join(SRCDIR, "build"))
 DAEMON = os.path.join(BUILDDIR, "service", "laptop-moded")
+# The same daemon with the scripted fake ATA drive (tests/lm-fake-ata.c).
+TEST_DAEMON = os.path.join(BUILDDIR, "tests", "laptop-moded-test")
 CTL = os.path.join(BUILDDIR, "client", "laptop-modectl")
 POLICY = os.path.join(SRCDIR, "data", "org.laptopmode.LaptopMode1.conf")
 
@@ -377,7 +379,8 @@ class DaemonTestCase(unittest.TestCase):
         log = open(os.path.join(self.tmp, "daemon.log"), "a")
         # Where this daemon's own lines begin (see this_daemon_log).
         self.daemon_log_start = log.tell()
-        p = subprocess.Popen(outer + list(wrapper) + [DAEMON, "--verbose"] + list(args),
+        daemon = getattr(self, "daemon_binary", DAEMON)
+        p = subprocess.Popen(outer + list(wrapper) + [daemon, "--verbose"] + list(args),
                              env=self.daemon_env(), stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.procs.append(p)

@@ -10,8 +10,10 @@ The machine's own disks are test_disks_realkernel.py's.
 import json
 import os
 import signal
+import struct
 import subprocess
 import time
+import zlib
 
 import lmtest
 from lmtest import DaemonTestCase
@@ -38,6 +40,8 @@ APM=1
 
 
 class FakeAtaTest(DaemonTestCase):
+    # Only the test build of the daemon talks to the fake drive.
+    daemon_binary = lmtest.TEST_DAEMON
     config_text = CONFIG
     fake_power = "active"
     fake_extra = "APM=254\n"
@@ -111,6 +115,130 @@ class FakeAtaTest(DaemonTestCase):
         except AssertionError:
             self.fail("%s: %r\n%s" % (message, self.disks().get(name), self.daemon_log()))
         return self.disks()[name]
+
+
+def wear_record(disk, time_us, load_cycles):
+    """A wear record (kind 5) as lm_ledger_record_encode() writes it: the
+    fixed part, a 16-byte extension (load cycles, start/stop, power cycles,
+    power-on hours; 0xFFFFFFFF: not reported), then the disk name."""
+    ext = struct.pack("<IIII", load_cycles, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF)
+    payload = struct.pack("<BBBBHHqqIqI", 5, 0, len(disk), 0, 0, len(ext), time_us, time_us, 0,
+                          -1, 0) + ext + disk.encode()
+    return b"LMr1" + struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
+
+
+class FakeAtaSmartTest(FakeAtaTest):
+    """SMART wear of a spinning disk: read only after I/O was seen, only
+    after CHECK POWER MODE said it is awake, at most hourly; a load-cycle
+    rate that reaches the rating within five years is logged once."""
+    fake_extra = "APM=254\nSmart=4:1021;9:17520;12:990;193:120000\n"
+    days_ago = 10
+    old_cycles = 116000  # 400 a day: 180,000 more in 450 days
+
+    def prepare_root(self):
+        os.makedirs(self.state_dir)
+        with open(os.path.join(self.state_dir, "ledger"), "wb") as f:
+            f.write(wear_record("sda", int((time.time() - self.days_ago * 86400) * 1e6),
+                                self.old_cycles))
+
+    def smart_commands(self):
+        return [c for c in self.commands() if c.split()[1] == "B0"]
+
+    def test_read_after_io_while_active(self):
+        self.wait_until(lambda: len(self.commands()) >= 2, message="the quiet checks")
+        self.assertEqual(self.smart_commands(), [], "no SMART before the disk did I/O")
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read", LoadCycles=120000)
+        log = self.commands()
+        first = log.index("sgio B0 D0 01")
+        self.assertEqual(log[first - 1], "sgio E5 00 00", "CHECK POWER MODE right before: %r" % log)
+        d = self.disks()["sda"]
+        self.assertEqual((d["StartStopCount"], d["PowerCycles"], d["PowerOnHours"]),
+                         (1021, 990, 17520))
+        self.assertEqual(d["LoadCycleRating"], 300000)
+        # (120,000 - 116,000) / 10 days, a few seconds more than 10 days.
+        self.assertAlmostEqual(d["LoadCyclesPerDay"], 400, delta=0.1)
+        self.assertAlmostEqual(d["LoadCycleDaysLeft"], 450, delta=0.2)
+        self.assertTrue(d["LoadCycleWarning"])
+        # More I/O within the hour: no second read; the warning stays one line.
+        for _ in range(3):
+            self.do_io("sda")
+            time.sleep(1.2)
+        self.wait_until(lambda: len(self.commands()) > len(log), message="a later look")
+        self.assertEqual(len(self.smart_commands()), 1, self.commands())
+        self.assertEqual(self.daemon_log().count("parks its heads 400 times a day"), 1,
+                         self.daemon_log())
+        self.assertIn("A higher APM level", self.daemon_log())
+        self.assertIn("laptop-moded changes nothing by itself", self.daemon_log())
+        # The day's value went to the ledger (one record a day), beside the old one.
+        with open(os.path.join(self.state_dir, "ledger"), "rb") as f:
+            data = f.read()
+        kinds = [data[i + 12] for i in range(len(data) - 12) if data[i:i + 4] == b"LMr1"]
+        self.assertEqual(kinds.count(5), 2, kinds)
+        r = self.ctl_run("disks", check=True)
+        self.assertRegex(r.out, r"load cycles 120000, 400\.0/day over 10\.0 days")
+        self.assertIn("rating 300000 in 450 days", r.out)
+        # The report and its metrics say the same, from the same reading.
+        w = json.loads(self.ctl_run("report", "--json", check=True).out)["disks"]["sda"]["wear"]
+        self.assertEqual((w["load_cycles"], w["load_cycle_rating"], w["warning"]),
+                         (120000, 300000, True))
+        self.assertAlmostEqual(w["load_cycles_per_day"], 400, delta=0.1)
+        self.assertIn("SMART attribute 193", w["source"])
+        text = self.ctl_run("report", check=True).out
+        self.assertRegex(text, r"load cycles 120000 \(SMART 193\), 400\.0 a day: rating 300000 in "
+                               r"450 days \(within five years")
+        m = self.ctl_run("report", "--openmetrics", check=True).out
+        self.assertIn('laptop_mode_load_cycles{disk="sda"} 120000.0\n', m)
+        self.assertRegex(m, r'laptop_mode_load_cycles_per_day\{disk="sda"\} 400\.0\n')
+
+    def test_no_smart_to_a_standby_drive(self):
+        self.set_drive("sda", "standby")
+        self.do_io("sda")
+        # The daemon looks (CHECK POWER MODE), hears standby, sends nothing else.
+        self.wait_until(lambda: len(self.commands()) >= 3, message="checks after the I/O")
+        time.sleep(2)
+        self.assertEqual(self.smart_commands(), [], self.commands())
+        self.assertTrue(all(c == "sgio E5 00 00" for c in self.commands()), self.commands())
+        self.assertNotIn("LoadCycles", self.disks()["sda"])
+        # Awake again and busy: asked again at once (a standby answer does not
+        # count as the hour's read), and read.
+        self.set_drive("sda", "active")
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read once awake", LoadCycles=120000)
+        self.assertEqual(len(self.smart_commands()), 1, self.commands())
+
+
+class FakeAtaSmartHealthyTest(FakeAtaSmartTest):
+    """40 load cycles a day: 4,500 days to the rating, no warning."""
+    old_cycles = 119600
+
+    def test_read_after_io_while_active(self):
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read", LoadCycles=120000)
+        d = self.disks()["sda"]
+        self.assertAlmostEqual(d["LoadCyclesPerDay"], 40, delta=0.1)
+        self.assertFalse(d["LoadCycleWarning"])
+        self.assertNotIn("parks its heads", self.daemon_log())
+
+    test_no_smart_to_a_standby_drive = None
+
+
+class FakeAtaSmartRatingTest(FakeAtaSmartTest):
+    """The same 400 cycles a day against LoadCycleRating=1000000 from the
+    disk's section: 2,200 days left, past five years, no warning."""
+    config_text = CONFIG.replace("ReadaheadKiB=4096\n", "ReadaheadKiB=4096\nLoadCycleRating=1000000\n")
+
+    def test_read_after_io_while_active(self):
+        self.assertIn("LoadCycleRating=1000000", self.config_text)
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read", LoadCycles=120000)
+        d = self.disks()["sda"]
+        self.assertEqual(d["LoadCycleRating"], 1000000)
+        self.assertAlmostEqual(d["LoadCycleDaysLeft"], 2200, delta=1)
+        self.assertFalse(d["LoadCycleWarning"])
+        self.assertNotIn("parks its heads", self.daemon_log())
+
+    test_no_smart_to_a_standby_drive = None
 
 
 class FakeAtaAccountingTest(FakeAtaTest):

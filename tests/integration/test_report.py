@@ -354,6 +354,190 @@ class ReportEstimateTest(RecordsFileCase):
         self.assertNotIn("no activity recorded", text)
 
 
+NVME_DATA = os.path.join(lmtest.SRCDIR, "tests", "data", "nvme")
+NVME_DEV = "/sys/devices/virtual/lm-test/nvme0"
+NVME_STAT = "%d 0 %d 0 %d 0 %d 0 0 0 0 0 0 0 0 0 0\n"
+
+
+def fake_nvme(root, identify, apst=True):
+    """/sys/block/nvme0n1 under the fake root, its controller nvme0, and
+    /dev/nvme0 as the scripted fake controller (tests/lm-fake-nvme.c)
+    answering with the hand-made recordings in tests/data/nvme."""
+    os.makedirs(root.file(NVME_DEV + "/nvme0n1/queue"))
+    root.write(NVME_DEV + "/dev", "259:0\n")
+    for name, text in (("size", "1000215216\n"), ("removable", "0\n"),
+                       ("queue/rotational", "0\n"), ("queue/read_ahead_kb", "128\n"),
+                       ("stat", NVME_STAT % (10, 10, 10, 10))):
+        root.write(NVME_DEV + "/nvme0n1/" + name, text)
+    os.symlink("../../nvme0", root.file(NVME_DEV + "/nvme0n1/device"))
+    os.makedirs(root.file("/sys/block"), exist_ok=True)
+    os.symlink("../devices/virtual/lm-test/nvme0/nvme0n1", root.file("/sys/block/nvme0n1"))
+    os.makedirs(root.file("/dev"), exist_ok=True)
+    text = "# laptop-moded fake NVMe controller\n[FakeNvme]\nIdentify=%s\nPowerState=0\n" % (
+        os.path.join(NVME_DATA, identify))
+    if apst:
+        text += "Apst=%s\nApstEnabled=true\n" % os.path.join(NVME_DATA, "synthetic-apst-table.bin")
+    root.write("/dev/nvme0", text)
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
+class NvmeReportTest(DaemonTestCase):
+    """The report's deep-idle time and energy for a fake NVMe controller with
+    the hand-made 5-state table (IDLP/ACTP reported), against a hand
+    calculation."""
+    daemon_binary = lmtest.TEST_DAEMON
+    config_text = "[LaptopMode]\nMode=off\nSpinUpIdle=1\nAttribution=none\nRemount=false\n"
+    identify = "synthetic-identify-5ps-idlp.bin"
+    apst = True
+
+    def setUp(self):
+        super().setUp()
+        fake_nvme(self.root, self.identify, self.apst)
+        os.makedirs(self.state_dir)
+        # Three activity runs, two hours ago, on a 60 s boundary (so the
+        # 5 s writeback ticks fall where the calculation below says).
+        self.t0 = (int(time.time()) - 7200) // 60 * 60
+        us = 1000000
+        runs = ((0, 1, 0, 0), (600, 0, 0, 1), (3000, 0, 1, 0))  # (at, reads, writes, dirtied)
+        if getattr(self, "t0_override", False):
+            self.t0 = int(time.time()) - self.offset
+            runs = ((0, 1, 0, 0), (10, 0, 0, 1))
+        with open(os.path.join(self.state_dir, "ledger"), "wb") as f:
+            for at, reads, writes, dirtied in runs:
+                f.write(encode({"Kind": "activity", "Disk": "nvme0n1", "Time": (self.t0 + at) * us,
+                                "End": (self.t0 + at + 1) * us, "Reads": reads, "Writes": writes,
+                                "Dirtied": dirtied}))
+        self.start_daemon()
+        # The daemon reads the controller only after it sees I/O.
+        self.root.write(NVME_DEV + "/nvme0n1/stat", NVME_STAT % (20, 20, 20, 20))
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            disks = self.properties()["Disks"]
+            if "NvmePowerStates" in disks.get("nvme0n1", {}):
+                break
+            time.sleep(0.2)
+        else:
+            self.fail("the fake controller was never read: %r\n%s" % (disks, self.daemon_log()))
+
+    def test_deep_idle_and_energy(self):
+        got = json.loads(self.run_as([self.ctl, "report", "--json"], check=True).out)
+        n = got["disks"]["nvme0n1"]["nvme"]
+        self.assertEqual(n["apst"], "enabled")
+        self.assertEqual(n["deepest_state"], 4)
+        until_s = got["until_us"] // 1000000
+        window = until_s - self.t0
+        self.assertEqual(n["window_s"], window)
+        # APST: ps0 -> ps3 after 71 ms idle, ps3 -> ps4 after 500 ms. I/O
+        # seconds with laptop mode: t0 (the read), t0 + 1200 (the dirtied
+        # data, MaxLostWork 600 s after it: nothing else came), t0 + 3000
+        # (the write): 3 I/O seconds and 3 idle gaps. Under stock writeback:
+        # t0, t0 + 605 (journal commit), t0 + 630 (writeback at expiry),
+        # t0 + 3000: 4 and 4.
+        for policy, ios in (("laptop_mode", 3), ("stock_estimate", 4)):
+            r = n[policy]
+            want = {0: ios * 0.071, 1: 0, 2: 0, 3: ios * 0.5, 4: window - ios - ios * 0.571}
+            for st in r["deep_idle"]:
+                self.assertAlmostEqual(st["seconds"], want[st["state"]], places=6, msg=policy)
+                self.assertAlmostEqual(st["share"], want[st["state"]] / window, places=9)
+            self.assertEqual(r["active_s"], ios)
+            # ACTP 5.20 W for I/O seconds; IDLP 0.90, 0.045, 0.003 W idle.
+            wh = (ios * 5.20 + want[0] * 0.90 + want[3] * 0.045 + want[4] * 0.003) / 3600
+            self.assertAlmostEqual(r["energy_wh"], wh, places=9, msg=policy)
+            self.assertEqual(r["energy_source"], "idlp_actp")
+        self.assertIn("maximum power is an upper bound", n["limits"])
+        text = self.run_as([self.ctl, "report"], check=True).out
+        self.assertRegex(text, r"PS4 \(deepest\): \d+ % of the time with laptop mode")
+        self.assertIn("IDLP/ACTP", text)
+        metrics = self.run_as([self.ctl, "report", "--openmetrics"], check=True).out
+        self.assertRegex(metrics, r'laptop_mode_nvme_energy_wh\{disk="nvme0n1",policy="stock",'
+                                  r'source="idlp_actp"\} [0-9.]+\n')
+        self.assertIn('laptop_mode_nvme_state_seconds{disk="nvme0n1",policy="laptop_mode",'
+                      'state="ps4"}', metrics)
+        # --html: a bar per policy beside the timeline, a segment for I/O and per state.
+        out = os.path.join(self.tmp, "nvme.html")
+        self.run_as([self.ctl, "report", "--html", out], check=True)
+        with open(out, encoding="utf-8") as f:
+            dom = xml.dom.minidom.parseString(f.read().encode())
+        bars = [s for s in dom.getElementsByTagName("svg") if s.getAttribute("class") == "nvme"]
+        self.assertEqual(len(bars), 1)
+        titles = [t.firstChild.data for t in bars[0].getElementsByTagName("title")]
+        self.assertEqual(len(titles), 2 * (1 + 5), titles)
+        self.assertIn("PS4 idle", titles[5])
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
+class NvmeSummaryTest(NvmeReportTest):
+    """LedgerSummary carries today's deep-idle shares and energy for the
+    NVMe disk (what the tray's tooltip shows); the activity is two minutes
+    old, so it is today's."""
+    offset = 120
+
+    def setUp(self):
+        self.t0_override = True
+        super().setUp()
+
+    def test_deep_idle_and_energy(self):
+        # Another I/O: the disk wakes and sleeps again, and the summary is
+        # published with the table the daemon has read by now.
+        self.root.write(NVME_DEV + "/nvme0n1/stat", NVME_STAT % (30, 30, 30, 30))
+
+        def summary():
+            return self.properties()["LedgerSummary"].get("nvme0n1", {})
+        self.wait_until(lambda: "DeepIdleShareToday" in summary(), timeout=20,
+                        message="the NVMe keys in LedgerSummary")
+        s = summary()
+        self.assertEqual((s["Apst"], s["DeepestState"], s["EnergySource"]),
+                         ("enabled", 4, "idlp_actp"))
+        # One read 120 s ago and a dirtied second flushed (stock) or held
+        # (laptop mode, MaxLostWork 600 s): the stock replay has more I/O.
+        self.assertGreater(s["DeepIdleShareToday"], s["DeepIdleShareStockToday"])
+        self.assertGreater(s["DeepIdleShareToday"], 0.9)
+        self.assertLess(s["EnergyWhToday"], s["EnergyWhStockToday"])
+        # At most (now - t0) s at 5.20 W: a bound, as the window ends when it was published.
+        self.assertLess(s["EnergyWhToday"], (time.time() - self.t0 + 5) * 5.20 / 3600)
+
+
+class NvmeNoApstReportTest(NvmeReportTest):
+    """The same drive with APST refused (as qemu's): the report says so and
+    what it costs; everything idle stays in ps0, at maximum power."""
+    identify = "synthetic-identify-5ps.bin"
+    apst = False
+
+    def test_deep_idle_and_energy(self):
+        got = json.loads(self.run_as([self.ctl, "report", "--json"], check=True).out)
+        n = got["disks"]["nvme0n1"]["nvme"]
+        self.assertEqual(n["apst"], "disabled")
+        window = got["until_us"] // 1000000 - self.t0
+        r = n["laptop_mode"]
+        self.assertAlmostEqual(r["deep_idle"][0]["seconds"], window - 3, places=6)
+        self.assertEqual(r["energy_source"], "max_power")
+        self.assertAlmostEqual(r["energy_wh"], window * 7.02 / 3600, places=9)
+        # Idle at 7.02 W instead of ps4's 0.005 W.
+        self.assertAlmostEqual(n["no_apst_cost_wh"], (window - 3) * (7.02 - 0.005) / 3600, places=9)
+        text = self.run_as([self.ctl, "report"], check=True).out
+        self.assertIn("APST disabled: the drive stays in PS0 whenever idle", text)
+
+
+class NvmeQemuReportTest(NvmeReportTest):
+    """qemu 7.2's recorded controller (one 25 W state, APSTA 0): APST absent,
+    nothing deeper to go to; what tests/guest/check-nvme checks on the real
+    emulated drive."""
+    identify = "qemu-7.2-identify-ctrl.bin"
+    apst = False
+
+    def test_deep_idle_and_energy(self):
+        got = json.loads(self.run_as([self.ctl, "report", "--json"], check=True).out)
+        n = got["disks"]["nvme0n1"]["nvme"]
+        self.assertEqual((n["apst"], n["deepest_state"], n["no_apst_cost_wh"]), ("absent", 0, None))
+        window = got["until_us"] // 1000000 - self.t0
+        self.assertAlmostEqual(n["laptop_mode"]["energy_wh"], window * 25.0 / 3600, places=9)
+        self.assertEqual(n["laptop_mode"]["energy_source"], "max_power")
+        text = self.run_as([self.ctl, "report", "--disk", "nvme0n1"], check=True).out
+        self.assertIn("APST absent: the drive stays in PS0 whenever idle (it has no "
+                      "non-operational state to go to)", text)
+        self.assertIn("from each state's maximum power: an upper bound", text)
+
+
 def chromium():
     return shutil.which("chromium")
 

@@ -24,6 +24,9 @@ from gi.repository import Gio, GLib
 
 import lmtest
 from lmtest import DaemonTestCase, ctx_switches, wait_quiet
+# Modules, not classes: their tests must not run again here.
+import test_disks
+import test_report
 from test_spinup_dbus import LineReader, SpinUpBusTest
 
 TRAY = os.path.join(lmtest.BUILDDIR, "client", "laptop-mode-tray")
@@ -877,6 +880,67 @@ class RealSpinUpTest(TrayMixin, DaemonTestCase):
         self.wait_for(popped_up, "a popup naming cat", timeout=15)
         # The exact disk and pid are in the menu either way.
         self.assertTrue(any(lb.endswith(want) for lb in self.menu_items()), self.menu_items())
+
+
+class WearNotificationTest(TrayMixin, test_disks.FakeAtaSmartTest):
+    """A spinning disk parking 400 times a day (the fake drive's SMART and
+    the ledger's reading ten days ago): one notification saying what
+    helps, however often Disks changes afterwards."""
+    test_read_after_io_while_active = None
+    test_no_smart_to_a_standby_drive = None
+
+    def wear_notes(self):
+        return [n for n in self.notifications() if "wears out its heads" in n[1]]
+
+    def test_one_wear_notification(self):
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.assertEqual(self.wear_notes(), [])
+        self.do_io("sda")
+        self.wait_for(lambda: self.wear_notes(), "the wear notification", timeout=20)
+        summary, body = self.wear_notes()[0][1:]
+        self.assertEqual(summary, "sda wears out its heads")
+        self.assertIn("400 times a day", body)
+        self.assertIn("rating of 300000 load cycles in 1.2 years", body)
+        self.assertIn("APM", body)
+        # Disks keeps changing (state changes, more I/O): no second one.
+        for _ in range(3):
+            self.do_io("sda")
+            time.sleep(1.5)
+        self.set_drive("sda", "standby")
+        self.wait_disk("sda", "standby seen", State="standby")
+        time.sleep(2)
+        self.assertEqual(len(self.wear_notes()), 1, self.notifications())
+
+
+class NvmeTooltipTest(TrayMixin, test_report.NvmeSummaryTest):
+    """An NVMe-only laptop (the fake controller with the hand-made 5-state
+    table): the tooltip says how long today the drive sat in its deepest
+    state, with laptop mode and under stock writeback, and the energy."""
+
+    def test_deep_idle_and_energy(self):
+        self.start_tray()
+        self.wait_icon("laptop-mode-off")
+        self.root.write(test_report.NVME_DEV + "/nvme0n1/stat", "%d 0 %d 0 %d 0 %d 0 0 0 0 0 0 0 0 0 0\n"
+                        % (30, 30, 30, 30))
+        pattern = re.compile(r"^nvme0n1: PS4 (\d+) % of today \(stock writeback (\d+) %\), about "
+                             r"([0-9.]+) Wh against ([0-9.]+) Wh, from the drive(?:'|&apos;)s IDLP/ACTP$", re.M)
+        got = {}
+
+        def shown():
+            got["tip"] = self.item("ToolTip")[3]
+            return pattern.search(got["tip"]) is not None
+        try:
+            self.wait_for(shown, "the NVMe line in the tooltip", timeout=25)
+        except AssertionError:
+            print("# tooltip %r\n# LedgerSummary %r" % (got.get("tip"),
+                                                       self.properties()["LedgerSummary"]))
+            raise
+        m = pattern.search(got["tip"])
+        self.assertGreater(int(m.group(1)), int(m.group(2)))
+        # Two minutes: a fraction of a watt-hour, four digits; less with laptop mode.
+        self.assertLess(float(m.group(3)), float(m.group(4)))
+        self.assertGreater(float(m.group(3)), 0)
 
 
 if __name__ == "__main__":

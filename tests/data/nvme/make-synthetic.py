@@ -3,7 +3,8 @@
 # Identify Controller with 5 power states (two non-operational, one with the
 # 0.0001 W scale) and APST supported, and the APST table the Linux driver
 # builds from it with the default 100 ms latency bound (entries 0-2 go to
-# ps3 after 50 x (its ENLAT + EXLAT), entry 3 to ps4 likewise).
+# ps3 after 50 x (its ENLAT + EXLAT), entry 3 to ps4 likewise), and the
+# same Identify with IDLP and ACTP reported.
 import os
 import struct
 
@@ -29,6 +30,24 @@ for i, (mp, mps, nops, enlat, exlat) in enumerate(states):
     struct.pack_into("<HBBII", ident, off, mp, 0, flags, enlat, exlat)
 with open(os.path.join(here, "synthetic-identify-5ps.bin"), "wb") as f:
     f.write(ident)
+
+# The same drive reporting its idle and active power (IDLP, ACTP; scale in
+# bits 7:6 of the byte after each: 1 = 0.0001 W, 2 = 0.01 W, 0 = not
+# reported): (IDLP, IPS, ACTP, APS).
+powers = [
+    (90, 2, 520, 2),  # idle 0.90 W, active 5.20 W
+    (90, 2, 460, 2),  # idle 0.90 W, active 4.60 W
+    (90, 2, 290, 2),  # idle 0.90 W, active 2.90 W
+    (450, 1, 0, 0),  # idle 0.0450 W, active not reported
+    (30, 1, 0, 0),  # idle 0.0030 W, active not reported
+]
+reported = bytearray(ident)
+reported[24:64] = b"laptop-moded synthetic NVMe SSD IDLP".ljust(40)
+for i, (idlp, ips, actp, aps) in enumerate(powers):
+    off = 2048 + 32 * i
+    struct.pack_into("<HBxHB", reported, off + 16, idlp, ips << 6, actp, aps << 6)
+with open(os.path.join(here, "synthetic-identify-5ps-idlp.bin"), "wb") as f:
+    f.write(reported)
 
 
 def entry(target, ms):
