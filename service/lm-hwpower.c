@@ -3,6 +3,7 @@
  * never a disk that is excluded, and never a value someone else changed. */
 #include "lm-hwpower.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "lm-blockdev.h"
@@ -444,7 +445,14 @@ lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
 
       if (lm_io_write_value (path, w->value, &write_error))
         continue;
-      g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", write_error->message);
+      /* Linux 7.2 answers EOPNOTSUPP for a SATA port without link power
+       * management (an empty port, an emulated controller): nothing to
+       * save there, and nothing the user must act on. */
+      gboolean unsupported = errno == EOPNOTSUPP && g_str_has_suffix (w->key, LINK_POLICY);
+      if (unsupported)
+        g_debug ("%s", write_error->message);
+      else
+        g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", write_error->message);
       if (w->previous != NULL)
         lm_journal_mark (state, LM_HWPOWER_PART, w->key, w->previous);
       else

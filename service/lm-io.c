@@ -50,6 +50,7 @@ lm_io_write_value (const char *path, const char *value, GError **error)
       int saved = errno;
       g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot open %s: %s", path,
                    g_strerror (saved));
+      errno = saved;
       return FALSE;
     }
   g_autofree char *line = g_strdup_printf ("%s\n", value);
@@ -64,6 +65,7 @@ lm_io_write_value (const char *path, const char *value, GError **error)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Cannot write “%s” to %s: %s", value, path,
                    n < 0 ? g_strerror (saved) : "short write");
+      errno = n < 0 ? saved : EIO;
       return FALSE;
     }
   return TRUE;

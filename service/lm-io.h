@@ -8,6 +8,7 @@
 G_BEGIN_DECLS
 
 char *lm_io_read_value (const char *path, GError **error);
+/* On failure errno is left at the kernel's reason (EIO for a short write). */
 gboolean lm_io_write_value (const char *path, const char *value, GError **error);
 gboolean lm_io_write_atomic (const char *path, const char *contents, gsize length, int mode,
                              GError **error);
