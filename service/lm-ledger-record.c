@@ -100,9 +100,10 @@ extension_valid (guint kind, gsize ext)
 {
   if (kind == LM_LEDGER_SPINUP)
     return ext <= LM_LEDGER_THREAD_EXT;
-  return ext == (kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT
-                 : kind == LM_LEDGER_WEAR   ? LM_LEDGER_WEAR_EXT
-                                            : 0);
+  return ext
+         == (kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT
+             : kind == LM_LEDGER_WEAR   ? LM_LEDGER_WEAR_EXT
+                                        : 0);
 }
 
 void
