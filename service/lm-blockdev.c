@@ -127,52 +127,6 @@ lm_blockdev_is_listed (const char *name)
   return slaves == NULL || g_dir_read_name (slaves) == NULL;
 }
 
-/* AHCI PxCMD: hot-plug capable port (HPCP) or external SATA port (ESP). */
-#define AHCI_PORT_HOTPLUG 0x240000u
-
-static gboolean
-sata_port_hotplug (const char *host)
-{
-  g_autofree char *sys = g_strdup_printf ("/sys/class/scsi_host/%s/ahci_port_cmd", host);
-  g_autofree char *path = lm_path (sys);
-  g_autofree char *cmd = lm_io_read_value (path, NULL);
-  return cmd != NULL && (g_ascii_strtoull (cmd, NULL, 16) & AHCI_PORT_HOTPLUG) != 0;
-}
-
-gboolean
-lm_blockdev_is_hotplug (const char *name)
-{
-  if (lm_blockdev_flag (name, "removable"))
-    return TRUE;
-
-  g_autofree char *link = g_strdup_printf ("/sys/block/%s/device", name);
-  g_autofree char *device = lm_path_resolve (link, "/sys/devices");
-  if (device == NULL)
-    return FALSE;
-  g_auto (GStrv) parts = g_strsplit (device, "/", -1);
-  g_autofree char *dir = g_strdup ("/sys/devices");
-  for (guint i = 3; parts[i] != NULL; i++)
-    {
-      char *next = g_build_filename (dir, parts[i], NULL);
-      g_free (dir);
-      dir = next;
-      /* usbN is a USB root hub; hostN the SCSI host of a SATA port. */
-      if (g_str_has_prefix (parts[i], "usb") && g_ascii_isdigit (parts[i][3]))
-        return TRUE;
-      if (g_str_has_prefix (parts[i], "host") && g_ascii_isdigit (parts[i][4])
-          && sata_port_hotplug (parts[i]))
-        return TRUE;
-      /* The kernel's own verdict for a device behind an external port
-       * (Thunderbolt's PCIe tunnels), in its "removable" attribute. */
-      g_autofree char *file = g_build_filename (dir, "removable", NULL);
-      g_autofree char *path = lm_path (file);
-      g_autofree char *removable = lm_io_read_value (path, NULL);
-      if (removable != NULL && g_str_equal (removable, "removable"))
-        return TRUE;
-    }
-  return FALSE;
-}
-
 /* The bus and model kinds first (they survive moving the disk to another
  * port), wwn- last; names sort deterministically within a rank. */
 char *

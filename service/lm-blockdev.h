@@ -24,10 +24,6 @@ gboolean lm_blockdev_is_on (const char *name, const char *disk);
 /* Whether @name is a disk worth listing: not a RAM disk, an unbound loop
  * device or a stacked device whose I/O lands on listed disks. */
 gboolean lm_blockdev_is_listed (const char *name);
-/* Whether whole disk @name can be unplugged while mounted: its removable
- * flag, a USB or other removable (Thunderbolt) device on its path, or a
- * SATA hot-plug or external port (AHCI's HPCP/ESP). */
-gboolean lm_blockdev_is_hotplug (const char *name);
 
 /* The most telling /dev/disk/by-id name, or @name itself. */
 char *lm_blockdev_stable_id (const char *name);

@@ -27,6 +27,7 @@
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-paths.h"
+#include "lm-removable.h"
 #include "lm-sb-disks.h"
 
 #if LM_HAVE_BPF
@@ -605,7 +606,7 @@ on_removable_disk (const LmMount *m)
     {
       dev_t d = g_array_index (under, dev_t, i);
       g_autofree char *disk = lm_blockdev_disk_for_devnum (major (d), minor (d));
-      if (lm_blockdev_is_hotplug (disk) && !lm_excluded_has (disk))
+      if (lm_removable_disk (disk, NULL) && !lm_excluded_has (disk))
         return TRUE;
     }
   return FALSE;

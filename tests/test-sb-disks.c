@@ -5,6 +5,7 @@
 
 #include "lm-blockdev.h"
 #include "lm-error.h"
+#include "lm-removable.h"
 #include "lm-sb-disks.h"
 #include "test-fakeroot.h"
 
@@ -224,10 +225,13 @@ disk_at (LmFakeRoot *f, const char *name, const char *device, const char *remova
   g_autofree char *block_target = g_strdup_printf ("../devices/%s/block/%s", device, name);
   g_autofree char *link = g_strdup_printf ("/sys/devices/%s/block/%s/device", device, name);
   g_autofree char *dev_file = g_build_filename (dir, "vendor", NULL);
+  g_autofree char *cls = g_strdup_printf ("/sys/class/block/%s", name);
+  g_autofree char *cls_target = g_strdup_printf ("../../devices/%s/block/%s", device, name);
 
   lm_fake_root_put (f, file, removable);
   lm_fake_root_put (f, dev_file, "ATA\n");
   lm_fake_root_link (f, block, block_target);
+  lm_fake_root_link (f, cls, cls_target);
   lm_fake_root_link (f, link, "../..");
 }
 
@@ -241,6 +245,10 @@ test_hotplug (LmFakeRoot *f, gconstpointer data)
   lm_fake_root_put (f, "/sys/class/scsi_host/host1/ahci_port_cmd", "640017\n");
   lm_fake_root_put (f, "/sys/class/scsi_host/host0/ahci_port_cmd", "400017\n");
   disk_at (f, "sdf", "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0", "0\n");
+  /* A USB device is one by its bus, as sysfs links it. */
+  lm_fake_root_put (f, "/sys/bus/usb/drivers_autoprobe", "1\n");
+  lm_fake_root_link (f, "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1/subsystem",
+                     "../../../../../bus/usb");
   disk_at (f, "sdg", "pci0000:00/0000:00:17.0/ata3/host2/target2:0:0/2:0:0:0", "1\n");
   disk_at (f, "nvme1n1", "pci0000:00/0000:00:1c.0/0000:05:00.0/nvme/nvme1", "0\n");
   lm_fake_root_put (f, "/sys/devices/pci0000:00/0000:00:1c.0/0000:05:00.0/removable",
@@ -248,14 +256,14 @@ test_hotplug (LmFakeRoot *f, gconstpointer data)
   disk_at (f, "nvme0n1", "pci0000:00/0000:00:1d.0/0000:06:00.0/nvme/nvme0", "0\n");
   lm_fake_root_put (f, "/sys/devices/pci0000:00/0000:00:1d.0/0000:06:00.0/removable", "fixed\n");
 
-  g_assert_false (lm_blockdev_is_hotplug ("sdd")); /* an internal SATA port */
-  g_assert_true (lm_blockdev_is_hotplug ("sde"));  /* HPCP set on its port */
-  g_assert_true (lm_blockdev_is_hotplug ("sdf"));  /* USB */
-  g_assert_true (lm_blockdev_is_hotplug ("sdg"));  /* removable media */
-  g_assert_true (lm_blockdev_is_hotplug ("nvme1n1"));
-  g_assert_false (lm_blockdev_is_hotplug ("nvme0n1"));
-  g_assert_false (lm_blockdev_is_hotplug ("loop0")); /* no device at all */
-  g_assert_false (lm_blockdev_is_hotplug ("nosuch"));
+  g_assert_false (lm_removable_disk ("sdd", NULL)); /* an internal SATA port */
+  g_assert_true (lm_removable_disk ("sde", NULL));  /* HPCP set on its port */
+  g_assert_true (lm_removable_disk ("sdf", NULL));  /* USB */
+  g_assert_true (lm_removable_disk ("sdg", NULL));  /* removable media */
+  g_assert_true (lm_removable_disk ("nvme1n1", NULL));
+  g_assert_false (lm_removable_disk ("nvme0n1", NULL));
+  g_assert_false (lm_removable_disk ("loop0", NULL)); /* no device at all */
+  g_assert_false (lm_removable_disk ("nosuch", NULL));
 }
 
 int
