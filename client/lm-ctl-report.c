@@ -3,10 +3,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lm-ctl-report.h"
 
@@ -112,8 +115,23 @@ write_file (const char *file, const char *text, GError **error)
       return fflush (stdout) == 0;
     }
   /* Other users' process and file names: the caller's eyes only (0600,
-   * also when it replaces a file that was readable by others). */
-  return g_file_set_contents_full (file, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, error);
+   * also when it replaces a file that was readable by others). GLib 2.84
+   * keeps an existing file's mode over the one asked for, so the mode is
+   * set on the written file itself, through its descriptor. */
+  if (!g_file_set_contents_full (file, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0600, error))
+    return FALSE;
+  int fd = open (file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || fchmod (fd, 0600) != 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved),
+                   "Cannot make %s readable by its owner only: %s", file, g_strerror (saved));
+      return FALSE;
+    }
+  close (fd);
+  return TRUE;
 }
 
 int

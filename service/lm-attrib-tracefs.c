@@ -217,6 +217,22 @@ resolve_comm (const char *comm, guint32 pid, char *buf, gsize size)
   return buf;
 }
 
+/* writeback_mark_inode_dirty carries no name of its own: the one before
+ * its line is ftrace's cache of recent names by pid, which still holds a
+ * former owner's name once pids wrap (pid_max is 32768 on many machines).
+ * While the task lives, /proc says who it is now. */
+static const char *
+dirtier_comm (const char *comm, guint32 pid, char *buf, gsize size)
+{
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *name = pid != 0 ? lm_io_read_value (path, NULL) : NULL;
+  if (name == NULL || *name == '\0')
+    return comm;
+  g_strlcpy (buf, name, size);
+  return buf;
+}
+
 /* The daemon's own commands (CHECK POWER MODE never wakes a disk) and
  * kernel threads' (a driver's media polling) are not wake-ups and must not
  * hide a disk's idle gap; as lm-attrib.bpf.c's lm_rq_issue. */
@@ -258,7 +274,7 @@ handle_line (char *line, gsize length, gpointer user_data)
         }
       case LM_TRACEFS_DIRTIED:
         {
-          const char *comm = resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf);
+          const char *comm = dirtier_comm (r.comm, r.pid, comm_buf, sizeof comm_buf);
           if (r.bdi[0] != '\0')
             {
               GPtrArray *disks = disks_of_bdi (a, r.bdi);
