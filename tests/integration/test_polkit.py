@@ -461,7 +461,11 @@ class PinnedAgentTest(PolkitTestCase):
         rss_after = rss_kib(self.daemon.pid)
         sys.stderr.write("daemon RSS %d KiB before, %d KiB with %d calls answered and 8 pinned\n"
                          % (rss_before, rss_after, total - 8))
-        self.assertLess(rss_after - rss_before, 4096, "RSS grew from %d to %d KiB"
+        # Under ASan every allocation carries red zones and freed blocks wait
+        # in its quarantine, so the same bounded state shows as more RSS.
+        with open("/proc/%d/maps" % self.daemon.pid) as f:
+            limit = 4096 * (3 if "libasan" in f.read() else 1)
+        self.assertLess(rss_after - rss_before, limit, "RSS grew from %d to %d KiB"
                         % (rss_before, rss_after))
 
         # The pinned ones end at the timeout: refused, and cancelled in

@@ -105,8 +105,11 @@ class SpinUpBusTest(DaemonTestCase):
         argv = [self.ctl, "watch"] + (["--json"] if json_lines else [])
         if user not in (None, "root"):
             pw = pwd.getpwnam(user)
+            # The user's groups, as after a login: polkitd 126 judges
+            # isInGroup() by the caller's own groups (from the bus), not by
+            # the user database as polkitd 122 does.
             argv = ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
-                    "--clear-groups", "--"] + argv
+                    "--init-groups", "--"] + argv
         p = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True)
         self.procs.append(p)
