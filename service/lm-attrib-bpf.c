@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "lm-attrib-stack.h"
 #include "lm-attrib.h"
 #include "lm-bpf-record.h"
 #include "lm-bpf.h"
@@ -157,6 +158,35 @@ on_run_woken (void *ctx, void *data, size_t size)
   return on_run (ctx, data, size);
 }
 
+/* A kernel thread's write with no dirtier under the disk's own key: the
+ * disk may sit under a stack (LUKS, LVM, md, btrfs), whose filesystems'
+ * dirtiers the program keeps under their own keys. Once per spin-up. */
+static void
+stacked_dirtier (LmAttrib *a, LmBpfSpinupRecord *e)
+{
+  g_autoptr (GArray) keys = lm_attrib_stack_keys (e->major, e->minor);
+  int fd = bpf_map__fd (a->skel->maps.dirtiers);
+
+  for (guint i = 0; i < keys->len; i++)
+    {
+      __u32 key = g_array_index (keys, guint32, i);
+      struct lm_bpf_dirtier d;
+
+      if (bpf_map_lookup_elem (fd, &key, &d) != 0)
+        continue;
+      e->have_dirtier = TRUE;
+      e->dirtier_ino = d.ino;
+      e->dirtier_pid = d.pid;
+      e->dirtier_uid = d.uid;
+      G_STATIC_ASSERT (sizeof e->dirtier_comm > sizeof d.comm);
+      memcpy (e->dirtier_comm, d.comm, sizeof d.comm);
+      e->dirtier_comm[sizeof d.comm] = '\0';
+      memcpy (e->dirtier_thread, d.thread, sizeof d.thread);
+      e->dirtier_thread[sizeof d.thread] = '\0';
+      return;
+    }
+}
+
 static int
 on_event (void *ctx, void *data, size_t size)
 {
@@ -167,6 +197,8 @@ on_event (void *ctx, void *data, size_t size)
   if (!lm_bpf_record_spinup (data, size, &e))
     return 0;
   g_autofree char *disk = lm_blockdev_disk_for_devnum (e.major, e.minor);
+  if (e.kthread && !e.have_dirtier && !e.kswapd && !e.passthrough)
+    stacked_dirtier (a, &e);
 
   g_strlcpy (s.disk, disk, sizeof s.disk);
   s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.boot_ns / 1000));

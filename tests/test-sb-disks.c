@@ -3,6 +3,7 @@
  * over a partition, LVM over dm-crypt, md over two disks. */
 #include <sys/sysmacros.h>
 
+#include "lm-attrib-stack.h"
 #include "lm-blockdev.h"
 #include "lm-error.h"
 #include "lm-removable.h"
@@ -266,6 +267,47 @@ test_hotplug (LmFakeRoot *f, gconstpointer data)
   g_assert_false (lm_removable_disk ("nosuch", NULL));
 }
 
+/* The dirtier keys stacked on a disk (lm-attrib-stack.c): an ext4 on LVM
+ * over LUKS, a btrfs on LUKS (two subvolumes: one superblock), md over two
+ * disks; never the disk's own key, never another disk's filesystem. */
+static void
+assert_keys (guint maj, guint min, const guint32 *expected, guint n)
+{
+  g_autoptr (GArray) keys = lm_attrib_stack_keys (maj, min);
+
+  g_assert_cmpuint (keys->len, ==, n);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpuint (g_array_index (keys, guint32, i), ==, expected[i]);
+}
+
+static void
+test_stack_keys (LmFakeRoot *f, gconstpointer data)
+{
+  const guint32 sda[] = { 254 << 20 | 1, 50, 9 << 20 };
+  const guint32 sdb[] = { 9 << 20, 52 };
+  const guint32 loop1[] = { 45 };
+
+  lm_fake_root_put (f, "/dev/mapper/vg-root", "");
+  lm_fake_root_put (f, "/dev/md0", "");
+  lm_fake_root_put (f, "/dev/sda2", "");
+  lm_fake_root_put (f, "/proc/self/mountinfo",
+                    "30 1 0:30 / /tmp rw - tmpfs tmpfs rw\n"
+                    "50 1 254:1 / / rw - ext4 /dev/mapper/vg-root rw\n"
+                    "51 1 0:50 /@home /home rw - btrfs /dev/mapper/luks-home rw,subvol=/@home\n"
+                    "52 1 0:50 /@ /srv rw - btrfs /dev/mapper/luks-home rw,subvol=/@\n"
+                    "53 1 9:0 / /raid rw - ext4 /dev/md0 rw\n"
+                    "54 1 8:2 / /boot rw - ext4 /dev/sda2 rw\n"
+                    "55 1 0:45 / /mnt/a rw - btrfs /dev/loop0 rw,subvolid=5,subvol=/\n"
+                    "56 1 0:52 / /mnt/d rw - bcachefs /dev/sdb1:/dev/sdc rw\n"
+                    "57 1 8:32 / /mnt/x rw - xfs /dev/sdc rw\n");
+  assert_keys (8, 0, sda, G_N_ELEMENTS (sda));
+  assert_keys (8, 16, sdb, G_N_ELEMENTS (sdb));
+  assert_keys (7, 1, loop1, G_N_ELEMENTS (loop1));
+  /* sdc's xfs is its own key: nothing stacked. */
+  assert_keys (8, 32, (const guint32[]){ 52 }, 1);
+  assert_keys (7, 9, NULL, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -279,5 +321,6 @@ main (int argc, char **argv)
   ADD ("/sb-disks/no-disk", test_no_disk);
   ADD ("/sb-disks/loop-in-sysfs-ends", test_loop_in_sysfs_ends);
   ADD ("/blockdev/hotplug", test_hotplug);
+  ADD ("/attrib-stack/keys", test_stack_keys);
   return g_test_run ();
 }

@@ -32,6 +32,20 @@ struct lm_bpf_spinup
   __u32 pad;
 };
 
+/* The "dirtiers" map's value: the last process that dirtied data of a
+ * filesystem, kept under its superblock's whole disk (or its anonymous
+ * device number, btrfs). User space reads it for a disk under a stack
+ * (lm-attrib-stack.c), where the superblock's key is not the disk's. */
+struct lm_bpf_dirtier
+{
+  __u64 ino;
+  __u64 sb; /* the superblock, checked when found again through a holder */
+  __u32 pid;
+  __u32 uid;
+  char comm[LM_BPF_COMM_LEN];   /* the process (its thread group leader) */
+  char thread[LM_BPF_COMM_LEN]; /* the thread that dirtied */
+};
+
 /* Activity (the ledger's replay of "what stock writeback would have done"):
  * per whole disk, the current run of consecutive seconds (CLOCK_BOOTTIME)
  * with I/O that a process issued or data a process dirtied. Kept in the

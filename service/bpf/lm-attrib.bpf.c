@@ -24,16 +24,6 @@ const volatile __u64 idle_ns = 20000000000ULL;
  * unknown, so its start counts as the last I/O of every disk. */
 __u64 start_ns = 0;
 
-struct dirtier
-{
-  __u64 ino;
-  __u64 sb; /* the superblock, checked when found again through a holder */
-  __u32 pid;
-  __u32 uid;
-  char comm[LM_BPF_COMM_LEN];   /* the process (its thread group leader) */
-  char thread[LM_BPF_COMM_LEN]; /* the thread that dirtied */
-};
-
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
@@ -49,7 +39,7 @@ struct
   /* the whole disk; for a superblock without one (btrfs) its anonymous
    * s_dev (major 0, never a disk's) */
   __type (key, __u32);
-  __type (value, struct dirtier);
+  __type (value, struct lm_bpf_dirtier);
 } dirtiers SEC (".maps");
 
 struct
@@ -180,11 +170,11 @@ current_names (char (*comm)[LM_BPF_COMM_LEN], char (*thread)[LM_BPF_COMM_LEN])
  * over one or more disks). The disk's holder is the superblock that
  * opened it; the pointer is checked against the one the dirtier was seen
  * with, so a holder that is no superblock (dm, md, swap) finds nothing. */
-static __always_inline struct dirtier *
+static __always_inline struct lm_bpf_dirtier *
 holder_dirtier (struct bio *bio)
 {
   struct super_block *sb = BPF_CORE_READ (bio, bi_bdev, bd_holder);
-  struct dirtier *d;
+  struct lm_bpf_dirtier *d;
   __u32 dev;
 
   if (sb == 0)
@@ -274,7 +264,7 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   }
   if (e->kthread && !e->kswapd)
     {
-      struct dirtier *d = holder_dirtier (bio);
+      struct lm_bpf_dirtier *d = holder_dirtier (bio);
       if (d == 0)
         d = bpf_map_lookup_elem (&dirtiers, &key);
       if (d != 0)
@@ -303,7 +293,7 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 {
   struct super_block *sb;
   struct gendisk *disk;
-  struct dirtier d = {}, *old;
+  struct lm_bpf_dirtier d = {}, *old;
   __u32 key;
 
   if (current_is_kthread ())
