@@ -13,6 +13,7 @@
 
 #include "lm-attrib-stack.h"
 #include "lm-attrib.h"
+#include "lm-blockdev.h"
 #include "lm-bpf-record.h"
 #include "lm-bpf.h"
 #include "lm-error.h"
@@ -197,6 +198,10 @@ on_event (void *ctx, void *data, size_t size)
   if (!lm_bpf_record_spinup (data, size, &e))
     return 0;
   g_autofree char *disk = lm_blockdev_disk_for_devnum (e.major, e.minor);
+  /* A dm or md device is no disk: the disks under it report their own
+   * spin-ups (blamed through stacked_dirtier where a kernel thread wrote). */
+  if (!lm_blockdev_is_listed (disk))
+    return 0;
   if (e.kthread && !e.have_dirtier && !e.kswapd && !e.passthrough)
     stacked_dirtier (a, &e);
 
