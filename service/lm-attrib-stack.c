@@ -11,6 +11,7 @@
 
 #include "lm-blockdev.h"
 #include "lm-mounts.h"
+#include "lm-paths.h"
 #include "lm-sb-disks.h"
 
 #define KERNEL_KEY(maj, min) (((guint32) (maj) << 20) | ((guint32) (min) &0xfffff))
@@ -35,6 +36,68 @@ superblock_key (dev_t dev, guint32 *key)
   return TRUE;
 }
 
+static void
+add_key (GArray *keys, guint32 key)
+{
+  for (guint i = 0; i < keys->len; i++)
+    if (g_array_index (keys, guint32, i) == key)
+      return;
+  g_array_append_val (keys, key);
+}
+
+/* dm on dm on md is the deepest real stack; a loop in sysfs must end. */
+#define MAX_STACK_DEPTH 8
+
+static void add_holders_of (GArray *keys, const char *dir, guint depth);
+
+/* The device @name holds a disk below it: its key, and those above it. */
+static void
+add_holder (GArray *keys, const char *name, guint depth)
+{
+  g_autofree char *num = lm_blockdev_read (name, "dev");
+  g_autofree char *block = g_build_filename ("/sys/block", name, NULL);
+  guint maj, min;
+
+  if (num == NULL || sscanf (num, "%u:%u", &maj, &min) != 2)
+    return;
+  add_key (keys, KERNEL_KEY (maj, min));
+  add_holders_of (keys, block, depth + 1);
+}
+
+/* The holders/ of sysfs block directory @dir (a disk or a partition). */
+static void
+add_holders_of (GArray *keys, const char *dir, guint depth)
+{
+  g_autofree char *sys = g_build_filename (dir, "holders", NULL);
+  g_autofree char *path = lm_path (sys);
+  g_autoptr (GDir) holders = depth < MAX_STACK_DEPTH ? g_dir_open (path, 0, NULL) : NULL;
+  const char *name;
+
+  while (holders != NULL && (name = g_dir_read_name (holders)) != NULL)
+    add_holder (keys, name, depth);
+}
+
+/* Every dm or md device over disk @disk or one of its partitions. A
+ * filesystem on one of them is remembered under that device's key. */
+static void
+add_stacked_devices (GArray *keys, const char *disk)
+{
+  g_autofree char *block = g_build_filename ("/sys/block", disk, NULL);
+  g_autofree char *path = lm_path (block);
+  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
+  const char *entry;
+
+  add_holders_of (keys, block, 0);
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *part = g_build_filename (block, entry, NULL);
+      g_autofree char *marker = g_build_filename (part, "partition", NULL);
+      g_autofree char *marker_path = lm_path (marker);
+      if (g_file_test (marker_path, G_FILE_TEST_EXISTS))
+        add_holders_of (keys, part, 0);
+    }
+}
+
 GArray *
 lm_attrib_stack_keys (guint disk_major, guint disk_minor)
 {
@@ -46,11 +109,8 @@ lm_attrib_stack_keys (guint disk_major, guint disk_minor)
   guint32 own = KERNEL_KEY (disk_major, disk_minor);
 
   if (mounts == NULL)
-    {
-      g_debug ("No stacked filesystems for %u:%u: %s", disk_major, disk_minor, error->message);
-      return g_steal_pointer (&keys);
-    }
-  for (guint i = 0; i < mounts->len; i++)
+    g_debug ("No stacked filesystems for %u:%u: %s", disk_major, disk_minor, error->message);
+  for (guint i = 0; mounts != NULL && i < mounts->len; i++)
     {
       LmMount *m = g_ptr_array_index (mounts, i);
       gint64 *devno = g_new (gint64, 1);
@@ -67,7 +127,11 @@ lm_attrib_stack_keys (guint disk_major, guint disk_minor)
         continue;
       g_autoptr (GArray) disks = lm_sb_disks_for_dev (m->devno, NULL);
       if (disks != NULL && lm_sb_disks_has (disks, disk))
-        g_array_append_val (keys, key);
+        add_key (keys, key);
     }
+  /* Where a filesystem keeps its own block device (btrfs does on some
+   * kernels), its dirtiers are under that device's key. */
+  g_autofree char *name = lm_blockdev_disk_for_devnum (disk_major, disk_minor);
+  add_stacked_devices (keys, name);
   return g_steal_pointer (&keys);
 }

@@ -10,9 +10,9 @@ G_BEGIN_DECLS
  * of every mounted superblock whose I/O lands on whole disk @major:@minor
  * through a stack: a dm or md device over it (LUKS, LVM, RAID) or a
  * filesystem with an anonymous device number (btrfs) on it or on such a
- * stack. The disk's own key is never among them (the program looked it up
- * already). Each once, in mount table order; empty when the table cannot
- * be read. */
+ * stack, then every dm or md device stacked on the disk (sysfs holders/).
+ * The disk's own key is never among them (the program looked it up
+ * already). Each once; empty when nothing is stacked. */
 GArray *lm_attrib_stack_keys (guint major, guint minor);
 
 G_END_DECLS
