@@ -229,9 +229,8 @@ restore_one (LmState *state, const LmJournalPart *part, const char *key, gpointe
         case LM_JOURNAL_AS_ORIGINAL:
           break;
         case LM_JOURNAL_CHANGED:
-          g_message ("%s was changed to %s by someone else while laptop mode was on; leaving it "
-                     "(original was %s)",
-                     name, current, original);
+          g_message ("%s was changed to %s by someone else; leaving it (original was %s)", name,
+                     current, original);
           break;
         case LM_JOURNAL_OURS:
           if (put_back (part, key, original, data, &error))
