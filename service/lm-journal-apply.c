@@ -26,6 +26,7 @@ lm_journal_change_free (LmJournalChange *change)
   g_free (change->key);
   g_free (change->original);
   g_free (change->value);
+  g_free (change->shown);
   g_free (change);
 }
 
@@ -123,45 +124,34 @@ record (LmState *state, const LmJournalPart *part, GPtrArray *changes, GPtrArray
     }
 }
 
-/* Step 4: what the kernel made of the side effects, for the "changed by
- * someone else" check; a crash may lose it (the restore is exact anyway). */
+/* Step 4: what the system shows now, for the "changed by someone else"
+ * check: side effects as the kernel made them, values as a writer saw them.
+ * A crash may lose it (the restore is exact anyway). */
 static void
-record_side_effects (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data)
+record_shown (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data)
 {
   gboolean any = FALSE;
 
-  for (guint i = 0; part->read != NULL && i < changes->len; i++)
+  for (guint i = 0; i < changes->len; i++)
     {
       LmJournalChange *c = g_ptr_array_index (changes, i);
-      g_autofree char *now = c->value == NULL ? part->read (c->key, data, NULL) : NULL;
 
-      if (now == NULL)
+      if (c->value == NULL && c->shown == NULL && part->read != NULL)
+        c->shown = part->read (c->key, data, NULL);
+      if (c->shown == NULL)
         continue;
-      lm_journal_mark (state, part->part, c->key, now);
+      lm_journal_mark (state, part->part, c->key, c->shown);
       any = TRUE;
     }
   if (any)
     lm_journal_save_soon (state);
 }
 
-gboolean
-lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data,
-                  GString *failures, GError **error)
+/* One by one, in order. */
+static gboolean
+write_each (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data,
+            gboolean *refused, GString *failures, GError **error)
 {
-  g_autoptr (LmJournalTx) tx = NULL;
-  g_autoptr (GPtrArray) before = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GArray) known = g_array_new (FALSE, FALSE, sizeof (gboolean));
-  gboolean refused = FALSE;
-
-  if (changes->len == 0)
-    return TRUE;
-  /* 1, 2: durable before anything is touched. */
-  tx = lm_journal_begin (state);
-  record (state, part, changes, before, known);
-  if (!lm_journal_commit (tx, error))
-    return FALSE;
-
-  /* 3: the writes. */
   for (guint i = 0; i < changes->len; i++)
     {
       LmJournalChange *c = g_ptr_array_index (changes, i);
@@ -172,7 +162,6 @@ lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes,
       if (part->mode == LM_JOURNAL_ALL_OR_NOTHING)
         {
           roll_back (part, changes, i, data);
-          lm_journal_undo (tx);
           if (local_error == NULL)
             g_set_error (&local_error, LM_ERROR, LM_ERROR_KERNEL, "%s refused", c->key);
           g_propagate_error (error, g_steal_pointer (&local_error));
@@ -180,16 +169,55 @@ lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes,
         }
       if (local_error != NULL)
         lm_journal_add_failure (failures, local_error->message);
-      take_back (state, part, c, g_ptr_array_index (before, i), g_array_index (known, gboolean, i));
-      refused = TRUE;
+      refused[i] = part->mode == LM_JOURNAL_EACH;
     }
-  if (refused && part->mode == LM_JOURNAL_EACH)
+  return TRUE;
+}
+
+gboolean
+lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data,
+                  GString *failures, GError **error)
+{
+  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
+  g_autoptr (GPtrArray) before = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) known = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  g_autofree gboolean *refused = g_new0 (gboolean, changes->len + 1);
+  gboolean any_refused = FALSE;
+  gboolean ok;
+
+  /* 1, 2: durable before anything is touched. */
+  record (state, part, changes, before, known);
+  if (part->prepare != NULL)
+    part->prepare (state, changes, data);
+  if (!lm_journal_commit (tx, error))
+    return FALSE;
+  if (changes->len == 0)
+    return TRUE;
+
+  /* 3: the writes; a refusal undone as the part says. */
+  ok = part->write_all != NULL ? part->write_all (changes, refused, data, error)
+                               : write_each (state, part, changes, data, refused, failures, error);
+  if (!ok)
+    {
+      lm_journal_undo (tx);
+      return FALSE;
+    }
+  for (guint i = 0; i < changes->len; i++)
+    if (refused[i])
+      {
+        take_back (state, part, g_ptr_array_index (changes, i), g_ptr_array_index (before, i),
+                   g_array_index (known, gboolean, i));
+        any_refused = TRUE;
+      }
+  if (any_refused && part->write_all == NULL)
     {
       g_autoptr (GError) save_error = NULL;
       if (!lm_journal_save (state, &save_error))
         lm_journal_add_failure (failures, save_error->message);
     }
-  record_side_effects (state, part, changes, data);
+  else if (any_refused)
+    lm_journal_save_soon (state); /* vanished: the restore finds nothing there */
+  record_shown (state, part, changes, data);
   return TRUE;
 }
 

@@ -19,6 +19,8 @@ typedef struct
                       * (remembered, never written; recorded as the kernel made it) */
   gboolean unmarked; /* written but not readable back (a drive command): no
                       * applied value to compare, so never reported as changed */
+  char *shown;       /* set by a writer: what the system shows after the write
+                      * (a driver's own spelling), recorded as applied */
 } LmJournalChange;
 
 LmJournalChange *lm_journal_change_new (const char *key, const char *original, const char *value);
@@ -46,6 +48,13 @@ typedef struct
   /* Write @value at @key. FALSE with @error unset: refused, and nothing a
    * user must act on (logged by the writer). */
   gboolean (*write) (const char *key, const char *value, gpointer data, GError **error);
+  /* Instead of write() one by one: every change at once (remounts, side
+   * by side). FALSE: refused, and the writer put back what it wrote;
+   * @given_up[i] TRUE: that value vanished meanwhile, taken back out. */
+  gboolean (*write_all) (GPtrArray *changes, gboolean *given_up, gpointer data, GError **error);
+  /* Called inside the transaction, before the commit: what else goes into
+   * the same durable write (the remounts' grace-period switch); NULL: none. */
+  void (*prepare) (LmState *state, GPtrArray *changes, gpointer data);
   /* Put @original back at @key (restore and roll-back); NULL: write(). */
   gboolean (*put_back) (const char *key, const char *original, gpointer data, GError **error);
   /* What @key holds now. NULL with @error unset: gone, nothing to restore. */
@@ -57,7 +66,9 @@ typedef struct
   char *(*name) (const char *key);
 } LmJournalPart;
 
-/* Journal @changes durably, then write them, in order. ALL_OR_NOTHING: a
+/* Journal @changes durably (the state as it stands is written even when
+ * there are none: a participant may have forgotten entries), then write
+ * them, in order. ALL_OR_NOTHING: a
  * refusal puts back what was written (side effects too) and forgets the
  * entries, and is returned. EACH/EACH_KEPT: a refusal is appended to
  * @failures ("; " between) and the others go on; FALSE only when the
