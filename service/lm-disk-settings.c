@@ -13,6 +13,7 @@
 #include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
 
@@ -419,3 +420,37 @@ lm_disks_saved (LmState *state)
 {
   return lm_journal_has_pending (state, PART);
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+/* Per disk, best effort: a drive without APM must not keep laptop mode
+ * off; failures show in the Disks property. */
+static gboolean
+disks_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  lm_disks_apply (sys->disks, settings);
+  return TRUE;
+}
+
+/* A drive that refuses forgets APM and its timer at its next power cycle
+ * anyway: logged by the caller, not fatal. */
+static gboolean
+disks_restore (const LmSystem *sys, GError **error)
+{
+  return lm_disks_restore (sys->disks, error);
+}
+
+static gboolean
+disks_saved (const LmSystem *sys)
+{
+  return lm_disks_saved (sys->state);
+}
+
+/* Not compared for Conflicts: a drive's timer and APM cannot be read back. */
+const LmParticipant lm_participant_disks = {
+  .name = "disks",
+  .must_succeed = FALSE,
+  .apply = disks_apply,
+  .restore = disks_restore,
+  .saved = disks_saved,
+};

@@ -56,7 +56,6 @@ struct _LmDisks
   gpointer wear_data;
 };
 
-void lm_disks_publish (LmDisks *self);
 /* Exclude=true changed for @d: its timers stop, or it is watched again
  * from now on. Called before its policy is applied. */
 void lm_disk_set_excluded (LmDisk *d, gboolean excluded);

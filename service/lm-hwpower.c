@@ -12,6 +12,7 @@
 #include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-removable.h"
 
@@ -439,6 +440,53 @@ lm_hwpower_applied (LmState *state)
     }
   return applied;
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+/* Best effort like the disks (a host that refuses ALPM must not keep
+ * laptop mode off); the Disks property shows what sysfs holds now, so it
+ * is sent again after. */
+static gboolean
+hwpower_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  gboolean ok = lm_hwpower_apply (settings, sys->state, error);
+  if (sys->disks != NULL)
+    lm_disks_publish (sys->disks);
+  return ok;
+}
+
+static gboolean
+hwpower_restore (const LmSystem *sys, GError **error)
+{
+  gboolean ok = lm_hwpower_restore (sys->state, error);
+  if (sys->disks != NULL)
+    lm_disks_publish (sys->disks);
+  return ok;
+}
+
+static gboolean
+hwpower_saved (const LmSystem *sys)
+{
+  return lm_hwpower_saved (sys->state);
+}
+
+/* Keys are the system paths of the sysfs files. */
+static char *
+conflict_read (const char *key, char **what)
+{
+  *what = g_strdup (key);
+  return read_value (key);
+}
+
+const LmParticipant lm_participant_hwpower = {
+  .name = "hardware power settings",
+  .must_succeed = FALSE,
+  .apply = hwpower_apply,
+  .restore = hwpower_restore,
+  .saved = hwpower_saved,
+  .part = LM_HWPOWER_PART,
+  .read = conflict_read,
+};
 
 /* --- the Disks property ------------------------------------------------------ */
 

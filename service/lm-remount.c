@@ -11,6 +11,7 @@
 
 #include "lm-error.h"
 #include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-remount-jobs.h"
 #include "lm-removable.h"
 
@@ -370,3 +371,33 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
   plan (state, picked, held, commit, changes, steps);
   return lm_journal_apply (state, &journal_part, changes, &run, NULL, error);
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+static gboolean
+remounts_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  return lm_remount_apply (settings, sys->state, error);
+}
+
+static gboolean
+remounts_restore (const LmSystem *sys, GError **error)
+{
+  return lm_remount_restore (sys->state, error);
+}
+
+static gboolean
+remounts_saved (const LmSystem *sys)
+{
+  return lm_remount_saved (sys->state);
+}
+
+/* First: the likelier to fail, and rolled back whole. Not compared for
+ * Conflicts: a remount by someone else is logged and left at restore. */
+const LmParticipant lm_participant_remounts = {
+  .name = "remounts",
+  .must_succeed = TRUE,
+  .apply = remounts_apply,
+  .restore = remounts_restore,
+  .saved = remounts_saved,
+};

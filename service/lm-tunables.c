@@ -9,6 +9,7 @@
 #include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 
 /* The journal part; its originals are group "Tunables" in the state file. */
@@ -211,3 +212,40 @@ lm_tunables_restore (LmState *state, GError **error)
 {
   return lm_journal_restore (state, &journal_part, NULL, error);
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+static gboolean
+tunables_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  return lm_tunables_apply (sys->backend, settings, engine, sys->state, error);
+}
+
+static gboolean
+tunables_restore (const LmSystem *sys, GError **error)
+{
+  return lm_tunables_restore (sys->state, error);
+}
+
+static gboolean
+tunables_saved (const LmSystem *sys)
+{
+  return lm_tunables_saved (sys->state);
+}
+
+static char *
+conflict_read (const char *key, char **what)
+{
+  *what = shown_name (key);
+  return read_tunable (key, NULL, NULL);
+}
+
+const LmParticipant lm_participant_tunables = {
+  .name = "tunables",
+  .must_succeed = TRUE,
+  .apply = tunables_apply,
+  .restore = tunables_restore,
+  .saved = tunables_saved,
+  .part = PART,
+  .read = conflict_read,
+};
