@@ -275,6 +275,19 @@ saved_number (const char *id, const char *what, char **value, guint64 max)
   return FALSE;
 }
 
+/* Send @cdb to @d; a refusal is named in @failures ("sda: APM: …"). */
+static gboolean
+send_or_note (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], const char *what, GString *failures)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (send_command (d, cdb, &error))
+    return TRUE;
+  g_string_append_printf (failures, "%s%s: %s: %s", failures->len ? "; " : "", d->name, what,
+                          error->message);
+  return FALSE;
+}
+
 /* Put back what the state file says, for every disk in it, present or
  * not: also used after a crash, before anything was applied by this run.
  * An excluded disk is not touched, even to restore. */
@@ -306,24 +319,12 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
   if (apm != NULL)
     {
       lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
-      if (!send_command (d, cdb, &error))
-        {
-          g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
-                                  error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
+      ok &= send_or_note (d, cdb, "APM", failures);
     }
   if (standby != NULL)
     {
       lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
-      if (!send_command (d, cdb, &error))
-        {
-          g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
-                                  d->name, error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
+      ok &= send_or_note (d, cdb, "standby timer", failures);
     }
   if (readahead != NULL)
     {

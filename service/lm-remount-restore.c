@@ -115,54 +115,45 @@ superblock_mounted (const char *key)
   return FALSE;
 }
 
-/* Put the saved superblocks @keys back, side by side. Failures are
- * appended to @failures and their records kept, so a later Stop or start-up
- * tries again; @restored gets key -> original for each one done. */
-void
-lm_remount_restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys,
-                         GString *failures, GHashTable *restored)
+/* A held mount point that is not the mount read: the record stays while
+ * the superblock is mounted somewhere (the next Stop or start-up restores
+ * it through a mount that checks), else it is dropped. */
+static void
+held_skipped (LmState *state, const LmMount *wanted, const LmHeld *h, const char *record,
+              GString *failures)
 {
-  g_autoptr (GPtrArray) wanted = g_ptr_array_new ();
-  g_autoptr (GPtrArray) wanted_keys = g_ptr_array_new ();
-  g_autoptr (GPtrArray) held = NULL;
-  g_autoptr (GPtrArray) jobs
-      = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
-  g_autoptr (GPtrArray) job_keys = g_ptr_array_new ();
+  g_autofree char *key = lm_remount_record_dev (record);
 
-  for (guint i = 0; keys[i] != NULL; i++)
+  lm_remount_log_skip (wanted, h);
+  if (superblock_mounted (key))
     {
-      LmMount *m = restore_target (mounts, state, keys[i]);
-      if (m == NULL)
-        continue;
-      g_ptr_array_add (wanted, m);
-      g_ptr_array_add (wanted_keys, (gpointer) keys[i]);
+      g_autofree char *shown = lm_remount_escape (wanted->target);
+      g_string_append_printf (failures,
+                              "%s%s (device %s) changed while being restored; it is "
+                              "still mounted elsewhere and will be restored next time",
+                              failures->len ? "; " : "", shown, key);
+      return;
     }
-  held = lm_remount_hold (wanted, "restore");
+  g_message ("Device %s is no longer mounted; nothing to restore there", key);
+  lm_journal_forget (state, LM_REMOUNT_PART, record);
+}
+
+/* The jobs that put @wanted back, each through its held mount point;
+ * @job_keys gets each job's record. */
+static GPtrArray *
+restore_jobs (LmState *state, GPtrArray *wanted, GPtrArray *wanted_keys, GPtrArray *held,
+              GString *failures, GPtrArray *job_keys)
+{
+  GPtrArray *jobs = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_remount_job_free);
+
   for (guint i = 0; i < held->len; i++)
     {
       LmHeld *h = g_ptr_array_index (held, i);
       const char *record = g_ptr_array_index (wanted_keys, i);
-      g_autofree char *key = lm_remount_record_dev (record);
 
       if (h->skip != NULL)
         {
-          lm_remount_log_skip (g_ptr_array_index (wanted, i), h);
-          if (superblock_mounted (key))
-            {
-              /* Still mounted somewhere: the record stays, so the next
-               * Stop or start-up restores it through a mount that checks. */
-              g_autofree char *shown
-                  = lm_remount_escape (((LmMount *) g_ptr_array_index (wanted, i))->target);
-              g_string_append_printf (failures,
-                                      "%s%s (device %s) changed while being restored; it is "
-                                      "still mounted elsewhere and will be restored next time",
-                                      failures->len ? "; " : "", shown, key);
-            }
-          else
-            {
-              g_message ("Device %s is no longer mounted; nothing to restore there", key);
-              lm_journal_forget (state, LM_REMOUNT_PART, record);
-            }
+          held_skipped (state, g_ptr_array_index (wanted, i), h, record, failures);
           continue;
         }
       if (!restore_check (h->mount, state, record))
@@ -172,6 +163,33 @@ lm_remount_restore_keys (GPtrArray *mounts, LmState *state, const char *const *k
       g_ptr_array_add (jobs, lm_remount_job_new (h->mount, h->fd, commit, commit));
       g_ptr_array_add (job_keys, (gpointer) record);
     }
+  return jobs;
+}
+
+/* Put the saved superblocks @keys back, side by side. Failures are
+ * appended to @failures and their records kept, so a later Stop or start-up
+ * tries again; @restored gets key -> original for each one done. */
+void
+lm_remount_restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys,
+                         GString *failures, GHashTable *restored)
+{
+  g_autoptr (GPtrArray) wanted = g_ptr_array_new ();
+  g_autoptr (GPtrArray) wanted_keys = g_ptr_array_new ();
+  g_autoptr (GPtrArray) job_keys = g_ptr_array_new ();
+  g_autoptr (GPtrArray) held = NULL;
+  g_autoptr (GPtrArray) jobs = NULL;
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      LmMount *m = restore_target (mounts, state, keys[i]);
+      if (m == NULL)
+        continue;
+      g_ptr_array_add (wanted, m);
+      g_ptr_array_add (wanted_keys, (gpointer) keys[i]);
+    }
+  /* Held while the jobs run: they borrow the fds. */
+  held = lm_remount_hold (wanted, "restore");
+  jobs = restore_jobs (state, wanted, wanted_keys, held, failures, job_keys);
   gboolean expedited = jobs->len > 0 && lm_expedite_begin (state);
   lm_remount_run_jobs (jobs);
   if (expedited)
@@ -183,8 +201,7 @@ lm_remount_restore_keys (GPtrArray *mounts, LmState *state, const char *const *k
 
       if (!lm_remount_job_result (g_ptr_array_index (jobs, i), &local_error))
         {
-          g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
-                                  local_error->message);
+          lm_journal_add_failure (failures, local_error->message);
           continue;
         }
       if (restored != NULL)
