@@ -89,14 +89,12 @@ roll_back (const LmJournalPart *part, GPtrArray *changes, guint written, gpointe
     }
 }
 
-/* A value the system refused, in a best-effort part: as it was before this
- * call (@before: its applied value then), or gone when it is new. */
+/* A value refused (EACH) or given up (write_all): its entry as it was
+ * before this call (@before: its applied value then), or gone when new. */
 static void
 take_back (LmState *state, const LmJournalPart *part, const LmJournalChange *c, const char *before,
            gboolean known)
 {
-  if (part->mode == LM_JOURNAL_EACH_KEPT)
-    return;
   if (!known)
     lm_journal_forget (state, part->part, c->key);
   else if (before != NULL)
@@ -149,8 +147,8 @@ record_shown (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpo
 
 /* One by one, in order. */
 static gboolean
-write_each (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data,
-            gboolean *refused, GString *failures, GError **error)
+write_each (const LmJournalPart *part, GPtrArray *changes, gpointer data, gboolean *refused,
+            GString *failures, GError **error)
 {
   for (guint i = 0; i < changes->len; i++)
     {
@@ -196,7 +194,7 @@ lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes,
 
   /* 3: the writes; a refusal undone as the part says. */
   ok = part->write_all != NULL ? part->write_all (changes, refused, data, error)
-                               : write_each (state, part, changes, data, refused, failures, error);
+                               : write_each (part, changes, data, refused, failures, error);
   if (!ok)
     {
       lm_journal_undo (tx);

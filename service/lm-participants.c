@@ -42,19 +42,20 @@ gboolean
 lm_participants_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine,
                        const LmSettings *previous, LmEngine previous_engine, GError **error)
 {
-  for (gsize i = 0; i < count (); i++)
+  for (guint i = 0; i < count (); i++)
     {
+      const LmParticipant *row = lm_participants_get (i);
       g_autoptr (GError) local_error = NULL;
 
-      if (lm_participants_get (i)->apply (sys, settings, engine, &local_error))
+      if (row->apply (sys, settings, engine, &local_error))
         continue;
-      if (!lm_participants_get (i)->must_succeed)
+      if (!row->must_succeed)
         {
-          g_warning ("%s: %s", lm_participants_get (i)->name, local_error->message);
+          g_warning ("%s: %s", row->name, local_error->message);
           continue;
         }
       /* This one rolled itself back; undo the ones before it. */
-      for (gsize j = i; j > 0; j--)
+      for (guint j = i; j > 0; j--)
         {
           const LmParticipant *p = lm_participants_get (j - 1);
           g_autoptr (GError) undo_error = NULL;
@@ -75,7 +76,7 @@ lm_participants_restore (const LmSystem *sys, GError **error)
 {
   g_autoptr (GError) first = NULL;
 
-  for (gsize i = count (); i > 0; i--)
+  for (guint i = count (); i > 0; i--)
     {
       const LmParticipant *p = lm_participants_get (i - 1);
       g_autoptr (GError) local_error = NULL;
@@ -98,7 +99,7 @@ lm_participants_restore (const LmSystem *sys, GError **error)
 gboolean
 lm_participants_saved (const LmSystem *sys)
 {
-  for (gsize i = 0; i < count (); i++)
+  for (guint i = 0; i < count (); i++)
     if (lm_participants_get (i)->saved (sys))
       return TRUE;
   return FALSE;
@@ -110,7 +111,7 @@ lm_participants_recover (const LmSystem *sys)
   if (lm_participants_saved (sys))
     g_message ("The previous run did not restore the system; restoring the saved values from %s",
                lm_state_get_path (sys->state));
-  for (gsize i = count (); i > 0; i--)
+  for (guint i = count (); i > 0; i--)
     {
       const LmParticipant *p = lm_participants_get (i - 1);
       g_autoptr (GError) error = NULL;
