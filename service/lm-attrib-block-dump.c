@@ -14,7 +14,7 @@
 #include "lm-attrib.h"
 #include "lm-error.h"
 #include "lm-io.h"
-#include "lm-journal.h"
+#include "lm-journal-apply.h"
 #include "lm-kmsg.h"
 #include "lm-lines.h"
 #include "lm-paths.h"
@@ -108,33 +108,56 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
   return G_SOURCE_REMOVE;
 }
 
+static char *
+sysctl_path (void)
+{
+  return lm_path ("/proc/sys/vm/block_dump");
+}
+
+static char *
+read_sysctl (const char *key, gpointer data, GError **error)
+{
+  g_autofree char *sysctl = sysctl_path ();
+  return lm_io_read_value (sysctl, error);
+}
+
+static gboolean
+write_sysctl (const char *key, const char *value, gpointer data, GError **error)
+{
+  g_autofree char *sysctl = sysctl_path ();
+  return lm_io_write_value (sysctl, value, error);
+}
+
+static char *
+shown_name (const char *key)
+{
+  return g_strdup ("vm.block_dump");
+}
+
+/* Its group is attribution's, shared with tracefs' records: only the one
+ * key is ever restored. */
+static const LmJournalPart journal_part = {
+  .part = LM_ATTRIB_STATE_GROUP,
+  .what = "vm.block_dump value",
+  .mode = LM_JOURNAL_ALL_OR_NOTHING,
+  .keep_failed = TRUE,
+  .write = write_sysctl,
+  .read = read_sysctl,
+  .name = shown_name,
+};
+
 /* Put back what the journal holds, unless someone set it since; shared
  * by a normal stop and the recovery after a crash. */
 static void
 restore_sysctl (LmState *state)
 {
+  static const char *const keys[] = { STATE_KEY, NULL };
   g_autofree char *original = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-  g_autofree char *sysctl = lm_path ("/proc/sys/vm/block_dump");
   g_autoptr (GError) error = NULL;
 
   if (original == NULL)
     return;
-  g_autofree char *current = lm_io_read_value (sysctl, &error);
-  if (current == NULL)
-    {
-      g_warning ("Cannot restore vm.block_dump: %s", error->message);
-      return;
-    }
-  if (lm_journal_check (state, LM_ATTRIB_STATE_GROUP, STATE_KEY, current) == LM_JOURNAL_CHANGED)
-    g_message ("vm.block_dump was changed to %s by someone else; leaving it (original was %s)",
-               current, original);
-  else if (!g_str_equal (current, original) && !lm_io_write_value (sysctl, original, &error))
-    {
-      g_warning ("Cannot restore vm.block_dump: %s", error->message);
-      return;
-    }
-  lm_journal_forget (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-  if (!lm_state_save (state, &error))
+  if (!lm_journal_restore_keys (state, &journal_part, keys, NULL, &error))
     g_warning ("%s", error->message);
 }
 
@@ -195,17 +218,10 @@ block_dump_start (const LmAttribConfig *config, GError **error)
   if (!g_str_equal (current, "1"))
     {
       /* Saved durably before the change, like every other tunable. */
-      g_autoptr (LmJournalTx) tx = lm_journal_begin (config->state);
-      lm_journal_remember (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY, current);
-      lm_journal_mark (config->state, LM_ATTRIB_STATE_GROUP, STATE_KEY, "1");
-      if (!lm_journal_commit (tx, error))
+      g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+      g_ptr_array_add (changes, lm_journal_change_new (STATE_KEY, current, "1"));
+      if (!lm_journal_apply (config->state, &journal_part, changes, NULL, NULL, error))
         {
-          block_dump_stop (a);
-          return NULL;
-        }
-      if (!lm_io_write_value (sysctl, "1", error))
-        {
-          lm_journal_undo (tx);
           block_dump_stop (a);
           return NULL;
         }

@@ -21,6 +21,7 @@
 #include "lm-attrib.h"
 #include "lm-error.h"
 #include "lm-io.h"
+#include "lm-journal-apply.h"
 #include "lm-paths.h"
 
 #define INSTANCE "laptop-moded"
@@ -60,8 +61,8 @@ unmount_tracefs (const char *path)
 static void
 tracefs_recover (LmState *state)
 {
-  g_autofree char *instance = lm_state_get (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
-  g_autofree char *mounted = lm_state_get (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
+  g_autofree char *instance = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
+  g_autofree char *mounted = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
   g_autoptr (GError) error = NULL;
 
   g_autofree char *tracing = lm_path ("/sys/kernel/tracing");
@@ -74,9 +75,9 @@ tracefs_recover (LmState *state)
     remove_instance_dir (instance);
   if (mounted != NULL && g_str_equal (mounted, tracing) && is_tracefs (mounted))
     unmount_tracefs (mounted);
-  lm_state_remove (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
-  lm_state_remove (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
-  if (!lm_state_save (state, &error))
+  lm_journal_forget (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
+  lm_journal_forget (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
+  if (!lm_journal_save (state, &error))
     g_warning ("%s", error->message);
 }
 
@@ -325,13 +326,13 @@ tracefs_stop (LmAttrib *a)
       tracefs_instance_destroy (a->instance);
       tracefs_instance_free (a->instance);
     }
-  lm_state_remove (a->config.state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
+  lm_journal_forget (a->config.state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
   if (a->mounted)
     {
       unmount_tracefs (a->tracing);
-      lm_state_remove (a->config.state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
+      lm_journal_forget (a->config.state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
     }
-  if (!lm_state_save (a->config.state, &error))
+  if (!lm_journal_save (a->config.state, &error))
     g_warning ("%s", error->message);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
@@ -370,24 +371,24 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   /* Written before the change it describes, so a crash is undone. */
   if (!is_tracefs (a->tracing))
     {
-      lm_state_set (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT, a->tracing);
-      if (!lm_state_save (config->state, error))
+      lm_journal_note (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT, a->tracing);
+      if (!lm_journal_save (config->state, error))
         {
-          lm_state_remove (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
+          lm_journal_forget (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
           tracefs_stop (a);
           return NULL;
         }
       if (mount ("tracefs", a->tracing, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
         {
           int e = errno;
-          lm_state_remove (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
+          lm_journal_forget (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
           return fail (a, error, e, "mount tracefs");
         }
       a->mounted = TRUE;
       g_message ("Mounted tracefs on %s for spin-up attribution", a->tracing);
     }
-  lm_state_set (config->state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE, a->tracing);
-  if (!lm_state_save (config->state, error))
+  lm_journal_note (config->state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE, a->tracing);
+  if (!lm_journal_save (config->state, error))
     {
       tracefs_stop (a);
       return NULL;

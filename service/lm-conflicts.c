@@ -1,15 +1,12 @@
 /* lm-conflicts.c: each participant's journal entries compared with what the
- * system holds now, through one reader per participant; what differs from
+ * system holds now, through the reader in its row (lm-participants.h); what differs from
  * what we applied is listed and logged once, and left as it is. */
 #include "lm-conflicts.h"
 
 #include "lm-escape.h"
-#include "lm-io.h"
 #include "lm-journal.h"
 #include "lm-limits.h"
-#include "lm-hwpower.h"
-#include "lm-paths.h"
-#include "lm-tunables.h"
+#include "lm-participants.h"
 
 /* At most this many listed: a tool rewriting hundreds of values must not
  * grow the property without bound. */
@@ -27,40 +24,6 @@ struct _LmConflicts
 {
   GPtrArray *list;  /* of LmConflict, in the order found */
   GHashTable *seen; /* "what\nfound": logged already */
-};
-
-/* One reader per journal part: the value its key has now (NULL: gone or
- * unreadable, which is not a conflict) and how to name it to a user.
- * Participants with the same shape (hw's ALPM and runtime PM files, disk
- * sysfs values) add a row here. */
-typedef struct
-{
-  const char *part;
-  char *(*read) (const char *key, char **what);
-} LmConflictSource;
-
-static char *
-read_tunable (const char *key, char **what)
-{
-  g_autofree char *path = lm_tunables_path (key);
-
-  *what = g_strconcat ("vm.", key, NULL);
-  return lm_io_read_value (path, NULL);
-}
-
-/* lm-hwpower.c keys its entries by the system path of the sysfs file. */
-static char *
-read_sysfs (const char *key, char **what)
-{
-  g_autofree char *path = lm_path (key);
-
-  *what = g_strdup (key);
-  return lm_io_read_value (path, NULL);
-}
-
-static const LmConflictSource sources[] = {
-  { "Tunables", read_tunable },
-  { LM_HWPOWER_PART, read_sysfs },
 };
 
 static void
@@ -144,23 +107,26 @@ gboolean
 lm_conflicts_check (LmConflicts *self, LmState *state)
 {
   gboolean changed = FALSE;
+  const LmParticipant *p;
 
-  for (gsize s = 0; s < G_N_ELEMENTS (sources); s++)
+  for (guint n = 0; (p = lm_participants_get (n)) != NULL; n++)
     {
-      g_auto (GStrv) keys = lm_journal_pending (state, sources[s].part);
+      if (p->read == NULL)
+        continue;
+      g_auto (GStrv) keys = lm_journal_pending (state, p->part);
 
       for (guint i = 0; keys[i] != NULL; i++)
         {
           g_autofree char *what = NULL;
-          g_autofree char *applied = lm_journal_applied (state, sources[s].part, keys[i]);
+          g_autofree char *applied = lm_journal_applied (state, p->part, keys[i]);
           g_autofree char *now = NULL;
 
           if (applied == NULL)
             continue; /* remembered only (a side effect): nothing to compare */
-          now = sources[s].read (keys[i], &what);
+          now = p->read (keys[i], &what);
           if (now == NULL)
             continue;
-          if (lm_journal_check (state, sources[s].part, keys[i], now) != LM_JOURNAL_CHANGED)
+          if (lm_journal_check (state, p->part, keys[i], now) != LM_JOURNAL_CHANGED)
             continue;
           /* Bounded: a value longer than a path is cut for the listing. */
           if (strlen (now) > LM_LIMIT_PATH)

@@ -12,7 +12,8 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal.h"
+#include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
 
@@ -25,13 +26,6 @@ static char *
 state_key (const char *id, const char *what)
 {
   return g_strdup_printf ("%s.%s", id, what);
-}
-
-static void
-remember (LmState *state, const char *id, const char *what, const char *value)
-{
-  g_autofree char *key = state_key (id, what);
-  lm_journal_remember (state, PART, key, value);
 }
 
 static gboolean
@@ -53,7 +47,129 @@ write_readahead (const char *name, guint kib, GError **error)
   return lm_io_write_value (path, value, error);
 }
 
-/* Originals first, durably, then the changes, as for the tunables. A drive
+/* What one apply sends to @d, for the journal's writer. */
+typedef struct
+{
+  LmDisk *d;
+  guint8 timer;
+  guint apm;
+  gint readahead_kib;
+} DiskWrite;
+
+/* The journal's writer: which change the key's suffix says. A drive that
+ * refuses is named in the failures, and its original sent back at restore
+ * anyway (the part keeps refused values). */
+static gboolean
+write_setting (const char *key, const char *value, gpointer data, GError **error)
+{
+  DiskWrite *w = data;
+  guint8 cdb[LM_ATA_CDB_LEN];
+
+  if (g_str_has_suffix (key, ".Standby"))
+    {
+      lm_ata_cdb_idle (cdb, w->timer);
+      if (!send_command (w->d, cdb, error))
+        {
+          g_prefix_error (error, "standby timer: ");
+          return FALSE;
+        }
+      w->d->applied_standby = w->timer;
+      return TRUE;
+    }
+  if (g_str_has_suffix (key, ".APM"))
+    {
+      lm_ata_cdb_apm (cdb, w->apm);
+      if (!send_command (w->d, cdb, error))
+        {
+          g_prefix_error (error, "APM: ");
+          return FALSE;
+        }
+      w->d->applied_apm = (gint) w->apm;
+      return TRUE;
+    }
+  if (!write_readahead (w->d->name, (guint) w->readahead_kib, error))
+    {
+      g_prefix_error (error, "readahead: ");
+      return FALSE;
+    }
+  w->d->applied_readahead = w->readahead_kib;
+  return TRUE;
+}
+
+/* Apply only: the restore is per disk (lm_disks_restore), by id. */
+static const LmJournalPart journal_part = {
+  .part = PART,
+  .what = "disk setting",
+  .mode = LM_JOURNAL_EACH_KEPT,
+  .write = write_setting,
+};
+
+static void
+add_change (GPtrArray *changes, const char *id, const char *what, const char *original,
+            const char *value, gboolean unmarked)
+{
+  g_autofree char *key = state_key (id, what);
+  LmJournalChange *c = lm_journal_change_new (key, original, value);
+
+  c->unmarked = unmarked;
+  g_ptr_array_add (changes, c);
+}
+
+/* What to change on @d and its originals; what cannot be changed goes to
+ * @failures. The drive's current standby timer cannot be read: what goes
+ * back is ACStandbySeconds, default 0 (off, the power-on default of most
+ * drives). <id>.Device, first, names the disk the others are saved for. */
+static GPtrArray *
+changes_for (LmDisk *d, const LmDiskPolicy *p, DiskWrite *w, GString *failures)
+{
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autoptr (GError) error = NULL;
+
+  add_change (changes, d->id, "Device", d->name, NULL, FALSE);
+  if (d->ata && p->standby_seconds >= 0
+      && lm_ata_standby_encode ((guint) p->standby_seconds, &w->timer, NULL))
+    {
+      guint8 ac = 0;
+      if (p->ac_standby_seconds >= 0)
+        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
+      g_autofree char *original = g_strdup_printf ("%u", ac);
+      g_autofree char *value = g_strdup_printf ("%u", w->timer);
+      add_change (changes, d->id, "Standby", original, value, TRUE);
+    }
+  if (d->ata && p->apm > 0)
+    {
+      g_autofree char *path = lm_blockdev_devnode (d->name);
+      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+      guint original_apm = 0;
+      if (dev != NULL && lm_sgio_read_apm (dev, &original_apm, &error))
+        {
+          g_autofree char *original = g_strdup_printf ("%u", original_apm);
+          g_autofree char *value = g_strdup_printf ("%d", p->apm);
+          w->apm = (guint) p->apm;
+          add_change (changes, d->id, "APM", original, value, TRUE);
+        }
+      else
+        {
+          g_autofree char *message = g_strconcat ("APM left alone: ", error->message, NULL);
+          lm_journal_add_failure (failures, message);
+        }
+    }
+  if (p->readahead_kib >= 0)
+    {
+      g_autofree char *original = lm_blockdev_read (d->name, "queue/read_ahead_kb");
+      g_autofree char *value = g_strdup_printf ("%d", p->readahead_kib);
+      w->readahead_kib = p->readahead_kib;
+      if (original != NULL)
+        add_change (changes, d->id, "ReadaheadKiB", original, value, FALSE);
+      else
+        lm_journal_add_failure (failures, "no queue/read_ahead_kb");
+    }
+  if (changes->len == 1)
+    g_ptr_array_set_size (changes, 0); /* the device alone: nothing to do */
+  return g_steal_pointer (&changes);
+}
+
+/* Originals first, durably, then the changes, through the journal. A drive
  * that refuses a command does not keep laptop mode off: the failure shows
  * in the Disks property and the log. */
 void
@@ -62,108 +178,21 @@ lm_disk_apply (LmDisks *self, LmDisk *d)
   const LmDiskPolicy *p = lm_disk_policies_lookup (self->policies, d->id, d->name);
   g_autoptr (GString) failures = g_string_new (NULL);
   g_autoptr (GError) error = NULL;
-  guint8 timer = 0;
-  guint original_apm = 0;
-  gboolean do_standby, do_apm, do_readahead;
-  g_autofree char *readahead = NULL;
-  g_autoptr (LmJournalTx) tx = NULL;
+  g_autoptr (GPtrArray) changes = NULL;
+  DiskWrite w = { d, 0, 0, -1 };
 
   if (p == NULL || d->excluded)
     return;
-  do_standby = d->ata && p->standby_seconds >= 0
-               && lm_ata_standby_encode ((guint) p->standby_seconds, &timer, NULL);
-  do_apm = d->ata && p->apm > 0;
-  do_readahead = p->readahead_kib >= 0;
   if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
-    g_string_append_printf (failures, "not an ATA disk: no standby timer or APM; ");
-
-  if (do_apm)
+    lm_journal_add_failure (failures, "not an ATA disk: no standby timer or APM");
+  changes = changes_for (d, p, &w, failures);
+  if (!lm_journal_apply (self->state, &journal_part, changes, &w, failures, &error))
     {
-      g_autofree char *path = lm_blockdev_devnode (d->name);
-      g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
-      if (dev == NULL || !lm_sgio_read_apm (dev, &original_apm, &error))
-        {
-          g_string_append_printf (failures, "APM left alone: %s; ", error->message);
-          g_clear_error (&error);
-          do_apm = FALSE;
-        }
+      g_autofree char *message = g_strconcat ("nothing changed: ", error->message, NULL);
+      lm_journal_add_failure (failures, message);
     }
-  if (do_readahead)
-    {
-      readahead = lm_blockdev_read (d->name, "queue/read_ahead_kb");
-      if (readahead == NULL)
-        {
-          g_string_append (failures, "no queue/read_ahead_kb; ");
-          do_readahead = FALSE;
-        }
-    }
-  if (!do_standby && !do_apm && !do_readahead)
-    goto out;
-
-  /* 1. What to put back, before any change. The drive's current standby
-   * timer cannot be read: what goes back is ACStandbySeconds, default 0
-   * (off, the power-on default of most drives). */
-  tx = lm_journal_begin (self->state);
-  remember (self->state, d->id, "Device", d->name);
-  if (do_standby)
-    {
-      guint8 ac = 0;
-      if (p->ac_standby_seconds >= 0)
-        lm_ata_standby_encode ((guint) p->ac_standby_seconds, &ac, NULL);
-      g_autofree char *v = g_strdup_printf ("%u", ac);
-      remember (self->state, d->id, "Standby", v);
-    }
-  if (do_apm)
-    {
-      g_autofree char *v = g_strdup_printf ("%u", original_apm);
-      remember (self->state, d->id, "APM", v);
-    }
-  if (do_readahead)
-    {
-      g_autofree char *key = state_key (d->id, "ReadaheadKiB");
-      g_autofree char *v = g_strdup_printf ("%d", p->readahead_kib);
-      lm_journal_remember (self->state, PART, key, readahead);
-      lm_journal_mark (self->state, PART, key, v);
-    }
-  if (!lm_journal_commit (tx, &error))
-    {
-      g_string_append_printf (failures, "nothing changed: %s; ", error->message);
-      goto out;
-    }
-
-  /* 2. The changes. */
-  guint8 cdb[LM_ATA_CDB_LEN];
-  if (do_standby)
-    {
-      lm_ata_cdb_idle (cdb, timer);
-      if (send_command (d, cdb, &error))
-        d->applied_standby = timer;
-      else
-        g_string_append_printf (failures, "standby timer: %s; ", error->message);
-      g_clear_error (&error);
-    }
-  if (do_apm)
-    {
-      lm_ata_cdb_apm (cdb, (guint) p->apm);
-      if (send_command (d, cdb, &error))
-        d->applied_apm = p->apm;
-      else
-        g_string_append_printf (failures, "APM: %s; ", error->message);
-      g_clear_error (&error);
-    }
-  if (do_readahead)
-    {
-      if (write_readahead (d->name, (guint) p->readahead_kib, &error))
-        d->applied_readahead = p->readahead_kib;
-      else
-        g_string_append_printf (failures, "readahead: %s; ", error->message);
-      g_clear_error (&error);
-    }
-  g_message ("Disk %s: laptop-mode settings applied", d->name);
-
-out:
-  if (failures->len > 2)
-    g_string_truncate (failures, failures->len - 2);
+  else if (changes->len > 0)
+    g_message ("Disk %s: laptop-mode settings applied", d->name);
   lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
 }
 
@@ -246,6 +275,19 @@ saved_number (const char *id, const char *what, char **value, guint64 max)
   return FALSE;
 }
 
+/* Send @cdb to @d; a refusal is named in @failures ("sda: APM: …"). */
+static gboolean
+send_or_note (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], const char *what, GString *failures)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (send_command (d, cdb, &error))
+    return TRUE;
+  g_string_append_printf (failures, "%s%s: %s: %s", failures->len ? "; " : "", d->name, what,
+                          error->message);
+  return FALSE;
+}
+
 /* Put back what the state file says, for every disk in it, present or
  * not: also used after a crash, before anything was applied by this run.
  * An excluded disk is not touched, even to restore. */
@@ -277,24 +319,12 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
   if (apm != NULL)
     {
       lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
-      if (!send_command (d, cdb, &error))
-        {
-          g_string_append_printf (failures, "%s%s: APM: %s", failures->len ? "; " : "", d->name,
-                                  error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
+      ok &= send_or_note (d, cdb, "APM", failures);
     }
   if (standby != NULL)
     {
       lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
-      if (!send_command (d, cdb, &error))
-        {
-          g_string_append_printf (failures, "%s%s: standby timer: %s", failures->len ? "; " : "",
-                                  d->name, error->message);
-          g_clear_error (&error);
-          ok = FALSE;
-        }
+      ok &= send_or_note (d, cdb, "standby timer", failures);
     }
   if (readahead != NULL)
     {
@@ -337,8 +367,8 @@ lm_disks_restore (LmDisks *self, GError **error)
   if (ids->len > 0)
     g_message ("Restored the disks' standby timer, APM and readahead");
   g_autoptr (GError) save_error = NULL;
-  if (!lm_state_save (self->state, &save_error))
-    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+  if (!lm_journal_save (self->state, &save_error))
+    lm_journal_add_failure (failures, save_error->message);
   lm_disks_publish (self);
   if (failures->len > 0)
     {
@@ -391,3 +421,37 @@ lm_disks_saved (LmState *state)
 {
   return lm_journal_has_pending (state, PART);
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+/* Per disk, best effort: a drive without APM must not keep laptop mode
+ * off; failures show in the Disks property. */
+static gboolean
+disks_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  lm_disks_apply (sys->disks, settings);
+  return TRUE;
+}
+
+/* A drive that refuses forgets APM and its timer at its next power cycle
+ * anyway: logged by the caller, not fatal. */
+static gboolean
+disks_restore (const LmSystem *sys, GError **error)
+{
+  return lm_disks_restore (sys->disks, error);
+}
+
+static gboolean
+disks_saved (const LmSystem *sys)
+{
+  return lm_disks_saved (sys->state);
+}
+
+/* Not compared for Conflicts: a drive's timer and APM cannot be read back. */
+const LmParticipant lm_participant_disks = {
+  .name = "disks",
+  .must_succeed = FALSE,
+  .apply = disks_apply,
+  .restore = disks_restore,
+  .saved = disks_saved,
+};

@@ -56,13 +56,14 @@ struct _LmDisks
   gpointer wear_data;
 };
 
-void lm_disks_publish (LmDisks *self);
 /* Exclude=true changed for @d: its timers stop, or it is watched again
  * from now on. Called before its policy is applied. */
 void lm_disk_set_excluded (LmDisk *d, gboolean excluded);
 /* Tell lm-excluded.c the disks now excluded (logged when that changed). */
 void lm_disks_update_excluded (LmDisks *self);
 void lm_disk_set_error (LmDisk *d, const char *message);
+/* Add the time since the last change to @d's active or standby counter. */
+void lm_disk_account (LmDisk *d, gint64 now);
 /* Apply @d's policy, originals saved first (lm-disk-settings.c). */
 void lm_disk_apply (LmDisks *self, LmDisk *d);
 

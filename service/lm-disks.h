@@ -28,6 +28,8 @@ gboolean lm_disks_saved (LmState *state);
 /* After a resume: send again what is applied (the journal already holds the
  * originals). */
 void lm_disks_resume (LmDisks *disks);
+/* Send the Disks property again (what sysfs holds changed: hwpower). */
+void lm_disks_publish (LmDisks *disks);
 
 /* A disk (or a partition of it) had its first I/O after an idle gap: it is
  * spinning now. Called by spin-up attribution. */

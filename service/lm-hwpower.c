@@ -11,7 +11,8 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal.h"
+#include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-removable.h"
 
@@ -283,125 +284,102 @@ valid_value (const char *value)
   return TRUE;
 }
 
-/* One entry: write the original back if the value is still ours. The
- * entry is forgotten in any case (the caller saves). */
-static gboolean
-restore_one (LmState *state, const char *key, GString *failures)
+static char *
+read_entry (const char *key, gpointer data, GError **error)
 {
-  g_autofree char *original = lm_journal_original (state, LM_HWPOWER_PART, key);
-  g_autofree char *current = NULL;
-  g_autoptr (GError) error = NULL;
-  gboolean ok = TRUE;
-
-  if (!valid_key (key) || (original != NULL && !valid_value (original)))
-    {
-      g_autofree char *shown = lm_escape (key, -1, LM_ESCAPE_DEFAULT);
-      g_autofree char *value = lm_escape (original, -1, LM_ESCAPE_DEFAULT);
-      g_warning ("Refusing the saved hardware power setting “%s” (original “%s”) in %s: "
-                 "laptop-moded writes no such file or value; dropping it",
-                 shown, value != NULL ? value : "", lm_state_get_path (state));
-      lm_journal_forget (state, LM_HWPOWER_PART, key);
-      return TRUE;
-    }
-  current = read_value (key);
-  if (original == NULL || current == NULL)
-    g_message ("%s is gone; nothing to restore there", key);
-  else
-    switch (lm_journal_check (state, LM_HWPOWER_PART, key, current))
-      {
-        case LM_JOURNAL_AS_ORIGINAL:
-          break;
-        case LM_JOURNAL_CHANGED:
-          g_message ("%s was changed to %s by someone else; leaving it (original was %s)", key,
-                     current, original);
-          break;
-        case LM_JOURNAL_OURS:
-          {
-            const char *back = original;
-            g_autofree char *path = lm_path (key);
-            if (g_str_equal (original, LPM_UNWRITABLE_1)
-                || g_str_equal (original, LPM_UNWRITABLE_2))
-              {
-                g_message ("%s was %s, which the kernel takes no write of; writing %s", key,
-                           original, LPM_NEAREST);
-                back = LPM_NEAREST;
-              }
-            if (!lm_io_write_value (path, back, &error))
-              {
-                g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
-                                        error->message);
-                ok = FALSE;
-              }
-            break;
-          }
-      }
-  lm_journal_forget (state, LM_HWPOWER_PART, key);
-  return ok;
+  return read_value (key);
 }
+
+/* Linux 7.2 answers EOPNOTSUPP for a SATA port without link power
+ * management (an empty port, an emulated controller): nothing to save
+ * there, and nothing the user must act on (refused, no error). */
+static gboolean
+write_entry (const char *key, const char *value, gpointer data, GError **error)
+{
+  g_autofree char *path = lm_path (key);
+  g_autoptr (GError) local_error = NULL;
+
+  if (lm_io_write_value (path, value, &local_error))
+    return TRUE;
+  if (errno == EOPNOTSUPP && g_str_has_suffix (key, LINK_POLICY))
+    g_debug ("%s", local_error->message);
+  else
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  return FALSE;
+}
+
+static gboolean
+put_back_entry (const char *key, const char *original, gpointer data, GError **error)
+{
+  g_autofree char *path = lm_path (key);
+
+  if (g_str_equal (original, LPM_UNWRITABLE_1) || g_str_equal (original, LPM_UNWRITABLE_2))
+    {
+      g_message ("%s was %s, which the kernel takes no write of; writing %s", key, original,
+                 LPM_NEAREST);
+      original = LPM_NEAREST;
+    }
+  return lm_io_write_value (path, original, error);
+}
+
+static gboolean
+valid_entry (const char *key, const char *original)
+{
+  return valid_key (key) && valid_value (original);
+}
+
+/* Best effort: a file the kernel refuses is taken back out of the journal
+ * alone; a failed restore is not retried (sysfs forgets at reboot). */
+static const LmJournalPart journal_part = {
+  .part = LM_HWPOWER_PART,
+  .what = "hardware power setting",
+  .mode = LM_JOURNAL_EACH,
+  .keep_failed = FALSE,
+  .write = write_entry,
+  .put_back = put_back_entry,
+  .read = read_entry,
+  .valid = valid_entry,
+};
 
 gboolean
 lm_hwpower_restore (LmState *state, GError **error)
 {
-  g_auto (GStrv) keys = lm_journal_pending (state, LM_HWPOWER_PART);
-  g_autoptr (GString) failures = g_string_new (NULL);
-  g_autoptr (GError) save_error = NULL;
+  gboolean ok;
 
-  if (keys[0] == NULL)
+  if (!lm_journal_has_pending (state, LM_HWPOWER_PART))
     return TRUE;
-  for (guint i = 0; keys[i] != NULL; i++)
-    restore_one (state, keys[i], failures);
-  if (!lm_state_save (state, &save_error))
-    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
+  ok = lm_journal_restore (state, &journal_part, NULL, error);
   g_message ("Restored SATA link power, runtime PM and NVMe latency tolerance");
-  if (failures->len > 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL,
-                   "Could not restore every hardware power setting: %s", failures->str);
-      return FALSE;
-    }
-  return TRUE;
+  return ok;
 }
 
 /* --- apply ----------------------------------------------------------------- */
 
-typedef struct
-{
-  char *key;
-  char *value;
-  char *previous; /* applied before this call, NULL when remembered now */
-} Write;
-
+/* What an earlier apply wrote and @targets no longer want: put back. */
 static void
-write_free (Write *w)
+restore_unwanted (LmState *state, GHashTable *targets, GString *failures)
 {
-  g_free (w->key);
-  g_free (w->value);
-  g_free (w->previous);
-  g_free (w);
-}
-
-gboolean
-lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
-{
-  g_autoptr (GHashTable) targets = targets_for (settings);
   g_auto (GStrv) pending = lm_journal_pending (state, LM_HWPOWER_PART);
-  g_autoptr (GPtrArray) writes = g_ptr_array_new_with_free_func ((GDestroyNotify) write_free);
-  g_autoptr (GString) failures = g_string_new (NULL);
-  g_autoptr (LmJournalTx) tx = NULL;
-  g_autoptr (GList) keys = NULL;
-  gboolean dirty = FALSE;
+  g_autoptr (GPtrArray) unwanted = g_ptr_array_new ();
+  g_autoptr (GError) error = NULL;
 
-  /* What an earlier apply wrote and these settings no longer want. */
   for (guint i = 0; pending[i] != NULL; i++)
     if (!g_hash_table_contains (targets, pending[i]))
-      {
-        restore_one (state, pending[i], failures);
-        dirty = TRUE;
-      }
+      g_ptr_array_add (unwanted, pending[i]);
+  g_ptr_array_add (unwanted, NULL);
+  if (!lm_journal_restore_keys (state, &journal_part, (const char *const *) unwanted->pdata, NULL,
+                                &error))
+    lm_journal_add_failure (failures, error->message);
+}
 
-  /* 1. Originals and what will be written, durably, before any write. */
-  tx = lm_journal_begin (state);
-  keys = g_list_sort (g_hash_table_get_keys (targets), (GCompareFunc) strcmp);
+/* The values to change: not already so, and not changed by someone else
+ * since an earlier apply (left as they wrote it). */
+static GPtrArray *
+changes_for (LmState *state, GHashTable *targets)
+{
+  GPtrArray *changes = lm_journal_changes_new ();
+  g_autoptr (GList) keys = g_list_sort (g_hash_table_get_keys (targets), (GCompareFunc) strcmp);
+
   for (GList *l = keys; l != NULL; l = l->next)
     {
       const char *key = l->data;
@@ -412,68 +390,34 @@ lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
 
       if (now == NULL || g_str_equal (now, value))
         continue;
+      /* Even back to the original: theirs, not ours to rewrite. */
       if (original != NULL && applied != NULL && !g_str_equal (now, applied))
         {
           g_message ("%s was changed to %s by someone else; leaving it", key, now);
           continue;
         }
-      Write *w = g_new0 (Write, 1);
-      w->key = g_strdup (key);
-      w->value = g_strdup (value);
-      w->previous = original != NULL ? g_strdup (applied) : NULL;
-      lm_journal_remember (state, LM_HWPOWER_PART, key, now);
-      lm_journal_mark (state, LM_HWPOWER_PART, key, value);
-      g_ptr_array_add (writes, w);
+      g_ptr_array_add (changes, lm_journal_change_new (key, now, value));
     }
-  if (writes->len == 0)
-    {
-      g_autoptr (GError) save_error = NULL;
-      if (dirty && !lm_state_save (state, &save_error))
-        g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
-      goto out;
-    }
-  if (!lm_journal_commit (tx, error))
+  return changes;
+}
+
+gboolean
+lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
+{
+  g_autoptr (GHashTable) targets = targets_for (settings);
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GPtrArray) changes = NULL;
+
+  restore_unwanted (state, targets, failures);
+  changes = changes_for (state, targets);
+  if (!lm_journal_apply (state, &journal_part, changes, NULL, failures, error))
     return FALSE;
-
-  /* 2. The writes; one the kernel refuses is taken back out of the journal. */
-  gboolean refused = FALSE;
-  for (guint i = 0; i < writes->len; i++)
-    {
-      Write *w = writes->pdata[i];
-      g_autofree char *path = lm_path (w->key);
-      g_autoptr (GError) write_error = NULL;
-
-      if (lm_io_write_value (path, w->value, &write_error))
-        continue;
-      /* Linux 7.2 answers EOPNOTSUPP for a SATA port without link power
-       * management (an empty port, an emulated controller): nothing to
-       * save there, and nothing the user must act on. */
-      gboolean unsupported = errno == EOPNOTSUPP && g_str_has_suffix (w->key, LINK_POLICY);
-      if (unsupported)
-        g_debug ("%s", write_error->message);
-      else
-        g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", write_error->message);
-      if (w->previous != NULL)
-        lm_journal_mark (state, LM_HWPOWER_PART, w->key, w->previous);
-      else
-        lm_journal_forget (state, LM_HWPOWER_PART, w->key);
-      refused = TRUE;
-    }
-  if (refused)
-    {
-      g_autoptr (GError) save_error = NULL;
-      if (!lm_state_save (state, &save_error))
-        g_string_append_printf (failures, "; %s", save_error->message);
-    }
-  g_message ("Hardware power settings applied: %u written", writes->len);
-
-out:
-  if (failures->len > 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Hardware power settings: %s", failures->str);
-      return FALSE;
-    }
-  return TRUE;
+  if (changes->len > 0)
+    g_message ("Hardware power settings applied: %u written", changes->len);
+  if (failures->len == 0)
+    return TRUE;
+  g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Hardware power settings: %s", failures->str);
+  return FALSE;
 }
 
 gboolean
@@ -496,6 +440,53 @@ lm_hwpower_applied (LmState *state)
     }
   return applied;
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+/* Best effort like the disks (a host that refuses ALPM must not keep
+ * laptop mode off); the Disks property shows what sysfs holds now, so it
+ * is sent again after. */
+static gboolean
+hwpower_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  gboolean ok = lm_hwpower_apply (settings, sys->state, error);
+  if (sys->disks != NULL)
+    lm_disks_publish (sys->disks);
+  return ok;
+}
+
+static gboolean
+hwpower_restore (const LmSystem *sys, GError **error)
+{
+  gboolean ok = lm_hwpower_restore (sys->state, error);
+  if (sys->disks != NULL)
+    lm_disks_publish (sys->disks);
+  return ok;
+}
+
+static gboolean
+hwpower_saved (const LmSystem *sys)
+{
+  return lm_hwpower_saved (sys->state);
+}
+
+/* Keys are the system paths of the sysfs files. */
+static char *
+conflict_read (const char *key, char **what)
+{
+  *what = g_strdup (key);
+  return read_value (key);
+}
+
+const LmParticipant lm_participant_hwpower = {
+  .name = "hardware power settings",
+  .must_succeed = FALSE,
+  .apply = hwpower_apply,
+  .restore = hwpower_restore,
+  .saved = hwpower_saved,
+  .part = LM_HWPOWER_PART,
+  .read = conflict_read,
+};
 
 /* --- the Disks property ------------------------------------------------------ */
 

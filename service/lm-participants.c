@@ -1,135 +1,63 @@
-/* lm-participants.c: the table of participants and the loops over it.
+/* lm-participants.c: the registry of participants (each row declared in
+ * its own file) and the loops over it; knows no participant's insides.
  * Remounts come first: they are the likelier to fail (a filesystem refuses
  * the option, EBUSY) and roll themselves back, so a failure leaves the
  * tunables as they were; disks come last and never keep laptop mode off. */
 #include "lm-participants.h"
 
-#include "lm-disks-private.h"
-#include "lm-hwpower.h"
-#include "lm-remount.h"
-
-typedef struct
-{
-  const char *name;
-  gboolean must_succeed;
-  gboolean (*apply) (const LmSystem *sys, const LmSettings *settings, LmEngine engine,
-                     GError **error);
-  gboolean (*restore) (const LmSystem *sys, GError **error);
-  gboolean (*saved) (const LmSystem *sys);
-} LmParticipant;
-
-static gboolean
-remounts_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
-{
-  return lm_remount_apply (settings, sys->state, error);
-}
-
-static gboolean
-remounts_restore (const LmSystem *sys, GError **error)
-{
-  return lm_remount_restore (sys->state, error);
-}
-
-static gboolean
-remounts_saved (const LmSystem *sys)
-{
-  return lm_remount_saved (sys->state);
-}
-
-static gboolean
-tunables_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
-{
-  return lm_tunables_apply (sys->backend, settings, engine, sys->state, error);
-}
-
-static gboolean
-tunables_restore (const LmSystem *sys, GError **error)
-{
-  return lm_tunables_restore (sys->state, error);
-}
-
-static gboolean
-tunables_saved (const LmSystem *sys)
-{
-  return lm_tunables_saved (sys->state);
-}
-
-/* Per disk, best effort: a drive without APM must not keep laptop mode
- * off; failures show in the Disks property. */
-static gboolean
-disks_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
-{
-  lm_disks_apply (sys->disks, settings);
-  return TRUE;
-}
-
-/* A drive that refuses forgets APM and its timer at its next power cycle
- * anyway: logged by the caller, not fatal. */
-static gboolean
-disks_restore (const LmSystem *sys, GError **error)
-{
-  return lm_disks_restore (sys->disks, error);
-}
-
-static gboolean
-disks_saved (const LmSystem *sys)
-{
-  return lm_disks_saved (sys->state);
-}
-
-/* SATA link power, runtime PM, NVMe latency tolerance: best effort like the
- * disks (a host that refuses ALPM must not keep laptop mode off); the Disks
- * property shows what sysfs holds now, so it is sent again after. */
-static gboolean
-hwpower_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
-{
-  gboolean ok = lm_hwpower_apply (settings, sys->state, error);
-  if (sys->disks != NULL)
-    lm_disks_publish (sys->disks);
-  return ok;
-}
-
-static gboolean
-hwpower_restore (const LmSystem *sys, GError **error)
-{
-  gboolean ok = lm_hwpower_restore (sys->state, error);
-  if (sys->disks != NULL)
-    lm_disks_publish (sys->disks);
-  return ok;
-}
-
-static gboolean
-hwpower_saved (const LmSystem *sys)
-{
-  return lm_hwpower_saved (sys->state);
-}
-
-static const LmParticipant participants[] = {
-  { "remounts", TRUE, remounts_apply, remounts_restore, remounts_saved },
-  { "tunables", TRUE, tunables_apply, tunables_restore, tunables_saved },
-  { "disks", FALSE, disks_apply, disks_restore, disks_saved },
-  { "hardware power settings", FALSE, hwpower_apply, hwpower_restore, hwpower_saved },
+/* The daemon's own, in the order they apply. */
+static const LmParticipant *const own[] = {
+  &lm_participant_remounts,
+  &lm_participant_tunables,
+  &lm_participant_disks,
+  &lm_participant_hwpower,
 };
+
+static GPtrArray *added; /* of const LmParticipant *, not owned */
+
+void
+lm_participants_add (const LmParticipant *participant)
+{
+  if (added == NULL)
+    added = g_ptr_array_new ();
+  g_ptr_array_add (added, (gpointer) participant);
+}
+
+const LmParticipant *
+lm_participants_get (guint index)
+{
+  if (index < G_N_ELEMENTS (own))
+    return own[index];
+  index -= G_N_ELEMENTS (own);
+  return added != NULL && index < added->len ? g_ptr_array_index (added, index) : NULL;
+}
+
+static guint
+count (void)
+{
+  return G_N_ELEMENTS (own) + (added != NULL ? added->len : 0);
+}
 
 gboolean
 lm_participants_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine,
                        const LmSettings *previous, LmEngine previous_engine, GError **error)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (participants); i++)
+  for (guint i = 0; i < count (); i++)
     {
+      const LmParticipant *row = lm_participants_get (i);
       g_autoptr (GError) local_error = NULL;
 
-      if (participants[i].apply (sys, settings, engine, &local_error))
+      if (row->apply (sys, settings, engine, &local_error))
         continue;
-      if (!participants[i].must_succeed)
+      if (!row->must_succeed)
         {
-          g_warning ("%s: %s", participants[i].name, local_error->message);
+          g_warning ("%s: %s", row->name, local_error->message);
           continue;
         }
       /* This one rolled itself back; undo the ones before it. */
-      for (gsize j = i; j > 0; j--)
+      for (guint j = i; j > 0; j--)
         {
-          const LmParticipant *p = &participants[j - 1];
+          const LmParticipant *p = lm_participants_get (j - 1);
           g_autoptr (GError) undo_error = NULL;
           gboolean undone = previous != NULL
                                 ? p->apply (sys, previous, previous_engine, &undo_error)
@@ -148,9 +76,9 @@ lm_participants_restore (const LmSystem *sys, GError **error)
 {
   g_autoptr (GError) first = NULL;
 
-  for (gsize i = G_N_ELEMENTS (participants); i > 0; i--)
+  for (guint i = count (); i > 0; i--)
     {
-      const LmParticipant *p = &participants[i - 1];
+      const LmParticipant *p = lm_participants_get (i - 1);
       g_autoptr (GError) local_error = NULL;
 
       if (p->restore (sys, &local_error))
@@ -171,8 +99,8 @@ lm_participants_restore (const LmSystem *sys, GError **error)
 gboolean
 lm_participants_saved (const LmSystem *sys)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (participants); i++)
-    if (participants[i].saved (sys))
+  for (guint i = 0; i < count (); i++)
+    if (lm_participants_get (i)->saved (sys))
       return TRUE;
   return FALSE;
 }
@@ -183,9 +111,9 @@ lm_participants_recover (const LmSystem *sys)
   if (lm_participants_saved (sys))
     g_message ("The previous run did not restore the system; restoring the saved values from %s",
                lm_state_get_path (sys->state));
-  for (gsize i = G_N_ELEMENTS (participants); i > 0; i--)
+  for (guint i = count (); i > 0; i--)
     {
-      const LmParticipant *p = &participants[i - 1];
+      const LmParticipant *p = lm_participants_get (i - 1);
       g_autoptr (GError) error = NULL;
 
       if (!p->saved (sys))

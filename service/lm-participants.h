@@ -1,6 +1,7 @@
 /* lm-participants.h: everything that changes the system while laptop mode
- * is on, in one declared order: remounts, tunables, disks, hardware power. The daemon
- * drives them through these four calls and never lists them itself. */
+ * is on, each one row (LmParticipant) declared in its own file, in one
+ * declared order: remounts, tunables, disks, hardware power. The daemon
+ * drives them through these calls and never lists them itself. */
 #pragma once
 
 #include <glib.h>
@@ -19,6 +20,38 @@ typedef struct
   const LmTunablesBackend *backend;
   LmDisks *disks;
 } LmSystem;
+
+/* Everything about one participant. Its journal transaction is
+ * lm-journal-apply.h's: the row says what it changes, not how to journal it. */
+typedef struct
+{
+  const char *name;      /* "tunables": for the log */
+  gboolean must_succeed; /* a failure keeps laptop mode off (and undoes the
+                          * earlier ones); else best effort, logged */
+  gboolean (*apply) (const LmSystem *sys, const LmSettings *settings, LmEngine engine,
+                     GError **error);
+  /* Put back every original still ours; also after a crash (recover). */
+  gboolean (*restore) (const LmSystem *sys, GError **error);
+  /* TRUE when the journal holds something of it. */
+  gboolean (*saved) (const LmSystem *sys);
+  /* Conflicts: its journal part, and what a key holds now (NULL: gone or
+   * unreadable, not a conflict) and how to name it to a user (*@what).
+   * read NULL: not compared (remounts, disk commands). */
+  const char *part;
+  char *(*read) (const char *key, char **what);
+} LmParticipant;
+
+/* The daemon's own rows, each in its participant's file. */
+extern const LmParticipant lm_participant_remounts; /* lm-remount.c */
+extern const LmParticipant lm_participant_tunables; /* lm-tunables.c */
+extern const LmParticipant lm_participant_disks;    /* lm-disk-settings.c */
+extern const LmParticipant lm_participant_hwpower;  /* lm-hwpower.c */
+
+/* One more row, after the daemon's own (a test participant linked into the
+ * test daemon only); before the daemon starts. */
+void lm_participants_add (const LmParticipant *participant);
+/* The rows in order; NULL past the last. */
+const LmParticipant *lm_participants_get (guint index);
 
 /* Apply @settings with @engine, in order. A participant that must succeed
  * (remounts, tunables) and fails undoes the earlier ones: back to

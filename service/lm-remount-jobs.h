@@ -6,11 +6,23 @@
 
 #include "lm-mountfd.h"
 #include "lm-mounts.h"
+#include "lm-journal.h"
 #include "lm-state.h"
 
 G_BEGIN_DECLS
 
+/* The journal's part for remounts (see lm-remount.c). */
+#define LM_REMOUNT_PART "Remount"
+
 GPtrArray *lm_remount_read_mounts (GError **error);
+
+/* lm-remount-restore.c: the journal's verdict on superblock @m saved as
+ * @record, judged on its commit= alone; and putting @keys back side by
+ * side (failures appended, their records kept; @restored, when not NULL,
+ * gets key -> original for each one done). */
+LmJournalVerdict lm_remount_commit_verdict (LmState *state, const char *record, const LmMount *m);
+void lm_remount_restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys,
+                              GString *failures, GHashTable *restored);
 
 /* A journal key for a remount: "<major:minor> <mount point>" (the mount
  * point any bytes; lm-state encodes keys). */

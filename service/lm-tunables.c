@@ -1,7 +1,6 @@
-/* lm-tunables.c: the save-apply-restore transaction over a tunables backend.
- * Originals go to the state file (durably) before the first write; a failed
- * write rolls back the ones already made; restore puts back exactly what was
- * saved and leaves alone a value someone else changed since. */
+/* lm-tunables.c: the tunables participant: what to write over a backend,
+ * all or nothing, through the journal's transaction (lm-journal-apply.c);
+ * never writes a name outside the fixed set, nor journals by hand. */
 #include "lm-tunables.h"
 
 #include <string.h>
@@ -9,7 +8,8 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal.h"
+#include "lm-journal-apply.h"
+#include "lm-participants.h"
 #include "lm-paths.h"
 
 /* The journal part; its originals are group "Tunables" in the state file. */
@@ -99,7 +99,7 @@ skip_write_back (const char *name, const char *value)
 }
 
 static gboolean
-write_tunable (const char *name, const char *value, GError **error)
+write_tunable (const char *name, const char *value, gpointer data, GError **error)
 {
   if (!lm_tunables_is_known (name))
     {
@@ -112,107 +112,93 @@ write_tunable (const char *name, const char *value, GError **error)
   return lm_io_write_value (path, value, error);
 }
 
+/* Its byte twin carries the real value and puts it back. */
+static gboolean
+put_back_tunable (const char *name, const char *original, gpointer data, GError **error)
+{
+  if (skip_write_back (name, original))
+    return TRUE;
+  return write_tunable (name, original, data, error);
+}
+
 static char *
-read_tunable (const char *name, GError **error)
+read_tunable (const char *name, gpointer data, GError **error)
 {
   g_autofree char *path = lm_tunables_path (name);
   return lm_io_read_value (path, error);
 }
 
-/* Best effort: used while already failing, so only log. */
-static void
-roll_back (GPtrArray *previous)
+/* Only names and values this daemon writes (a hand-made
+ * "../kernel/core_pattern" is refused). */
+static gboolean
+valid_entry (const char *name, const char *original)
 {
-  for (guint i = previous->len; i > 0; i--)
-    {
-      LmTunable *t = g_ptr_array_index (previous, i - 1);
-      g_autoptr (GError) error = NULL;
+  return lm_tunables_is_known (name) && plausible_value (original);
+}
 
-      if (skip_write_back (t->name, t->value))
+static char *
+shown_name (const char *name)
+{
+  return g_strconcat ("vm.", name, NULL);
+}
+
+static const LmJournalPart journal_part = {
+  .part = PART,
+  .what = "tunable",
+  .mode = LM_JOURNAL_ALL_OR_NOTHING,
+  .keep_failed = TRUE,
+  .write = write_tunable,
+  .put_back = put_back_tunable,
+  .read = read_tunable,
+  .valid = valid_entry,
+  .name = shown_name,
+};
+
+/* What to change for @plan: every planned value (but one someone else
+ * rewrote since we applied it, which lm-conflicts.c reports and a new
+ * apply leaves as they wrote it), then the side effects, remembered only.
+ * NULL when a file is missing: before any change. */
+static GPtrArray *
+changes_for (const LmTunablesBackend *backend, GPtrArray *plan, LmState *state, GError **error)
+{
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+
+  for (guint i = 0; i < plan->len; i++)
+    {
+      LmTunable *t = g_ptr_array_index (plan, i);
+      g_autofree char *current = read_tunable (t->name, NULL, error);
+
+      if (current == NULL)
+        return NULL;
+      if (lm_journal_check (state, PART, t->name, current) == LM_JOURNAL_CHANGED)
         continue;
-      if (!write_tunable (t->name, t->value, &error))
-        g_warning ("Rolling back vm.%s failed: %s", t->name, error->message);
+      g_ptr_array_add (changes, lm_journal_change_new (t->name, current, t->value));
     }
+  for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
+    {
+      const char *name = backend->side_effects[i];
+      g_autofree char *current = read_tunable (name, NULL, NULL);
+
+      if (current != NULL) /* else an older kernel without the byte twins */
+        g_ptr_array_add (changes, lm_journal_change_new (name, current, NULL));
+    }
+  return g_steal_pointer (&changes);
 }
 
 gboolean
 lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings, LmEngine engine,
                    LmState *state, GError **error)
 {
-  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
-  g_autoptr (GPtrArray) plan = NULL;
-  g_autoptr (GPtrArray) previous
-      = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_tunable_free);
-  guint written = 0;
+  g_autoptr (GPtrArray) plan = backend->plan (settings, engine, error);
+  g_autoptr (GPtrArray) changes = NULL;
 
-  plan = backend->plan (settings, engine, error);
   if (plan == NULL)
     return FALSE;
-
-  /* 1. Read everything first: a missing file fails before any change. */
-  for (guint i = 0; i < plan->len; i++)
-    {
-      LmTunable *t = g_ptr_array_index (plan, i);
-      g_autofree char *current = read_tunable (t->name, error);
-
-      if (current == NULL)
-        return FALSE; /* the uncommitted journal entries go with tx */
-      /* Someone else rewrote a value we applied (lm-conflicts.c reports
-       * it): a new apply while on leaves it as they wrote it. */
-      if (lm_journal_check (state, PART, t->name, current) == LM_JOURNAL_CHANGED)
-        {
-          g_ptr_array_remove_index (plan, i--);
-          continue;
-        }
-      g_ptr_array_add (previous, lm_tunable_new (t->name, current));
-      lm_journal_remember (state, PART, t->name, current);
-      lm_journal_mark (state, PART, t->name, t->value);
-    }
-  for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
-    {
-      const char *name = backend->side_effects[i];
-      g_autofree char *current = read_tunable (name, NULL);
-
-      if (current == NULL)
-        continue; /* an older kernel without the byte twins */
-      g_ptr_array_add (previous, lm_tunable_new (name, current));
-      lm_journal_remember (state, PART, name, current);
-    }
-
-  /* 2. Make the originals durable before touching anything. */
-  if (!lm_journal_commit (tx, error))
+  changes = changes_for (backend, plan, state, error);
+  if (changes == NULL)
     return FALSE;
-
-  /* 3. Write; on failure undo what was written, in reverse order. */
-  for (guint i = 0; i < plan->len; i++, written++)
-    {
-      LmTunable *t = g_ptr_array_index (plan, i);
-      g_autoptr (GError) local_error = NULL;
-
-      if (!write_tunable (t->name, t->value, &local_error))
-        {
-          /* The plan's writes so far, then the side effects they caused. */
-          g_autoptr (GPtrArray) undo = g_ptr_array_new ();
-          for (guint j = 0; j < previous->len; j++)
-            if (j < written || j >= plan->len)
-              g_ptr_array_add (undo, g_ptr_array_index (previous, j));
-          roll_back (undo);
-          lm_journal_undo (tx);
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-    }
-
-  /* 4. Record what the kernel made of the side effects, for the
-   * "changed by someone else" check at restore. */
-  for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
-    {
-      g_autofree char *now = read_tunable (backend->side_effects[i], NULL);
-      if (now != NULL)
-        lm_journal_mark (state, PART, backend->side_effects[i], now);
-    }
-  lm_state_save_soon (state); /* not needed for an exact restore */
-  return TRUE;
+  /* All or nothing: a refused write puts back the ones made. */
+  return lm_journal_apply (state, &journal_part, changes, NULL, NULL, error);
 }
 
 gboolean
@@ -224,62 +210,42 @@ lm_tunables_saved (LmState *state)
 gboolean
 lm_tunables_restore (LmState *state, GError **error)
 {
-  g_auto (GStrv) names = lm_journal_pending (state, PART);
-  g_autoptr (GString) failures = g_string_new (NULL);
-
-  for (guint i = 0; names[i] != NULL; i++)
-    {
-      const char *name = names[i];
-      g_autofree char *original = lm_journal_original (state, PART, name);
-      g_autoptr (GError) local_error = NULL;
-
-      if (!lm_tunables_is_known (name) || original == NULL || !plausible_value (original))
-        {
-          /* Not something this daemon wrote: the file was tampered with. */
-          g_autofree char *shown = lm_escape (name, -1, LM_ESCAPE_DEFAULT);
-          g_autofree char *value = lm_escape (original, -1, LM_ESCAPE_DEFAULT);
-          g_warning ("Refusing the saved tunable “%s” (original “%s”) in %s: laptop-moded "
-                     "writes no such name or value; dropping it",
-                     shown, value != NULL ? value : "", lm_state_get_path (state));
-          lm_journal_forget (state, PART, name);
-          continue;
-        }
-      g_autofree char *current = read_tunable (name, &local_error);
-
-      if (current == NULL)
-        {
-          g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
-                                  local_error->message);
-          continue;
-        }
-      if (skip_write_back (name, original))
-        {
-          /* Its byte twin carries the real value and restores it. */
-        }
-      else if (lm_journal_check (state, PART, name, current) == LM_JOURNAL_CHANGED)
-        {
-          g_message ("vm.%s was changed to %s by someone else while laptop mode was on; "
-                     "leaving it (original was %s)",
-                     name, current, original);
-        }
-      else if (!g_str_equal (current, original) && !write_tunable (name, original, &local_error))
-        {
-          g_string_append_printf (failures, "%s%s", failures->len ? "; " : "",
-                                  local_error->message);
-          continue;
-        }
-      lm_journal_forget (state, PART, name);
-    }
-
-  g_autoptr (GError) save_error = NULL;
-  if (!lm_state_save (state, &save_error))
-    g_string_append_printf (failures, "%s%s", failures->len ? "; " : "", save_error->message);
-
-  if (failures->len > 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every tunable: %s",
-                   failures->str);
-      return FALSE;
-    }
-  return TRUE;
+  return lm_journal_restore (state, &journal_part, NULL, error);
 }
+
+/* --- the participant ------------------------------------------------------ */
+
+static gboolean
+tunables_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  return lm_tunables_apply (sys->backend, settings, engine, sys->state, error);
+}
+
+static gboolean
+tunables_restore (const LmSystem *sys, GError **error)
+{
+  return lm_tunables_restore (sys->state, error);
+}
+
+static gboolean
+tunables_saved (const LmSystem *sys)
+{
+  return lm_tunables_saved (sys->state);
+}
+
+static char *
+conflict_read (const char *key, char **what)
+{
+  *what = shown_name (key);
+  return read_tunable (key, NULL, NULL);
+}
+
+const LmParticipant lm_participant_tunables = {
+  .name = "tunables",
+  .must_succeed = TRUE,
+  .apply = tunables_apply,
+  .restore = tunables_restore,
+  .saved = tunables_saved,
+  .part = PART,
+  .read = conflict_read,
+};

@@ -1,6 +1,6 @@
 /* lm-tunables.h: the kernel's writeback tunables and how they are changed.
- * Owns the backend interface (sysctl, bdflush) and the save-apply-restore
- * transaction; never writes a value it has not saved the original of. */
+ * Owns the backend interface (sysctl, bdflush) and what to write; the
+ * journal's transaction saves every original before it is written. */
 #pragma once
 
 #include <glib.h>

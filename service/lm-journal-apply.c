@@ -1,0 +1,298 @@
+/* lm-journal-apply.c: the one transaction every participant's change goes
+ * through. Owns the order (durable before the system is touched, undone
+ * when refused) and every save of the state file; never decides what to
+ * write, which is the participant's. */
+#include "lm-journal-apply.h"
+
+#include "lm-error.h"
+#include "lm-escape.h"
+
+LmJournalChange *
+lm_journal_change_new (const char *key, const char *original, const char *value)
+{
+  LmJournalChange *c = g_new0 (LmJournalChange, 1);
+
+  c->key = g_strdup (key);
+  c->original = g_strdup (original);
+  c->value = g_strdup (value);
+  return c;
+}
+
+void
+lm_journal_change_free (LmJournalChange *change)
+{
+  if (change == NULL)
+    return;
+  g_free (change->key);
+  g_free (change->original);
+  g_free (change->value);
+  g_free (change->shown);
+  g_free (change);
+}
+
+GPtrArray *
+lm_journal_changes_new (void)
+{
+  return g_ptr_array_new_with_free_func ((GDestroyNotify) lm_journal_change_free);
+}
+
+void
+lm_journal_add_failure (GString *failures, const char *message)
+{
+  g_string_append_printf (failures, "%s%s", failures->len > 0 ? "; " : "", message);
+}
+
+gboolean
+lm_journal_save (LmState *state, GError **error)
+{
+  return lm_state_save (state, error);
+}
+
+void
+lm_journal_save_soon (LmState *state)
+{
+  lm_state_save_soon (state);
+}
+
+static char *
+shown_name (const LmJournalPart *part, const char *key)
+{
+  return part->name != NULL ? part->name (key) : g_strdup (key);
+}
+
+static gboolean
+put_back (const LmJournalPart *part, const char *key, const char *original, gpointer data,
+          GError **error)
+{
+  if (part->put_back != NULL)
+    return part->put_back (key, original, data, error);
+  return part->write (key, original, data, error);
+}
+
+/* Best effort: used while already failing, so only log. The writes made,
+ * newest first, after the side effects they caused. */
+static void
+roll_back (const LmJournalPart *part, GPtrArray *changes, guint written, gpointer data)
+{
+  for (guint i = changes->len; i > 0; i--)
+    {
+      LmJournalChange *c = g_ptr_array_index (changes, i - 1);
+      g_autoptr (GError) error = NULL;
+      g_autofree char *name = NULL;
+
+      if (c->original == NULL || (c->value != NULL && i - 1 >= written))
+        continue;
+      if (put_back (part, c->key, c->original, data, &error))
+        continue;
+      name = shown_name (part, c->key);
+      g_warning ("Rolling back %s failed: %s", name, error != NULL ? error->message : "refused");
+    }
+}
+
+/* A value refused (EACH) or given up (write_all): its entry as it was
+ * before this call (@before: its applied value then), or gone when new. */
+static void
+take_back (LmState *state, const LmJournalPart *part, const LmJournalChange *c, const char *before,
+           gboolean known)
+{
+  if (!known)
+    lm_journal_forget (state, part->part, c->key);
+  else if (before != NULL)
+    lm_journal_mark (state, part->part, c->key, before);
+}
+
+/* Step 1: originals and what will be written, in memory. @before gets each
+ * entry's applied value from an earlier call, @known whether it had one. */
+static void
+record (LmState *state, const LmJournalPart *part, GPtrArray *changes, GPtrArray *before,
+        GArray *known)
+{
+  for (guint i = 0; i < changes->len; i++)
+    {
+      LmJournalChange *c = g_ptr_array_index (changes, i);
+      g_autofree char *original = lm_journal_original (state, part->part, c->key);
+      gboolean had = original != NULL;
+
+      g_ptr_array_add (before, lm_journal_applied (state, part->part, c->key));
+      g_array_append_val (known, had);
+      if (c->original != NULL)
+        lm_journal_remember (state, part->part, c->key, c->original);
+      if (c->value != NULL && !c->unmarked)
+        lm_journal_mark (state, part->part, c->key, c->value);
+    }
+}
+
+/* Step 4: what the system shows now, for the "changed by someone else"
+ * check: side effects as the kernel made them, values as a writer saw them.
+ * A crash may lose it (the restore is exact anyway). */
+static void
+record_shown (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data)
+{
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < changes->len; i++)
+    {
+      LmJournalChange *c = g_ptr_array_index (changes, i);
+
+      if (c->value == NULL && c->shown == NULL && part->read != NULL)
+        c->shown = part->read (c->key, data, NULL);
+      if (c->shown == NULL)
+        continue;
+      lm_journal_mark (state, part->part, c->key, c->shown);
+      any = TRUE;
+    }
+  if (any)
+    lm_journal_save_soon (state);
+}
+
+/* One by one, in order. */
+static gboolean
+write_each (const LmJournalPart *part, GPtrArray *changes, gpointer data, gboolean *refused,
+            GString *failures, GError **error)
+{
+  for (guint i = 0; i < changes->len; i++)
+    {
+      LmJournalChange *c = g_ptr_array_index (changes, i);
+      g_autoptr (GError) local_error = NULL;
+
+      if (c->value == NULL || part->write (c->key, c->value, data, &local_error))
+        continue;
+      if (part->mode == LM_JOURNAL_ALL_OR_NOTHING)
+        {
+          roll_back (part, changes, i, data);
+          if (local_error == NULL)
+            g_set_error (&local_error, LM_ERROR, LM_ERROR_KERNEL, "%s refused", c->key);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      if (local_error != NULL)
+        lm_journal_add_failure (failures, local_error->message);
+      refused[i] = part->mode == LM_JOURNAL_EACH;
+    }
+  return TRUE;
+}
+
+gboolean
+lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data,
+                  GString *failures, GError **error)
+{
+  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
+  g_autoptr (GPtrArray) before = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) known = g_array_new (FALSE, FALSE, sizeof (gboolean));
+  g_autofree gboolean *refused = g_new0 (gboolean, changes->len + 1);
+  gboolean any_refused = FALSE;
+  gboolean ok;
+
+  /* 1, 2: durable before anything is touched. */
+  record (state, part, changes, before, known);
+  if (part->prepare != NULL)
+    part->prepare (state, changes, data);
+  if (!lm_journal_commit (tx, error))
+    return FALSE;
+  if (changes->len == 0)
+    return TRUE;
+
+  /* 3: the writes; a refusal undone as the part says. */
+  ok = part->write_all != NULL ? part->write_all (changes, refused, data, error)
+                               : write_each (part, changes, data, refused, failures, error);
+  if (!ok)
+    {
+      lm_journal_undo (tx);
+      return FALSE;
+    }
+  for (guint i = 0; i < changes->len; i++)
+    if (refused[i])
+      {
+        take_back (state, part, g_ptr_array_index (changes, i), g_ptr_array_index (before, i),
+                   g_array_index (known, gboolean, i));
+        any_refused = TRUE;
+      }
+  if (any_refused && part->write_all == NULL)
+    {
+      g_autoptr (GError) save_error = NULL;
+      if (!lm_journal_save (state, &save_error))
+        lm_journal_add_failure (failures, save_error->message);
+    }
+  else if (any_refused)
+    lm_journal_save_soon (state); /* vanished: the restore finds nothing there */
+  record_shown (state, part, changes, data);
+  return TRUE;
+}
+
+/* One entry: the original written back if the value is still ours; the
+ * entry forgotten unless the write failed and the part keeps those. */
+static void
+restore_one (LmState *state, const LmJournalPart *part, const char *key, gpointer data,
+             GString *failures)
+{
+  g_autofree char *original = lm_journal_original (state, part->part, key);
+  g_autofree char *name = shown_name (part, key);
+  g_autofree char *current = NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (original == NULL || (part->valid != NULL && !part->valid (key, original)))
+    {
+      /* Not something this daemon wrote: the file was tampered with. */
+      g_autofree char *shown = lm_escape (key, -1, LM_ESCAPE_DEFAULT);
+      g_autofree char *value = lm_escape (original, -1, LM_ESCAPE_DEFAULT);
+      g_warning ("Refusing the saved %s “%s” (original “%s”) in %s: laptop-moded writes no such "
+                 "name or value; dropping it",
+                 part->what, shown, value != NULL ? value : "", lm_state_get_path (state));
+      lm_journal_forget (state, part->part, key);
+      return;
+    }
+  current = part->read (key, data, &error);
+  if (current == NULL && error != NULL)
+    {
+      lm_journal_add_failure (failures, error->message);
+      return; /* kept: tried again at the next Stop or start */
+    }
+  if (current == NULL)
+    g_message ("%s is gone; nothing to restore there", name);
+  else
+    switch (lm_journal_check (state, part->part, key, current))
+      {
+        case LM_JOURNAL_AS_ORIGINAL:
+          break;
+        case LM_JOURNAL_CHANGED:
+          g_message ("%s was changed to %s by someone else; leaving it (original was %s)", name,
+                     current, original);
+          break;
+        case LM_JOURNAL_OURS:
+          if (put_back (part, key, original, data, &error))
+            break;
+          lm_journal_add_failure (failures, error != NULL ? error->message : "refused");
+          if (part->keep_failed)
+            return;
+          break;
+      }
+  lm_journal_forget (state, part->part, key);
+}
+
+gboolean
+lm_journal_restore_keys (LmState *state, const LmJournalPart *part, const char *const *keys,
+                         gpointer data, GError **error)
+{
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GError) save_error = NULL;
+
+  if (keys[0] == NULL)
+    return TRUE;
+  for (guint i = 0; keys[i] != NULL; i++)
+    restore_one (state, part, keys[i], data, failures);
+  if (!lm_journal_save (state, &save_error))
+    lm_journal_add_failure (failures, save_error->message);
+  if (failures->len == 0)
+    return TRUE;
+  g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every %s: %s", part->what,
+               failures->str);
+  return FALSE;
+}
+
+gboolean
+lm_journal_restore (LmState *state, const LmJournalPart *part, gpointer data, GError **error)
+{
+  g_auto (GStrv) keys = lm_journal_pending (state, part->part);
+
+  return lm_journal_restore_keys (state, part, (const char *const *) keys, data, error);
+}

@@ -1,0 +1,288 @@
+/* test-journal-apply.c: the journal's one transaction (lm-journal-apply.c)
+ * over files in a fake root: all or nothing, each value alone, kept, the
+ * restore's three verdicts, and a participant that is one row (apply,
+ * restore and Conflicts driven by its LmParticipant alone). */
+#include "lm-conflicts.h"
+#include "lm-io.h"
+#include "lm-journal-apply.h"
+#include "lm-participants.h"
+#include "test-fakeroot.h"
+
+#define PART "Knobs"
+
+static char *
+knob_path (const char *key)
+{
+  g_autofree char *sys = g_build_filename ("/knobs", key, NULL);
+  return lm_path (sys);
+}
+
+static char *
+read_knob (const char *key, gpointer data, GError **error)
+{
+  g_autofree char *path = knob_path (key);
+  return lm_io_read_value (path, NULL);
+}
+
+/* Keys starting "refuse" are refused, as the kernel would. */
+static gboolean
+write_knob (const char *key, const char *value, gpointer data, GError **error)
+{
+  g_autofree char *path = knob_path (key);
+
+  if (g_str_has_prefix (key, "refuse"))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED, "%s: refused", key);
+      return FALSE;
+    }
+  return lm_io_write_value (path, value, error);
+}
+
+static LmJournalPart part = {
+  .part = PART,
+  .what = "knob",
+  .write = write_knob,
+  .read = read_knob,
+};
+
+static LmState *
+new_state (LmFakeRoot *f)
+{
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  return lm_state_new (path);
+}
+
+static void
+put (LmFakeRoot *f, const char *key, const char *value)
+{
+  g_autofree char *rel = g_build_filename ("knobs", key, NULL);
+  lm_fake_root_put (f, rel, value);
+}
+
+static char *
+get (LmFakeRoot *f, const char *key)
+{
+  g_autofree char *rel = g_build_filename ("knobs", key, NULL);
+  return lm_fake_root_get (f, rel);
+}
+
+static void
+add (GPtrArray *changes, const char *key, const char *original, const char *value)
+{
+  g_ptr_array_add (changes, lm_journal_change_new (key, original, value));
+}
+
+static void
+test_all_or_nothing (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autoptr (GError) error = NULL;
+
+  put (f, "a", "1");
+  put (f, "refuse_b", "2");
+  put (f, "side", "7");
+  add (changes, "a", "1", "10");
+  add (changes, "refuse_b", "2", "20");
+  add (changes, "side", "7", NULL);
+  part.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  g_assert_false (lm_journal_apply (s, &part, changes, NULL, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
+  /* What was written is put back, and the journal forgets it all. */
+  g_autofree char *a = get (f, "a");
+  g_assert_cmpstr (a, ==, "1");
+  g_assert_true (lm_state_is_empty (s));
+  g_autofree char *file = g_build_filename (f->root, "state", NULL);
+  g_assert_false (g_file_test (file, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_side_effect_recorded (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+
+  put (f, "a", "1");
+  put (f, "side", "7");
+  add (changes, "a", "1", "10");
+  add (changes, "side", "7", NULL);
+  part.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  g_assert_true (lm_journal_apply (s, &part, changes, NULL, NULL, NULL));
+  g_autofree char *a = get (f, "a");
+  g_autofree char *applied = lm_journal_applied (s, PART, "a");
+  g_autofree char *side = lm_journal_applied (s, PART, "side");
+  g_autofree char *side_original = lm_journal_original (s, PART, "side");
+  g_assert_cmpstr (a, ==, "10");
+  g_assert_cmpstr (applied, ==, "10");
+  g_assert_cmpstr (side, ==, "7"); /* as the system shows it after */
+  g_assert_cmpstr (side_original, ==, "7");
+}
+
+static void
+test_each (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autoptr (GString) failures = g_string_new (NULL);
+
+  put (f, "a", "1");
+  put (f, "refuse_b", "2");
+  add (changes, "a", "1", "10");
+  add (changes, "refuse_b", "2", "20");
+  part.mode = LM_JOURNAL_EACH;
+  g_assert_true (lm_journal_apply (s, &part, changes, NULL, failures, NULL));
+  g_assert_cmpstr (failures->str, ==, "refuse_b: refused");
+  g_autofree char *a = lm_journal_original (s, PART, "a");
+  g_autofree char *b = lm_journal_original (s, PART, "refuse_b");
+  g_assert_cmpstr (a, ==, "1");
+  g_assert_null (b); /* refused: never changed, nothing to restore */
+
+  /* EACH_KEPT: the original stays, sent back at restore anyway. */
+  g_string_truncate (failures, 0);
+  part.mode = LM_JOURNAL_EACH_KEPT;
+  g_assert_true (lm_journal_apply (s, &part, changes, NULL, failures, NULL));
+  g_autofree char *kept = lm_journal_original (s, PART, "refuse_b");
+  g_assert_cmpstr (kept, ==, "2");
+}
+
+static void
+test_restore_verdicts (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autoptr (GError) error = NULL;
+
+  put (f, "ours", "1");
+  put (f, "theirs", "2");
+  put (f, "back", "3");
+  add (changes, "ours", "1", "10");
+  add (changes, "theirs", "2", "20");
+  add (changes, "back", "3", "30");
+  part.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  g_assert_true (lm_journal_apply (s, &part, changes, NULL, NULL, NULL));
+  put (f, "theirs", "99"); /* someone else's now */
+  put (f, "back", "3");    /* already the original */
+
+  /* After a crash: what a new daemon reads from the file. */
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) again = lm_state_new (path);
+  g_assert_true (lm_state_load (again, NULL));
+  g_assert_true (lm_journal_restore (again, &part, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree char *ours = get (f, "ours");
+  g_autofree char *theirs = get (f, "theirs");
+  g_assert_cmpstr (ours, ==, "1");
+  g_assert_cmpstr (theirs, ==, "99");
+  g_assert_true (lm_state_is_empty (again));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+static void
+test_restore_keeps_failed (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GError) error = NULL;
+
+  put (f, "refuse_x", "20");
+  lm_journal_remember (s, PART, "refuse_x", "2");
+  lm_journal_mark (s, PART, "refuse_x", "20");
+  part.keep_failed = TRUE;
+  g_assert_false (lm_journal_restore (s, &part, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "Could not restore every knob"));
+  g_assert_true (lm_journal_has_pending (s, PART)); /* tried again next time */
+  g_clear_error (&error);
+  part.keep_failed = FALSE;
+  g_assert_false (lm_journal_restore (s, &part, NULL, &error));
+  g_assert_false (lm_journal_has_pending (s, PART));
+}
+
+/* --- a participant is one row --------------------------------------------- */
+
+static gboolean
+row_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
+{
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autofree char *now = read_knob ("row", NULL, NULL);
+
+  add (changes, "row", now, "on");
+  part.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  return lm_journal_apply (sys->state, &part, changes, NULL, NULL, error);
+}
+
+static gboolean
+row_restore (const LmSystem *sys, GError **error)
+{
+  return lm_journal_restore (sys->state, &part, NULL, error);
+}
+
+static gboolean
+row_saved (const LmSystem *sys)
+{
+  return lm_journal_has_pending (sys->state, PART);
+}
+
+static char *
+row_read (const char *key, char **what)
+{
+  *what = g_strconcat ("knob.", key, NULL);
+  return read_knob (key, NULL, NULL);
+}
+
+static const LmParticipant row = {
+  .name = "knobs",
+  .apply = row_apply,
+  .restore = row_restore,
+  .saved = row_saved,
+  .part = PART,
+  .read = row_read,
+};
+
+static void
+test_one_row (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (LmConflicts) conflicts = lm_conflicts_new ();
+  LmSystem sys = { s, NULL, NULL };
+  const LmParticipant *last = NULL;
+
+  lm_participants_add (&row);
+  for (guint i = 0; lm_participants_get (i) != NULL; i++)
+    last = lm_participants_get (i);
+  g_assert_true (last == &row); /* after the daemon's own */
+
+  put (f, "row", "off");
+  g_assert_true (last->apply (&sys, NULL, LM_ENGINE_NONE, NULL));
+  g_assert_true (last->saved (&sys));
+  g_assert_false (lm_conflicts_check (conflicts, s));
+  put (f, "row", "theirs");
+  /* Listed through the row's reader, no table elsewhere. */
+  g_assert_true (lm_conflicts_check (conflicts, s));
+  g_autoptr (GVariant) v = lm_conflicts_to_variant (conflicts);
+  const char *what, *expected, *found;
+  gint64 when;
+  g_variant_get_child (v, 0, "(&sx&s&s)", &what, &when, &expected, &found);
+  g_assert_cmpstr (what, ==, "knob.row");
+  g_assert_cmpstr (expected, ==, "on");
+  g_assert_cmpstr (found, ==, "theirs");
+
+  put (f, "row", "on");
+  g_assert_true (last->restore (&sys, NULL));
+  g_autofree char *back = get (f, "row");
+  g_assert_cmpstr (back, ==, "off");
+  g_assert_false (last->saved (&sys));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+#define lm_test_add(path, fn)                                                                      \
+  g_test_add (path, LmFakeRoot, NULL, lm_fake_root_setup, fn, lm_fake_root_teardown)
+  lm_test_add ("/journal-apply/all-or-nothing", test_all_or_nothing);
+  lm_test_add ("/journal-apply/side-effect-recorded", test_side_effect_recorded);
+  lm_test_add ("/journal-apply/each", test_each);
+  lm_test_add ("/journal-apply/restore-verdicts", test_restore_verdicts);
+  lm_test_add ("/journal-apply/restore-keeps-failed", test_restore_keeps_failed);
+  lm_test_add ("/journal-apply/one-row", test_one_row);
+  return g_test_run ();
+}
