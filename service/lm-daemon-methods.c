@@ -22,8 +22,9 @@ return_result (GDBusMethodInvocation *invocation, gboolean ok, GError *error)
 }
 
 /* Every handler validates its arguments, then lm_auth_check() carries the
- * invocation to the *_allowed() function, which acts from the same
- * invocation's parameters: nothing is copied or stashed on the way. */
+ * invocation to the *_allowed() function, with the caller it looked up;
+ * that acts from the same invocation's parameters: nothing is copied or
+ * stashed on the way. */
 
 /* --- Start, Stop, SetMode -------------------------------------------- */
 

@@ -18,14 +18,7 @@ struct _LmSpinup
   guint idle_s;
   gboolean history_wanted;
   LmAttrib *running;
-  GQueue history; /* GVariant a{sv}, oldest first */
-  /* The D-Bus side (lm-spinup-dbus.c): */
-  GHashTable *subscribers;   /* unique name → LmSubscriber */
-  GHashTable *dropped;       /* unique name → LmDropped: told, not yet asked */
-  LmLogind *logind;          /* from the first Subscribe on */
-  GCancellable *cancellable; /* re-checks in flight */
-  guint retry_id;            /* re-checks to ask again */
-  gulong handlers[3];
+  GQueue history;             /* GVariant a{sv}, oldest first */
   LmSpinupWakeFunc wake_func; /* the disks' accounting */
   gpointer wake_data;
   LmSpinUpFunc record_func; /* the ledger */
@@ -34,6 +27,13 @@ struct _LmSpinup
   gpointer activity_data;
   LmSpinupMonitorFunc monitor_func; /* the disks: no re-check while event-driven */
   gpointer monitor_data;
+  /* The D-Bus side (lm-spinup-dbus.c): */
+  GHashTable *subscribers;   /* unique name → LmSubscriber */
+  GHashTable *dropped;       /* unique name → LmDropped: told, not yet asked */
+  LmLogind *logind;          /* from the first Subscribe on */
+  GCancellable *cancellable; /* re-checks in flight */
+  guint retry_id;            /* re-checks to ask again */
+  gulong handlers[3];
 };
 
 /* Monitoring (lm-spinup.c): a subscriber needs it running. */

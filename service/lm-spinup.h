@@ -1,5 +1,6 @@
-/* lm-spinup.h: spin-up monitoring on D-Bus: subscribers, SpinUp signals,
- * history. Owns when a backend runs; never broadcasts a SpinUp. */
+/* lm-spinup.h: spin-up monitoring: which backend runs when, the last
+ * spin-ups, and (lm-spinup-dbus.c) its subscribers on D-Bus. Owns when a
+ * backend runs; never broadcasts a SpinUp. */
 #pragma once
 
 #include <gio/gio.h>
