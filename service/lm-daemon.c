@@ -336,9 +336,9 @@ lm_daemon_new (GError **error)
   /* After the properties: LedgerSummary's NVMe keys read Disks and MaxLostWork. */
   self->ledger_dbus = lm_ledger_dbus_new (self->ledger, self->skeleton);
 
-  /* Every method (those of lm-spinup.c and lm-disks.c too) waits at the
-   * gate until lm_daemon_start(): this daemon does not own the name yet,
-   * and another may be in charge (--replace). */
+  /* Every method (those of lm-spinup-dbus.c and lm-ledger-dbus.c too)
+   * waits at the gate until lm_daemon_start(): this daemon does not own
+   * the name yet, and another may be in charge (--replace). */
   self->gate = lm_gate_new (G_DBUS_INTERFACE_SKELETON (self->skeleton));
   lm_daemon_methods_connect (self);
   return g_steal_pointer (&self);
