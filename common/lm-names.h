@@ -18,7 +18,7 @@
 /* polkit could not be asked or gave no answer: nothing a rule can fix. */
 #define LM_ERROR_NAME_AUTH_UNAVAILABLE LM_INTERFACE ".Error.AuthUnavailable"
 /* A caller without the right gets the bus's own error, whatever shape
- * polkit's refusal had (lm-auth.c maps each one). */
+ * polkit's refusal had (lm-auth-rules.c maps each one). */
 #define LM_ERROR_NAME_ACCESS_DENIED "org.freedesktop.DBus.Error.AccessDenied"
 
 /* polkit actions (polkit/org.laptopmode.LaptopMode1.policy). */

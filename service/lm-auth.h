@@ -49,18 +49,21 @@ LmAuthVerdict lm_auth_verdict (GVariant *reply, const GError *error, gboolean in
 /* The interactive timeout in force, in seconds. */
 guint lm_auth_interactive_timeout (void);
 
-/* Who asked, as far as spin-up records go: its uid, and whether polkit
- * granted it monitor-all (every user's processes in full); uid 0 always. */
+/* Who asked, once allowed: its uid (as the bus daemon took it from the
+ * socket), and whether polkit granted it monitor-all (every user's
+ * processes in full; asked only for the scoped monitor methods); uid 0
+ * always may. */
 typedef struct
 {
   guint32 uid;
   gboolean all;
 } LmAuthViewer;
 
-/* Called on the main loop once the caller is allowed; a denied call has
- * already been answered and @allowed is never called. @user_data is
- * released with @destroy either way. */
-typedef void (*LmAuthAllowed) (GDBusMethodInvocation *invocation, gpointer user_data);
+/* Called on the main loop once the caller is allowed, with who it is; a
+ * denied call has already been answered and @allowed is never called.
+ * @user_data is released with @destroy either way. */
+typedef void (*LmAuthAllowed) (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
+                               gpointer user_data);
 
 const char *lm_auth_action_for_method (const char *method);
 
@@ -69,12 +72,9 @@ const char *lm_auth_action_for_method (const char *method);
  * only when polkit says so. Call it after validating the arguments: the
  * polkit details (for rules to decide on) are taken from them. For the
  * monitor methods, monitor-all is asked too (without interaction): see
- * lm_auth_viewer(). */
+ * LmAuthViewer. */
 void lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointer user_data,
                     GDestroyNotify destroy);
-
-/* Within @allowed: the caller as a viewer of spin-up records. */
-LmAuthViewer lm_auth_viewer (GDBusMethodInvocation *invocation);
 
 /* @record (a{sv}: a SpinUp, a GetSpinUps item or a GetLedger record) as
  * @viewer may see it: in full when it may see all, when the record names

@@ -44,7 +44,7 @@ settled (gpointer user_data)
   gint64 next_due = 0;
 
   gboolean on;
-  const char *reason = lm_daemon_decide (self, self->mode, &on);
+  const char *reason = lm_daemon_decide_now (self, self->mode, &on);
 
   self->settle_id = 0;
   self->settle_first = 0;

@@ -22,8 +22,9 @@ return_result (GDBusMethodInvocation *invocation, gboolean ok, GError *error)
 }
 
 /* Every handler validates its arguments, then lm_auth_check() carries the
- * invocation to the *_allowed() function, which acts from the same
- * invocation's parameters: nothing is copied or stashed on the way. */
+ * invocation to the *_allowed() function, with the caller it looked up;
+ * that acts from the same invocation's parameters: nothing is copied or
+ * stashed on the way. */
 
 /* --- Start, Stop, SetMode -------------------------------------------- */
 
@@ -43,7 +44,7 @@ mode_of (GDBusMethodInvocation *invocation)
 }
 
 static void
-set_mode_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+set_mode_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller, gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
 
@@ -103,7 +104,8 @@ configure (LmDaemon *self, GVariant *asv, GError **error)
 }
 
 static void
-configure_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+configure_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
+                   gpointer user_data)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) asv = NULL;
@@ -145,7 +147,7 @@ sync_done (gpointer user_data)
 
 /* One sync() in flight, shared by the callers waiting (lm-sync.c). */
 static void
-sync_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+sync_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller, gpointer user_data)
 {
   lm_sync_request (sync_done, g_object_ref (invocation));
 }
@@ -159,63 +161,26 @@ handle_sync (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, 
 
 /* --- Inhibit, Release -------------------------------------------------- */
 
-/* Through GetConnectionUnixUser: the arguments stay in the invocation. */
-typedef struct
-{
-  LmDaemon *daemon;
-  GDBusMethodInvocation *invocation;
-} InhibitCall;
-
+/* The holder's uid (the one lm-auth.c had the bus look up) is shown in the
+ * Inhibitors property, so an administrator can tell whose backup keeps
+ * laptop mode off. */
 static void
-inhibit_call_free (InhibitCall *call)
+inhibit_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller, gpointer user_data)
 {
-  g_object_unref (call->invocation);
-  g_free (call);
-}
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (InhibitCall, inhibit_call_free)
-
-static void
-inhibit_got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  g_autoptr (InhibitCall) call = user_data;
+  LmDaemon *self = user_data;
   g_autoptr (GError) error = NULL;
-  g_autoptr (GVariant) reply
-      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
   const char *application, *reason;
-  guint32 uid, cookie;
+  guint32 cookie;
 
-  if (reply == NULL)
-    {
-      g_dbus_method_invocation_return_gerror (call->invocation, error);
-      return;
-    }
-  g_variant_get (reply, "(u)", &uid);
-  g_variant_get (g_dbus_method_invocation_get_parameters (call->invocation), "(&s&s)", &application,
+  g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(&s&s)", &application,
                  &reason);
-  if (!lm_inhibitors_add (call->daemon->inhibitors,
-                          g_dbus_method_invocation_get_sender (call->invocation), uid, application,
-                          reason, &cookie, &error))
+  if (!lm_inhibitors_add (self->inhibitors, g_dbus_method_invocation_get_sender (invocation),
+                          caller->uid, application, reason, &cookie, &error))
     {
-      g_dbus_method_invocation_return_gerror (call->invocation, error);
+      g_dbus_method_invocation_return_gerror (invocation, error);
       return;
     }
-  g_dbus_method_invocation_return_value (call->invocation, g_variant_new ("(u)", cookie));
-}
-
-/* The holder's uid is shown in the Inhibitors property, so an
- * administrator can tell whose backup keeps laptop mode off. */
-static void
-inhibit_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
-{
-  InhibitCall *call = g_new0 (InhibitCall, 1);
-
-  call->daemon = user_data;
-  call->invocation = g_object_ref (invocation);
-  g_dbus_connection_call (
-      g_dbus_method_invocation_get_connection (invocation), "org.freedesktop.DBus",
-      "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser",
-      g_variant_new ("(s)", g_dbus_method_invocation_get_sender (invocation)),
-      G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, NULL, inhibit_got_uid, call);
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(u)", cookie));
 }
 
 static gboolean
@@ -240,7 +205,7 @@ handle_inhibit (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocatio
 }
 
 static void
-release_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
+release_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller, gpointer user_data)
 {
   LmDaemon *self = user_data;
   g_autoptr (GError) error = NULL;

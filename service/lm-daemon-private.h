@@ -4,12 +4,14 @@
 
 #include "lm-conflicts.h"
 #include "lm-daemon.h"
+#include "lm-daemon-decide.h"
 #include "lm-disks.h"
 #include "lm-engine.h"
 #include "lm-gate.h"
 #include "lm-generated.h"
 #include "lm-inhibitors.h"
 #include "lm-ledger.h"
+#include "lm-ledger-dbus.h"
 #include "lm-participants.h"
 #include "lm-power.h"
 #include "lm-profile.h"
@@ -39,10 +41,11 @@ struct _LmDaemon
   const LmTunablesBackend *backend;
   LmEngine engine;
   LmState *state;
-  LmSpinup *spinup;       /* SpinUp subscribers and attribution */
-  LmDisks *disks;         /* power state per disk; timer, APM, readahead while on */
-  LmLedger *ledger;       /* spin-ups and sleep per disk, 30 days */
-  LmConflicts *conflicts; /* applied values someone else changed since */
+  LmSpinup *spinup;          /* SpinUp subscribers and attribution */
+  LmDisks *disks;            /* power state per disk; timer, APM, readahead while on */
+  LmLedger *ledger;          /* spin-ups and sleep per disk, 30 days */
+  LmLedgerDbus *ledger_dbus; /* its GetLedger and LedgerSummary */
+  LmConflicts *conflicts;    /* applied values someone else changed since */
 
   LmSystem sys; /* the participants' view of the above */
 
@@ -69,8 +72,9 @@ gboolean lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *nex
 void lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data,
                              GCancellable *cancellable);
 void lm_daemon_methods_connect (LmDaemon *self);
-/* On or off for @mode given holds, battery and profile, and why. */
-const char *lm_daemon_decide (LmDaemon *self, const char *mode, gboolean *on);
+/* On or off for @mode given holds, battery and profile as they are now,
+ * and why (lm-daemon-decide.c). */
+const char *lm_daemon_decide_now (LmDaemon *self, const char *mode, gboolean *on);
 /* lm-daemon-inputs.c: follow power, holds, the profile and sleep. */
 void lm_daemon_inputs_start (LmDaemon *self, GDBusConnection *bus);
 /* Publish the state as properties (lm-daemon-properties.c). */

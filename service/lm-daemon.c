@@ -1,40 +1,21 @@
-/* lm-daemon.c: the org.laptopmode.LaptopMode1 object.
- * Every method follows one order: validate the arguments, authorize, act;
- * an action either completes or is rolled back, and the properties always
- * tell what is in effect. */
+/* lm-daemon.c: the daemon's state machine and life cycle: the one
+ * transition that brings the system to a mode (apply or restore through
+ * the participants, the engine, the config file), start-up with crash
+ * recovery, and shutdown. Its D-Bus methods are lm-daemon-methods.c's,
+ * its properties lm-daemon-properties.c's, the inputs that move it
+ * lm-daemon-inputs.c's, the decision lm-daemon-decide.c's. */
 #include "config.h"
 
 #include "lm-daemon.h"
 #include "lm-daemon-private.h"
 
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lm-auth.h"
-#include "lm-blockdev.h"
-#include "lm-disk-policy.h"
-#include "lm-disks.h"
-#include "lm-engine.h"
 #include "lm-error.h"
+#include "lm-flush.h"
 #include "lm-io.h"
-#include "lm-generated.h"
-#include "lm-inhibitors.h"
-#include "lm-participants.h"
-#include "lm-limits.h"
 #include "lm-names.h"
 #include "lm-paths.h"
-#include "lm-power.h"
-#include "lm-profile.h"
-#include "lm-remount.h"
-#include "lm-settings.h"
-#include "lm-spinup.h"
-#include "lm-ledger.h"
-#include "lm-flush.h"
-#include "lm-gate.h"
-#include "lm-sleep.h"
-#include "lm-state.h"
-#include "lm-tunables.h"
 
 G_DEFINE_TYPE (LmDaemon, lm_daemon, G_TYPE_OBJECT)
 
@@ -50,10 +31,11 @@ lm_daemon_finalize (GObject *object)
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
-  g_clear_object (&self->power);
+  g_clear_pointer (&self->power, lm_power_free);
   g_clear_pointer (&self->profile, lm_profile_free);
   lm_flush_set_report_func (NULL, NULL);
   g_clear_pointer (&self->spinup, lm_spinup_free);
+  g_clear_pointer (&self->ledger_dbus, lm_ledger_dbus_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
@@ -114,38 +96,33 @@ apply (LmDaemon *self, const char *mode, const LmSettings *settings, LmEngine en
   return TRUE;
 }
 
-/* What laptop mode should be for @mode, given the holds, the battery and
- * the power source, and why. Holds and a low battery win over any mode:
- * they are about not losing data. */
+/* The decision's inputs as they are now (lm-daemon-decide.c decides). */
 const char *
-lm_daemon_decide (LmDaemon *self, const char *mode, gboolean *on)
+lm_daemon_decide_now (LmDaemon *self, const char *mode, gboolean *on)
 {
   gint64 next_due;
+  LmDecideInputs in = {
+    .mode = mode,
+    .follow_profile = self->settings->follow_power_profile,
+  };
 
   /* Only holds that lasted the settle time: one that a caller takes and
    * drops at once must not cost a round of remounts. */
-  if (self->inhibitors != NULL
-      && lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
-                                      LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due)
-             > 0)
-    return *on = FALSE, LM_REASON_INHIBITED;
-  if (self->power != NULL && lm_power_get_low_battery (self->power))
-    return *on = FALSE, LM_REASON_LOW_BATTERY;
-  if (g_str_equal (mode, "on"))
-    return *on = TRUE, LM_REASON_MANUAL;
-  if (g_str_equal (mode, "off"))
-    return *on = FALSE, LM_REASON_MANUAL;
-  *on = self->power != NULL && lm_power_get_on_battery (self->power);
-  if (*on)
-    return LM_REASON_ON_BATTERY;
-  if (self->settings->follow_power_profile && self->profile != NULL
-      && lm_profile_get_power_saver (self->profile))
-    return *on = TRUE, LM_REASON_POWER_SAVER;
-  return LM_REASON_AC;
+  if (self->inhibitors != NULL)
+    in.settled_holds
+        = lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
+                                       LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due);
+  if (self->power != NULL)
+    {
+      in.low_battery = lm_power_get_low_battery (self->power);
+      in.on_battery = lm_power_get_on_battery (self->power);
+    }
+  in.power_saver = self->profile != NULL && lm_profile_get_power_saver (self->profile);
+  return lm_daemon_decide (&in, on);
 }
 
-static void
-flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+void
+lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   /* sync() can take seconds on a slow disk: never on the main loop. */
   sync ();
@@ -157,7 +134,7 @@ static void
 flush_in_background (void)
 {
   g_autoptr (GTask) task = g_task_new (NULL, NULL, NULL, NULL);
-  g_task_run_in_thread (task, flush_thread);
+  g_task_run_in_thread (task, lm_daemon_flush_thread);
 }
 
 static void
@@ -214,13 +191,13 @@ update_engine (LmDaemon *self)
 /* The one way the daemon changes the system: to @mode, with @next as the
  * new settings (Configure) or the current ones (NULL). On failure the
  * system, the settings and the config file are as before. */
-static gboolean
-transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
+gboolean
+lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
 {
   const LmSettings *settings = next != NULL ? next : self->settings;
   gboolean on, was_active = self->active;
   LmEngine engine_before = self->engine, engine = self->engine;
-  const char *reason = lm_daemon_decide (self, mode, &on);
+  const char *reason = lm_daemon_decide_now (self, mode, &on);
 
   /* A moment we look anyway: what someone else changed is left alone (the
    * apply and the restore below skip it) and listed. A new round of
@@ -276,30 +253,18 @@ transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
   return TRUE;
 }
 
-static gboolean
-set_mode (LmDaemon *self, const char *mode, GError **error)
-{
-  return transition (self, mode, NULL, error);
-}
-
-/* For the method handlers (lm-daemon-methods.c). */
-gboolean
-lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
-{
-  return transition (self, mode, next, error);
-}
-
-void
-lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  flush_thread (task, source, task_data, cancellable);
-}
-
 /* A spin-up counts as activity in the disks' power accounting. */
 static void
 on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
 {
   lm_disks_note_activity (user_data, disk, quiet_since_us);
+}
+
+/* While spin-ups come from the kernel the disks need not re-read counters. */
+static void
+on_monitoring (gboolean event_driven, gpointer user_data)
+{
+  lm_disks_set_event_driven (user_data, event_driven);
 }
 
 /* --- Life cycle -------------------------------------------------------- */
@@ -357,7 +322,7 @@ lm_daemon_new (GError **error)
   self->disks = lm_disks_new (self->skeleton, self->state);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, on_disk_woken, self->disks);
-  self->ledger = lm_ledger_new_in_state_dir (self->skeleton);
+  self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
   lm_disks_set_wear_func (self->disks, lm_ledger_note_wear, self->ledger);
@@ -365,14 +330,15 @@ lm_daemon_new (GError **error)
    * while spin-ups come from the kernel. */
   lm_spinup_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);
   lm_ledger_set_drain_func (self->ledger, lm_spinup_drain, self->spinup);
-  lm_spinup_set_monitor_func (self->spinup, (LmSpinupMonitorFunc) lm_disks_set_event_driven,
-                              self->disks);
+  lm_spinup_set_monitor_func (self->spinup, on_monitoring, self->disks);
   lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
+  /* After the properties: LedgerSummary's NVMe keys read Disks and MaxLostWork. */
+  self->ledger_dbus = lm_ledger_dbus_new (self->ledger, self->skeleton);
 
-  /* Every method (those of lm-spinup.c and lm-disks.c too) waits at the
-   * gate until lm_daemon_start(): this daemon does not own the name yet,
-   * and another may be in charge (--replace). */
+  /* Every method (those of lm-spinup-dbus.c and lm-ledger-dbus.c too)
+   * waits at the gate until lm_daemon_start(): this daemon does not own
+   * the name yet, and another may be in charge (--replace). */
   self->gate = lm_gate_new (G_DBUS_INTERFACE_SKELETON (self->skeleton));
   lm_daemon_methods_connect (self);
   return g_steal_pointer (&self);
@@ -396,7 +362,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
 
   g_free (self->mode);
   self->mode = g_strdup (self->settings->mode);
-  if (!set_mode (self, self->settings->mode, &mode_error))
+  if (!lm_daemon_transition (self, self->settings->mode, NULL, &mode_error))
     {
       g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
       lm_daemon_sync_properties (self);

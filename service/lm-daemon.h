@@ -1,6 +1,6 @@
 /* lm-daemon.h: the org.laptopmode.LaptopMode1 object.
- * Owns the daemon's state machine (mode, settings, what is applied) and maps
- * D-Bus calls onto it; never touches a kernel file directly. */
+ * Owns the daemon's state machine (mode, settings, what is applied) and its
+ * D-Bus surface (lm-daemon-*.c); never touches a kernel file directly. */
 #pragma once
 
 #include <gio/gio.h>

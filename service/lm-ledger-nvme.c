@@ -23,10 +23,8 @@ lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r)
 
 void
 lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now_us,
-                        GVariantBuilder *e)
+                        GVariant *disks, guint max_lost, GVariantBuilder *e)
 {
-  GVariant *disks
-      = self->skeleton != NULL ? lm_exported_laptop_mode_get_disks (self->skeleton) : NULL;
   g_autoptr (GVariant) info = NULL;
   LmResidencyTable table;
 
@@ -57,7 +55,6 @@ lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now
   gint64 since_s = since_us / G_USEC_PER_SEC, until_s = now_us / G_USEC_PER_SEC;
   if (until_s <= since_s)
     return;
-  guint max_lost = lm_exported_laptop_mode_get_max_lost_work (self->skeleton);
   g_autoptr (GArray) laptop_io
       = lm_replay_laptop_io ((LmReplayRun *) runs->data, runs->len, since_us, now_us, max_lost);
   g_autoptr (GArray) stock_io

@@ -1,6 +1,5 @@
-/* lm-ledger-private.h: what lm-ledger.c (the file, the summary, the D-Bus
- * members) and lm-ledger-notes.c (what the disks, the engine and the kernel
- * tell it) share. Not for anyone else. */
+/* lm-ledger-private.h: what lm-ledger.c (the file and the summary) and lm-ledger-notes.c (what the
+ * disks, the engine and the kernel tell it) share. Not for anyone else. */
 #pragma once
 
 #include "lm-ledger.h"
@@ -37,8 +36,8 @@ typedef struct
 struct _LmLedger
 {
   char *path;
-  LmExportedLaptopMode *skeleton; /* not owned */
-  gulong handler;
+  LmLedgerChangedFunc changed_func; /* lm-ledger-dbus.c: LedgerSummary */
+  gpointer changed_data;
   char *state_disk;
   gboolean defer;
   guint max_wait_s;
@@ -74,6 +73,6 @@ void lm_ledger_count_wear (LmLedger *self, DiskDay *d, const LmLedgerRecord *r);
 /* Today's activity kept for, and LedgerSummary's NVMe keys (lm-ledger-nvme.c). */
 void lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r);
 void lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now_us,
-                             GVariantBuilder *e);
+                             GVariant *disks, guint max_lost_work, GVariantBuilder *e);
 
 G_END_DECLS

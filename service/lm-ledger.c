@@ -1,4 +1,5 @@
-/* lm-ledger.c: the spin-up ledger file and its D-Bus members. Records are
+/* lm-ledger.c: the spin-up ledger file and today's summary (its D-Bus
+ * members are lm-ledger-dbus.c's). Records are
  * appended to <state dir>/ledger, each framed with a magic, a length and a
  * CRC32, so a torn or corrupt record is skipped on load and never spoils
  * the rest; compaction (30 days, 2 MiB, oldest dropped first) replaces the
@@ -28,7 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lm-auth.h"
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-io.h"
@@ -106,7 +106,7 @@ count_record (LmLedger *self, const LmLedgerRecord *r)
 }
 
 GVariant *
-lm_ledger_summary (LmLedger *self)
+lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
   gint64 now = g_get_real_time ();
@@ -129,7 +129,7 @@ lm_ledger_summary (LmLedger *self)
                              g_variant_new_double (CLAMP ((double) asleep / span, 0.0, 1.0)));
       g_variant_builder_add (&e, "{sv}", "LastWake",
                              g_variant_new_uint64 ((guint64) MAX (0, d->last_wake_us)));
-      lm_ledger_nvme_summary (self, disk, d, now, &e);
+      lm_ledger_nvme_summary (self, disk, d, now, disks, max_lost_work, &e);
       g_autofree char *name = g_utf8_make_valid (disk, -1);
       g_variant_builder_add (&b, "{s@a{sv}}", name, g_variant_builder_end (&e));
     }
@@ -139,8 +139,15 @@ lm_ledger_summary (LmLedger *self)
 void
 lm_ledger_publish (LmLedger *self)
 {
-  if (self->skeleton != NULL)
-    lm_exported_laptop_mode_set_ledger_summary (self->skeleton, lm_ledger_summary (self));
+  if (self->changed_func != NULL)
+    self->changed_func (self->changed_data);
+}
+
+void
+lm_ledger_set_changed_func (LmLedger *self, LmLedgerChangedFunc func, gpointer user_data)
+{
+  self->changed_func = func;
+  self->changed_data = user_data;
 }
 
 /* --- the file ---------------------------------------------------------------- */
@@ -433,50 +440,20 @@ lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
   return g_variant_builder_end (&b);
 }
 
-static void
-get_ledger_allowed (GDBusMethodInvocation *invocation, gpointer user_data)
-{
-  LmLedger *self = user_data;
-  guint64 since, until;
-
-  g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(tt)", &since, &until);
-  g_autoptr (GVariant) all = g_variant_ref_sink (
-      lm_ledger_query (self, (gint64) MIN (since, (guint64) G_MAXINT64),
-                       (gint64) MIN (until, (guint64) G_MAXINT64), LM_LEDGER_MAX_QUERY));
-  /* Another user's spin-ups without their process, unless monitor-all. */
-  LmAuthViewer viewer = lm_auth_viewer (invocation);
-  GVariant *records = lm_auth_redact_list (all, &viewer);
-  g_dbus_method_invocation_return_value (invocation, g_variant_new_tuple (&records, 1));
-  g_variant_unref (records);
-}
-
-static gboolean
-handle_get_ledger (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, guint64 since,
-                   guint64 until, LmLedger *self)
-{
-  lm_auth_check (invocation, get_ledger_allowed, self, NULL);
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
-
 /* --- life cycle ----------------------------------------------------------------- */
 
 LmLedger *
-lm_ledger_new (const char *path, LmExportedLaptopMode *skeleton)
+lm_ledger_new (const char *path)
 {
   LmLedger *self = g_new0 (LmLedger, 1);
 
   self->path = g_strdup (path);
-  self->skeleton = skeleton;
   self->pending = g_byte_array_new ();
   self->oldest_us = G_MAXINT64;
   self->start_us = g_get_real_time ();
   self->day_start_us = lm_ledger_local_midnight_us (self->start_us);
   self->days = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, lm_ledger_disk_day_free);
   load (self);
-  if (skeleton != NULL)
-    self->handler
-        = g_signal_connect (skeleton, "handle-get-ledger", G_CALLBACK (handle_get_ledger), self);
-  lm_ledger_publish (self);
   return self;
 }
 
@@ -511,8 +488,6 @@ lm_ledger_free (LmLedger *self)
     return;
   self->drain_func = NULL; /* its owner may be gone already */
   lm_ledger_flush_or_warn (self, FALSE);
-  if (self->handler != 0)
-    g_signal_handler_disconnect (self->skeleton, self->handler);
   g_clear_handle_id (&self->timer_id, g_source_remove);
   g_byte_array_unref (self->pending);
   g_hash_table_unref (self->days);
@@ -523,10 +498,10 @@ lm_ledger_free (LmLedger *self)
 
 /* The ledger in the state directory, waiting for the disk under it. */
 LmLedger *
-lm_ledger_new_in_state_dir (LmExportedLaptopMode *skeleton)
+lm_ledger_new_in_state_dir (void)
 {
   g_autofree char *path = g_build_filename (lm_state_dir (), "ledger", NULL);
-  LmLedger *ledger = lm_ledger_new (path, skeleton);
+  LmLedger *ledger = lm_ledger_new (path);
   g_autofree char *disk = NULL;
   struct stat st;
 

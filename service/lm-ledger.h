@@ -5,7 +5,6 @@
 #include <gio/gio.h>
 
 #include "lm-attrib.h"
-#include "lm-generated.h"
 #include "lm-ledger-record.h"
 #include "lm-smart.h"
 
@@ -24,8 +23,8 @@ G_BEGIN_DECLS
 
 typedef struct _LmLedger LmLedger;
 
-/* @skeleton may be NULL (unit tests): then no D-Bus members are served. */
-LmLedger *lm_ledger_new (const char *path, LmExportedLaptopMode *skeleton);
+/* Its D-Bus members (GetLedger, LedgerSummary) are lm-ledger-dbus.c's. */
+LmLedger *lm_ledger_new (const char *path);
 void lm_ledger_free (LmLedger *ledger);
 
 /* The disk whose waking lets pending records be written; NULL: write at
@@ -59,13 +58,19 @@ gboolean lm_ledger_flush (LmLedger *ledger, gboolean closing, GError **error);
 guint lm_ledger_pending (LmLedger *ledger);
 /* Records in [@since_us, @until_us], oldest first, at most @max: aa{sv}. */
 GVariant *lm_ledger_query (LmLedger *ledger, gint64 since_us, gint64 until_us, guint max);
-/* Per disk, today: a{sa{sv}} with SpinUpsToday, AsleepShareToday, LastWake. */
-GVariant *lm_ledger_summary (LmLedger *ledger);
+/* Per disk, today: a{sa{sv}} with SpinUpsToday, AsleepShareToday, LastWake,
+ * and for an NVMe disk that @disks (the Disks property, may be NULL) shows
+ * with an APST table, its idle share and energy with laptop mode (with
+ * @max_lost_work) and under stock writeback. A floating reference. */
+GVariant *lm_ledger_summary (LmLedger *ledger, GVariant *disks, guint max_lost_work);
+/* Told whenever the summary may have changed. */
+typedef void (*LmLedgerChangedFunc) (gpointer user_data);
+void lm_ledger_set_changed_func (LmLedger *ledger, LmLedgerChangedFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmLedger, lm_ledger_free)
 
 /* The ledger file in the state directory, held while the disk under it
  * sleeps (none on tmpfs). */
-LmLedger *lm_ledger_new_in_state_dir (LmExportedLaptopMode *skeleton);
+LmLedger *lm_ledger_new_in_state_dir (void);
 
 G_END_DECLS

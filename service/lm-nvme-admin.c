@@ -158,24 +158,21 @@ admin (const LmNvmeAdminOps *ops, gpointer handle, const char *path, const LmNvm
   return TRUE;
 }
 
-gboolean
-lm_nvme_admin_read (const char *path, LmNvmeReading *reading, GError **error)
+/* The reads, on an open @handle: lm_nvme_admin_read() closes it after. */
+static gboolean
+read_open (const LmNvmeAdminOps *ops, gpointer handle, const char *path, LmNvmeReading *reading,
+           GError **error)
 {
-  const LmNvmeAdminOps *ops = ops_override != NULL ? ops_override : &lm_nvme_admin_real;
   g_autofree guint8 *data = g_malloc0 (LM_NVME_IDENTIFY_LEN);
   LmNvmeCommand cmd;
   guint32 result;
-  gboolean ok = FALSE;
-  gpointer handle = ops->open (path, error);
 
-  if (handle == NULL)
-    return FALSE;
   if (!reading->have_identify)
     {
       lm_nvme_command_identify (&cmd);
       if (!admin (ops, handle, path, &cmd, data, &result, error)
           || !lm_nvme_parse_identify (data, cmd.data_len, &reading->identify, error))
-        goto out;
+        return FALSE;
       reading->have_identify = TRUE;
     }
   reading->have_apst = FALSE;
@@ -192,11 +189,21 @@ lm_nvme_admin_read (const char *path, LmNvmeReading *reading, GError **error)
   lm_nvme_command_get_features (&cmd, LM_NVME_FEAT_POWER_MGMT);
   reading->have_state = FALSE;
   if (!admin (ops, handle, path, &cmd, NULL, &result, error))
-    goto out;
+    return FALSE;
   lm_nvme_parse_power_mgmt (result, &reading->state, &reading->workload_hint);
   reading->have_state = TRUE;
-  ok = TRUE;
-out:
+  return TRUE;
+}
+
+gboolean
+lm_nvme_admin_read (const char *path, LmNvmeReading *reading, GError **error)
+{
+  const LmNvmeAdminOps *ops = ops_override != NULL ? ops_override : &lm_nvme_admin_real;
+  gpointer handle = ops->open (path, error);
+
+  if (handle == NULL)
+    return FALSE;
+  gboolean ok = read_open (ops, handle, path, reading, error);
   ops->close (handle);
   return ok;
 }

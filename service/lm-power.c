@@ -15,8 +15,6 @@
 
 struct _LmPower
 {
-  GObject parent_instance;
-
   GDBusConnection *bus;
   guint low_percent;
   guint watch;
@@ -33,40 +31,11 @@ struct _LmPower
   gpointer user_data;
 };
 
-G_DEFINE_TYPE (LmPower, lm_power, G_TYPE_OBJECT)
-
-static void
-lm_power_dispose (GObject *object)
-{
-  LmPower *self = LM_POWER (object);
-
-  g_cancellable_cancel (self->cancellable);
-  g_clear_object (&self->cancellable);
-  g_clear_handle_id (&self->watch, g_bus_unwatch_name);
-  g_clear_object (&self->upower);
-  g_clear_object (&self->display);
-  g_clear_pointer (&self->uevent, lm_uevent_free);
-  g_clear_object (&self->bus);
-  g_clear_pointer (&self->upower_owner, g_free);
-  G_OBJECT_CLASS (lm_power_parent_class)->dispose (object);
-}
-
-static void
-lm_power_class_init (LmPowerClass *klass)
-{
-  G_OBJECT_CLASS (klass)->dispose = lm_power_dispose;
-}
-
 static void
 changed (LmPower *self)
 {
   if (self->func != NULL)
     self->func (self, self->user_data);
-}
-
-static void
-lm_power_init (LmPower *self)
-{
 }
 
 /* A low battery holds laptop mode off until the machine is charging again,
@@ -306,7 +275,7 @@ upower_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
 LmPower *
 lm_power_new (GDBusConnection *bus, guint low_percent, LmPowerFunc func, gpointer user_data)
 {
-  LmPower *self = g_object_new (LM_TYPE_POWER, NULL);
+  LmPower *self = g_new0 (LmPower, 1);
 
   self->bus = g_object_ref (bus);
   self->low_percent = low_percent;
@@ -345,4 +314,26 @@ lm_power_set_low_percent (LmPower *self, guint low_percent)
   self->low_percent = low_percent;
   if (self->upower == NULL)
     refresh_sysfs (self);
+}
+
+void
+lm_power_free (LmPower *self)
+{
+  if (self == NULL)
+    return;
+  /* Calls still in flight end as cancelled and never read @self
+   * (upower_proxy_finish). */
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_handle_id (&self->watch, g_bus_unwatch_name);
+  if (self->upower != NULL)
+    g_signal_handlers_disconnect_by_data (self->upower, self);
+  if (self->display != NULL)
+    g_signal_handlers_disconnect_by_data (self->display, self);
+  g_clear_object (&self->upower);
+  g_clear_object (&self->display);
+  g_clear_pointer (&self->uevent, lm_uevent_free);
+  g_clear_object (&self->bus);
+  g_free (self->upower_owner);
+  g_free (self);
 }

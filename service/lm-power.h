@@ -6,8 +6,7 @@
 
 G_BEGIN_DECLS
 
-#define LM_TYPE_POWER (lm_power_get_type ())
-G_DECLARE_FINAL_TYPE (LmPower, lm_power, LM, POWER, GObject)
+typedef struct _LmPower LmPower;
 
 /* Told when the source, AC/battery or the low-battery latch changed. */
 typedef void (*LmPowerFunc) (LmPower *power, gpointer user_data);
@@ -18,6 +17,9 @@ gboolean lm_power_get_on_battery (LmPower *power);
 gboolean lm_power_get_low_battery (LmPower *power);
 const char *lm_power_get_source (LmPower *power);
 void lm_power_set_low_percent (LmPower *power, guint low_percent);
+void lm_power_free (LmPower *power);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmPower, lm_power_free)
 
 typedef struct
 {

@@ -1,5 +1,6 @@
-/* lm-spinup.h: spin-up monitoring on D-Bus: subscribers, SpinUp signals,
- * history. Owns when a backend runs; never broadcasts a SpinUp. */
+/* lm-spinup.h: spin-up monitoring: which backend runs when, the last
+ * spin-ups, and (lm-spinup-dbus.c) its subscribers on D-Bus. Owns when a
+ * backend runs; never broadcasts a SpinUp. */
 #pragma once
 
 #include <gio/gio.h>
@@ -31,7 +32,7 @@ void lm_spinup_set_activity_func (LmSpinup *spinup, LmActivityFunc func, gpointe
 void lm_spinup_drain (gpointer spinup);
 /* Told whether a backend whose filter runs in the kernel is running: then
  * every spin-up is reported, and the disks need not re-read counters. */
-typedef void (*LmSpinupMonitorFunc) (gpointer user_data, gboolean event_driven);
+typedef void (*LmSpinupMonitorFunc) (gboolean event_driven, gpointer user_data);
 void lm_spinup_set_monitor_func (LmSpinup *spinup, LmSpinupMonitorFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)

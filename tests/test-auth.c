@@ -1,4 +1,4 @@
-/* test-auth.c: the method-to-action table of lm-auth.c, the mapping of each
+/* test-auth.c: the method-to-action table of lm-auth-rules.c, the mapping of each
  * shape of polkit's answer, and what a viewer may see of a spin-up record.
  * Owns the check that no D-Bus method is left without a polkit action;
  * it must never need polkitd (that is test_polkit.py's job). */

@@ -87,7 +87,8 @@ test_engine_by_release (Fixture *f, gconstpointer data)
     {
       put (f, "proc/sys/kernel/osrelease", cases[i].release);
       if (g_str_has_prefix (cases[i].release, "garbage"))
-        g_test_expect_message (NULL, G_LOG_LEVEL_WARNING, "*Cannot understand the kernel release*");
+        g_test_expect_message (G_LOG_DOMAIN, G_LOG_LEVEL_WARNING,
+                               "*Cannot understand the kernel release*");
       g_assert_cmpint (choose ("auto", NULL), ==, cases[i].engine);
       g_test_assert_expected_messages ();
       g_assert_cmpint (choose ("userspace", NULL), ==, LM_ENGINE_USERSPACE);

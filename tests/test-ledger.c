@@ -162,7 +162,7 @@ static void
 test_month_bounded (void)
 {
   g_autofree char *path = temp_ledger ();
-  g_autoptr (LmLedger) ledger = lm_ledger_new (path, NULL);
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path);
   gint64 now = g_get_real_time ();
   const gint64 day = (gint64) 24 * 3600 * G_USEC_PER_SEC;
   const guint per_day = 3000; /* a disk woken every 30 s, day and night */
@@ -197,7 +197,7 @@ static void
 test_age_pruning (void)
 {
   g_autofree char *path = temp_ledger ();
-  g_autoptr (LmLedger) ledger = lm_ledger_new (path, NULL);
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path);
   gint64 now = g_get_real_time ();
   const gint64 day = (gint64) 24 * 3600 * G_USEC_PER_SEC;
 
@@ -395,7 +395,7 @@ static void
 test_activity_budget (void)
 {
   g_autofree char *path = temp_ledger ();
-  g_autoptr (LmLedger) ledger = lm_ledger_new (path, NULL);
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path);
   gint64 now = g_get_real_time ();
   const gint64 day = (gint64) 24 * 3600 * G_USEC_PER_SEC;
   const guint per_day = 4320;
@@ -436,7 +436,7 @@ static void
 test_flushed (void)
 {
   g_autofree char *path = temp_ledger ();
-  g_autoptr (LmLedger) ledger = lm_ledger_new (path, NULL);
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path);
   LmSpinUp s = { .time_us = g_get_real_time (), .pid = 7, .uid = 0, .via = LM_VIA_DIRECT };
 
   g_strlcpy (s.disk, "sdb", sizeof s.disk);

@@ -274,6 +274,21 @@ class BusPolicyForUsersTest(PolkitTestCase):
         r = self.gdbus_call("Start", user=user)
         self.assertIn("polkit action org.laptopmode.LaptopMode1.switch", r.err)
 
+    def test_hold_shows_the_callers_uid(self):
+        # The uid is the one lm-auth.c had the bus look up for the check:
+        # a hold taken by a user is shown with that user's uid, not root's.
+        code = ("from gi.repository import Gio, GLib\n"
+                "c = Gio.bus_get_sync(Gio.BusType.SYSTEM)\n"
+                "c.call_sync('%s', '%s', '%s', 'Inhibit', GLib.Variant('(ss)', ('uid-test', 'why')),"
+                " None, 0, -1)\n"
+                "v = c.call_sync('%s', '%s', 'org.freedesktop.DBus.Properties', 'Get',"
+                " GLib.Variant('(ss)', ('%s', 'Inhibitors')), None, 0, -1)\n"
+                "print(v.unpack()[0])\n" % (lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                                             lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE))
+        user = USERS["plain"]
+        r = self.run_as(["/usr/bin/python3", "-c", code], user=user, check=True)
+        self.assertEqual(r.out.strip(), str([("uid-test", "why", pwd.getpwnam(user).pw_uid)]))
+
     def test_user_cannot_own_name(self):
         code = ("from gi.repository import Gio, GLib\n"
                 "c = Gio.bus_get_sync(Gio.BusType.SYSTEM)\n"

@@ -1,0 +1,350 @@
+/* lm-spinup-dbus.c: spin-up monitoring's D-Bus surface: Subscribe,
+ * Unsubscribe and GetSpinUps, and SpinUp sent to each subscriber by unique
+ * name, never to the whole bus, showing another user's process only to a
+ * subscriber with monitor-all (the others get it as "another user's
+ * process", lm_auth_redact). A subscription lasts only while polkit still
+ * allows it: it is checked again whenever logind's sessions change, and
+ * again later when polkit gave no answer. */
+#include "config.h"
+
+#include "lm-spinup-private.h"
+
+#include "lm-auth.h"
+#include "lm-names.h"
+
+/* A re-check polkit could not answer is asked again after this long. */
+#define RECHECK_RETRY_S 10
+
+/* A subscriber: its watch on the bus and what it may see. */
+typedef struct
+{
+  guint watch;
+  LmAuthViewer viewer;
+} LmSubscriber;
+
+static void
+subscriber_free (gpointer data)
+{
+  LmSubscriber *sub = data;
+
+  g_bus_unwatch_name (sub->watch);
+  g_free (sub);
+}
+
+static void
+on_subscriber_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  if (g_hash_table_remove (self->subscribers, name))
+    g_debug ("Spin-up subscriber %s left the bus", name);
+  lm_spinup_update_monitoring (self);
+}
+
+/* A subscriber the daemon dropped, remembered (with its watch, so it is
+ * forgotten when it leaves) until its next call, which then learns why. */
+typedef struct
+{
+  guint watch;
+  char *reason;
+} LmDropped;
+
+static void
+dropped_free (gpointer data)
+{
+  LmDropped *d = data;
+
+  g_bus_unwatch_name (d->watch);
+  g_free (d->reason);
+  g_free (d);
+}
+
+static void
+on_dropped_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  g_hash_table_remove (self->dropped, name);
+}
+
+/* --- re-checks ------------------------------------------------------- */
+
+typedef struct
+{
+  LmSpinup *self;
+  GDBusConnection *connection;
+  char *name;
+} LmRecheck;
+
+static void
+recheck_free (gpointer data)
+{
+  LmRecheck *r = data;
+
+  g_object_unref (r->connection);
+  g_free (r->name);
+  g_free (r);
+}
+
+static void
+drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, const char *why)
+{
+  GDBusInterfaceSkeleton *skel = G_DBUS_INTERFACE_SKELETON (self->skeleton);
+  g_autoptr (GError) error = NULL;
+  g_autofree char *reason = g_strdup_printf (
+      "No longer authorized to monitor spin-ups after a session change: %s", why);
+  LmDropped *d = g_new0 (LmDropped, 1);
+
+  g_message ("Dropped spin-up subscriber %s: %s", name, why);
+  g_hash_table_remove (self->subscribers, name);
+  d->reason = g_strdup (reason);
+  /* Called at once if it has gone already: never a stale entry. */
+  d->watch = g_bus_watch_name_on_connection (connection, name, G_BUS_NAME_WATCHER_FLAGS_NONE, NULL,
+                                             on_dropped_vanished, self, NULL);
+  g_hash_table_replace (self->dropped, g_strdup (name), d);
+  if (!g_dbus_connection_emit_signal (
+          connection, name, g_dbus_interface_skeleton_get_object_path (skel), LM_INTERFACE,
+          "Unsubscribed", g_variant_new ("(s)", reason), &error))
+    g_debug ("Cannot send Unsubscribed to %s: %s", name, error->message);
+  lm_spinup_update_monitoring (self);
+}
+
+static void on_sessions_changed (gpointer user_data);
+
+static gboolean
+on_retry (gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  self->retry_id = 0;
+  on_sessions_changed (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+rechecked (LmAuthVerdict verdict, const LmAuthViewer *viewer, const char *why, gpointer user_data)
+{
+  LmRecheck *r = user_data;
+  LmSubscriber *sub = g_hash_table_lookup (r->self->subscribers, r->name);
+
+  /* It may have unsubscribed or left while polkit thought. */
+  if (sub == NULL)
+    return;
+  if (verdict == LM_AUTH_ALLOWED)
+    {
+      g_debug ("Spin-up subscriber %s still authorized%s", r->name,
+               viewer->all ? " (every user's processes)" : "");
+      sub->viewer = *viewer;
+      return;
+    }
+  if (verdict == LM_AUTH_DENIED)
+    {
+      drop_subscriber (r->self, r->connection, r->name, why);
+      return;
+    }
+  /* No answer is not a refusal: polkitd restarting, or too many checks
+   * waiting, must not end subscriptions. Asked again later, meanwhile it
+   * sees only its own processes (nothing more than polkit last allowed). */
+  g_message ("Spin-up subscriber %s: %s; asking again in %d s", r->name, why, RECHECK_RETRY_S);
+  sub->viewer.all = FALSE;
+  if (r->self->retry_id == 0)
+    r->self->retry_id = g_timeout_add_seconds (RECHECK_RETRY_S, on_retry, r->self);
+}
+
+/* Sessions or seats changed: what polkit said at Subscribe (for a rule on
+ * subject.active, say) may no longer hold. Asked again for each one,
+ * without interaction, off the main loop. */
+static void
+on_sessions_changed (gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  GDBusConnection *connection
+      = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->skeleton));
+  GHashTableIter iter;
+  gpointer name;
+
+  if (connection == NULL || g_hash_table_size (self->subscribers) == 0)
+    return;
+  g_debug ("Sessions changed; checking %u spin-up subscribers again",
+           g_hash_table_size (self->subscribers));
+  g_hash_table_iter_init (&iter, self->subscribers);
+  while (g_hash_table_iter_next (&iter, &name, NULL))
+    {
+      LmRecheck *r = g_new0 (LmRecheck, 1);
+
+      r->self = self;
+      r->connection = g_object_ref (connection);
+      r->name = g_strdup (name);
+      lm_auth_recheck (connection, name, "Subscribe", self->cancellable, rechecked, r,
+                       recheck_free);
+    }
+}
+
+/* TRUE when @invocation came from a dropped subscriber, now answered with
+ * why; it is forgotten then, so later calls are authorized as usual. */
+static gboolean
+answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
+{
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  LmDropped *d = sender != NULL ? g_hash_table_lookup (self->dropped, sender) : NULL;
+
+  if (d == NULL)
+    return FALSE;
+  g_autofree char *text = g_strdup_printf ("Subscription ended: %s", d->reason);
+  g_dbus_method_invocation_return_dbus_error (invocation, LM_ERROR_NAME_ACCESS_DENIED, text);
+  g_hash_table_remove (self->dropped, sender);
+  return TRUE;
+}
+
+/* --- methods --------------------------------------------------------- */
+
+static void
+subscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
+                   gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  const char *sender = g_dbus_method_invocation_get_sender (invocation);
+  g_autoptr (GError) error = NULL;
+  LmSubscriber *sub;
+
+  if (!lm_spinup_start_monitoring (self, &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return;
+    }
+  g_hash_table_remove (self->dropped, sender);
+  if (self->logind == NULL)
+    self->logind = lm_logind_new (g_dbus_method_invocation_get_connection (invocation),
+                                  on_sessions_changed, self);
+  sub = g_hash_table_lookup (self->subscribers, sender);
+  if (sub == NULL)
+    {
+      sub = g_new0 (LmSubscriber, 1);
+      g_hash_table_insert (self->subscribers, g_strdup (sender), sub);
+      /* Called at once if the sender has already gone: never a stale entry. */
+      sub->watch = g_bus_watch_name_on_connection (
+          g_dbus_method_invocation_get_connection (invocation), sender,
+          G_BUS_NAME_WATCHER_FLAGS_NONE, NULL, on_subscriber_vanished, self, NULL);
+    }
+  sub->viewer = *caller;
+  g_debug ("Spin-up subscriber %s (uid %u%s)", sender, sub->viewer.uid,
+           sub->viewer.all ? ", every user's processes" : "");
+  g_dbus_method_invocation_return_value (invocation, NULL);
+}
+
+static void
+unsubscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
+                     gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  g_hash_table_remove (self->subscribers, g_dbus_method_invocation_get_sender (invocation));
+  lm_spinup_update_monitoring (self);
+  g_dbus_method_invocation_return_value (invocation, NULL);
+}
+
+static void
+get_spin_ups_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
+                      gpointer user_data)
+{
+  LmSpinup *self = user_data;
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+
+  for (GList *l = self->history.head; l != NULL; l = l->next)
+    {
+      g_autoptr (GVariant) shown = lm_auth_redact (l->data, caller);
+      g_variant_builder_add_value (&b, shown);
+    }
+  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(aa{sv})", &b));
+}
+
+static gboolean
+handle_subscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmSpinup *self)
+{
+  lm_auth_check (invocation, subscribe_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_unsubscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                    LmSpinup *self)
+{
+  if (answer_dropped (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  lm_auth_check (invocation, unsubscribe_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+static gboolean
+handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                     LmSpinup *self)
+{
+  if (answer_dropped (self, invocation))
+    return G_DBUS_METHOD_INVOCATION_HANDLED;
+  lm_auth_check (invocation, get_spin_ups_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
+/* --- life cycle -------------------------------------------------------- */
+
+void
+lm_spinup_dbus_emit (LmSpinup *self, GVariant *record)
+{
+  GDBusInterfaceSkeleton *skel = G_DBUS_INTERFACE_SKELETON (self->skeleton);
+  GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (skel);
+  GHashTableIter iter;
+  gpointer name, value;
+
+  if (connection == NULL)
+    return;
+  g_hash_table_iter_init (&iter, self->subscribers);
+  while (g_hash_table_iter_next (&iter, &name, &value))
+    {
+      const LmSubscriber *sub = value;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (GVariant) shown = lm_auth_redact (record, &sub->viewer);
+      if (!g_dbus_connection_emit_signal (
+              connection, name, g_dbus_interface_skeleton_get_object_path (skel), LM_INTERFACE,
+              "SpinUp", g_variant_new ("(@a{sv})", shown), &error))
+        g_debug ("Cannot send SpinUp to %s: %s", (const char *) name, error->message);
+    }
+}
+
+void
+lm_spinup_dbus_init (LmSpinup *self)
+{
+  LmExportedLaptopMode *skeleton = self->skeleton;
+
+  self->subscribers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, subscriber_free);
+  self->dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, dropped_free);
+  self->cancellable = g_cancellable_new ();
+  self->handlers[0]
+      = g_signal_connect (skeleton, "handle-subscribe", G_CALLBACK (handle_subscribe), self);
+  self->handlers[1]
+      = g_signal_connect (skeleton, "handle-unsubscribe", G_CALLBACK (handle_unsubscribe), self);
+  self->handlers[2]
+      = g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), self);
+}
+
+void
+lm_spinup_dbus_shutdown (LmSpinup *self)
+{
+  /* Answers to re-checks asked before are of no use now. */
+  g_cancellable_cancel (self->cancellable);
+  g_object_unref (self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  g_clear_handle_id (&self->retry_id, g_source_remove);
+  g_clear_pointer (&self->logind, lm_logind_free);
+  g_hash_table_remove_all (self->dropped);
+  g_hash_table_remove_all (self->subscribers);
+}
+
+void
+lm_spinup_dbus_free (LmSpinup *self)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
+    g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
+  g_hash_table_unref (self->subscribers);
+  g_hash_table_unref (self->dropped);
+  g_clear_object (&self->cancellable);
+}
