@@ -1,13 +1,15 @@
 /* lm-attrib-tracefs.c: the tracefs attribution backend (no BPF): a private
  * tracefs instance of the daemon's own with the block (bios, and passthrough
- * requests at block_rq_issue) and writeback events,
- * read from its trace_pipe and filtered in user space. Mounts tracefs only
- * if it is absent and unmounts only what it mounted. */
+ * requests at block_rq_issue) and writeback events, and the task events
+ * that say which process a thread is (lm-tracefs-tasks.c), read from its
+ * trace_pipe and filtered in user space. Mounts tracefs only if it is
+ * absent and unmounts only what it mounted. */
 #include "config.h"
 
 #include "lm-attrib-config.h"
 #include "lm-lines.h"
 #include "lm-tracefs-parse.h"
+#include "lm-tracefs-tasks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,6 +121,7 @@ struct _LmAttrib
   LmLines lines;
   GHashTable *disks; /* "maj,min" → disk name: sysfs once per device, not per event */
   GHashTable *bdis;  /* bdi name → LmBdiDisks */
+  LmTracefsTasks *tasks;
 };
 
 typedef struct
@@ -200,57 +203,44 @@ disk_of (LmAttrib *a, guint32 major, guint32 minor)
   return name;
 }
 
-/* ftrace prints "<...>" for a task whose name fell out of its small cache
- * of recent names (saved_cmdlines), common on a busy machine. The task is
- * usually still running when its line is read: ask /proc. */
-static const char *
-resolve_comm (const char *comm, guint32 pid, char *buf, gsize size)
-{
-  if (!g_str_equal (comm, "<...>"))
-    return comm;
-  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
-  g_autofree char *path = lm_path (rel);
-  g_autofree char *name = lm_io_read_value (path, NULL);
-  if (name == NULL || *name == '\0')
-    return comm;
-  g_strlcpy (buf, name, size);
-  return buf;
-}
-
-/* writeback_mark_inode_dirty carries no name of its own: the one before
- * its line is ftrace's cache of recent names by pid, which still holds a
- * former owner's name once pids wrap (pid_max is 32768 on many machines).
- * While the task lives, /proc says who it is now. */
-static const char *
-dirtier_comm (const char *comm, guint32 pid, char *buf, gsize size)
-{
-  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
-  g_autofree char *path = lm_path (rel);
-  g_autofree char *name = pid != 0 ? lm_io_read_value (path, NULL) : NULL;
-  if (name == NULL || *name == '\0')
-    return comm;
-  g_strlcpy (buf, name, size);
-  return buf;
-}
-
 /* The daemon's own commands (CHECK POWER MODE never wakes a disk) and
  * kernel threads' (a driver's media polling) are not wake-ups and must not
  * hide a disk's idle gap; as lm-attrib.bpf.c's lm_rq_issue. */
 static void
 handle_passthrough (LmAttrib *a, const LmTracefsRecord *r)
 {
-  char comm_buf[16];
-  const char *comm = resolve_comm (r->comm, r->pid, comm_buf, sizeof comm_buf);
+  const char *disk = disk_of (a, r->major, r->minor);
+  LmAttribTask task;
   LmSpinUp spinup;
 
-  if (r->pid == (guint32) getpid () || lm_attrib_is_kernel_thread (r->pid, comm))
+  lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
+  if (task.pid == (guint32) getpid () || task.kthread)
     return;
-  if (lm_attrib_model_io (a->model, disk_of (a, r->major, r->minor), r->usec, r->pid, comm, FALSE,
-                          0, &spinup))
+  if (!lm_attrib_model_woke (a->model, disk, r->usec))
+    return;
+  lm_attrib_model_spinup (a->model, disk, r->usec, &task, FALSE, 0, &spinup);
+  spinup.via = LM_VIA_PASSTHROUGH;
+  a->config.func (&spinup, a->config.user_data);
+}
+
+/* Who dirtied: named now, in trace order, as by writeback time the
+ * process has often exited and its pid may be another's. */
+static void
+handle_dirtied (LmAttrib *a, const LmTracefsRecord *r)
+{
+  LmAttribTask task;
+
+  lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
+  if (r->bdi[0] != '\0')
     {
-      spinup.via = LM_VIA_PASSTHROUGH;
-      a->config.func (&spinup, a->config.user_data);
+      GPtrArray *disks = disks_of_bdi (a, r->bdi);
+      for (guint i = 0; i < disks->len; i++)
+        lm_attrib_model_dirtied_by (a->model, disks->pdata[i], &task, r->ino, NULL);
+      return;
     }
+  const char *disk = disk_of (a, r->major, r->minor);
+  if (strchr (disk, ':') == NULL)
+    lm_attrib_model_dirtied_by (a->model, disk, &task, r->ino, NULL);
 }
 
 static void
@@ -258,7 +248,7 @@ handle_line (char *line, gsize length, gpointer user_data)
 {
   LmAttrib *a = user_data;
   LmTracefsRecord r;
-  char comm_buf[16];
+  LmAttribTask task;
   LmSpinUp spinup;
 
   switch (lm_tracefs_parse_line (line, length, &r))
@@ -266,29 +256,28 @@ handle_line (char *line, gsize length, gpointer user_data)
       case LM_TRACEFS_BIO:
         {
           const char *disk = disk_of (a, r.major, r.minor);
-          if (lm_attrib_model_io (a->model, disk, r.usec, r.pid,
-                                  resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf), r.write,
-                                  r.sector, &spinup))
-            a->config.func (&spinup, a->config.user_data);
+          /* The task is looked up only for a spin-up, not per I/O. */
+          if (!lm_attrib_model_woke (a->model, disk, r.usec))
+            break;
+          lm_tracefs_tasks_lookup (a->tasks, r.pid, r.comm, r.usec, &task);
+          lm_attrib_model_spinup (a->model, disk, r.usec, &task, r.write, r.sector, &spinup);
+          a->config.func (&spinup, a->config.user_data);
           break;
         }
       case LM_TRACEFS_DIRTIED:
-        {
-          const char *comm = dirtier_comm (r.comm, r.pid, comm_buf, sizeof comm_buf);
-          if (r.bdi[0] != '\0')
-            {
-              GPtrArray *disks = disks_of_bdi (a, r.bdi);
-              for (guint i = 0; i < disks->len; i++)
-                lm_attrib_model_dirtied (a->model, disks->pdata[i], r.pid, comm, r.ino, NULL);
-              break;
-            }
-          const char *disk = disk_of (a, r.major, r.minor);
-          if (strchr (disk, ':') == NULL)
-            lm_attrib_model_dirtied (a->model, disk, r.pid, comm, r.ino, NULL);
-          break;
-        }
+        handle_dirtied (a, &r);
+        break;
       case LM_TRACEFS_PASSTHROUGH:
         handle_passthrough (a, &r);
+        break;
+      case LM_TRACEFS_NEWTASK:
+        lm_tracefs_tasks_newtask (a->tasks, r.pid, r.task_pid, r.task_name, r.clone_flags, r.usec);
+        break;
+      case LM_TRACEFS_RENAME:
+        lm_tracefs_tasks_rename (a->tasks, r.task_pid, r.task_name, r.usec);
+        break;
+      case LM_TRACEFS_EXEC:
+        lm_tracefs_tasks_exec (a->tasks, r.task_pid, r.old_pid, r.task_name, r.usec);
         break;
       case LM_TRACEFS_NONE:
         break;
@@ -336,6 +325,7 @@ tracefs_stop (LmAttrib *a)
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
   g_clear_pointer (&a->bdis, g_hash_table_unref);
+  g_clear_pointer (&a->tasks, lm_tracefs_tasks_free);
   lm_lines_clear (&a->lines);
   g_free (a->tracing);
   g_free (a);
@@ -359,12 +349,19 @@ tracefs_start (const LmAttribConfig *config, GError **error)
     { "writeback", "writeback_mark_inode_dirty" },
     { "block", "block_rq_issue" },
   };
+  /* A thread's process and names, followed in trace order. */
+  static const char *const task_events[][2] = {
+    { "task", "task_newtask" },
+    { "task", "task_rename" },
+    { "sched", "sched_process_exec" },
+  };
 
   a->config = *config;
   a->fd = -1;
   lm_lines_init (&a->lines, LINE_MAX_BYTES, handle_line, a);
   a->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   a->bdis = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, bdi_disks_free);
+  a->tasks = lm_tracefs_tasks_new (LM_TRACEFS_TASKS_MAX);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
   /* Written before the change it describes, so a crash is undone. */
@@ -416,6 +413,12 @@ tracefs_start (const LmAttribConfig *config, GError **error)
             = g_strdup_printf ("enable the %s:%s event", events[i][0], events[i][1]);
         return fail (a, error, errno ? errno : ENOENT, what);
       }
+  /* Without them (a kernel built without these events) a thread's process
+   * is still found in /proc while the thread lives. */
+  for (gsize i = 0; i < G_N_ELEMENTS (task_events); i++)
+    if (tracefs_event_enable (a->instance, task_events[i][0], task_events[i][1]) != 0)
+      g_message ("Cannot enable the %s:%s event (%s): threads are named from /proc",
+                 task_events[i][0], task_events[i][1], g_strerror (errno ? errno : ENOENT));
   a->fd = tracefs_instance_file_open (a->instance, "trace_pipe", O_RDONLY | O_NONBLOCK);
   if (a->fd < 0)
     return fail (a, error, errno, "open trace_pipe of instance " INSTANCE);
