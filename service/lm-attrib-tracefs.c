@@ -13,8 +13,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "lm-error.h"
 #include "lm-io.h"
 #include "lm-paths.h"
+#include "lm-sb-disks.h"
 
 #define INSTANCE "laptop-moded"
 #define KEY_MOUNT "tracefs-mount"
@@ -139,52 +142,53 @@ bdi_disks_free (gpointer p)
   g_free (b);
 }
 
-/* The whole disks under the btrfs whose bdi is @bdi: /sys/fs/btrfs/FSID/
- * has a "bdi" link to it beside "devices/", one entry per device. */
+/* The disks that writeback through @bdi wakes, by name: the device's own
+ * (a dm or md device is watched too) and the physical disks under it, or
+ * every disk of a btrfs with a bdi of its own (lm-sb-disks.c's one
+ * mapping). */
 static GPtrArray *
-btrfs_disks_of_bdi (const char *bdi)
+bdi_disks (const char *bdi)
 {
-  g_autofree char *root = lm_path ("/sys/fs/btrfs");
-  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
   GPtrArray *disks = g_ptr_array_new_with_free_func (g_free);
-  const char *fsid;
+  g_autoptr (GArray) under = lm_sb_disks_for_bdi (bdi, NULL);
+  guint maj, min;
+  char end;
 
-  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
+  if (sscanf (bdi, "%u:%u%c", &maj, &min, &end) == 2)
     {
-      g_autofree char *link = g_build_filename (root, fsid, "bdi", NULL);
-      g_autofree char *target = g_file_read_link (link, NULL);
-      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
-      if (g_strcmp0 (base, bdi) != 0)
-        continue;
-      g_autofree char *devices = g_build_filename (root, fsid, "devices", NULL);
-      g_autoptr (GDir) devs = g_dir_open (devices, 0, NULL);
-      const char *dev;
-      while (devs != NULL && (dev = g_dir_read_name (devs)) != NULL)
-        {
-          char *disk = lm_blockdev_disk_for_name (dev);
-          if (disk != NULL && !g_ptr_array_find_with_equal_func (disks, disk, g_str_equal, NULL))
-            g_ptr_array_add (disks, disk);
-          else
-            g_free (disk);
-        }
-      break;
+      char *own = lm_blockdev_disk_for_devnum (maj, min);
+      /* A device gone since ("MAJ:MIN"): nothing to watch. */
+      if (strchr (own, ':') == NULL)
+        g_ptr_array_add (disks, own);
+      else
+        g_free (own);
+    }
+  for (guint i = 0; under != NULL && i < under->len; i++)
+    {
+      dev_t d = g_array_index (under, dev_t, i);
+      char *disk = lm_blockdev_disk_for_devnum (major (d), minor (d));
+      if (strchr (disk, ':') == NULL
+          && !g_ptr_array_find_with_equal_func (disks, disk, g_str_equal, NULL))
+        g_ptr_array_add (disks, disk);
+      else
+        g_free (disk);
     }
   return disks;
 }
 
-/* Looked up once per bdi (its name is never given to another); a name
- * nothing is found for (a filesystem still mounting, one that is not
- * btrfs) is asked again after a while, not at every line. */
+/* Looked up once a minute per bdi, not at every line (a device number can
+ * come back as another dm or loop device); a name nothing is found for (a
+ * filesystem still mounting) is asked again sooner. */
 static GPtrArray *
 disks_of_bdi (LmAttrib *a, const char *bdi)
 {
   LmBdiDisks *b = g_hash_table_lookup (a->bdis, bdi);
   gint64 now = g_get_monotonic_time ();
 
-  if (b != NULL && (b->disks->len > 0 || now - b->looked_up_us < 5 * G_USEC_PER_SEC))
+  if (b != NULL && now - b->looked_up_us < (b->disks->len > 0 ? 60 : 5) * G_USEC_PER_SEC)
     return b->disks;
   b = g_new0 (LmBdiDisks, 1);
-  b->disks = btrfs_disks_of_bdi (bdi);
+  b->disks = bdi_disks (bdi);
   b->looked_up_us = now;
   g_hash_table_replace (a->bdis, g_strdup (bdi), b);
   return b->disks;
@@ -230,17 +234,13 @@ handle_dirtied (LmAttrib *a, const LmTracefsRecord *r)
 {
   LmAttribTask task;
 
+  g_autofree char *devnum
+      = r->bdi[0] == '\0' ? g_strdup_printf ("%u:%u", r->major, r->minor) : NULL;
+  GPtrArray *disks = disks_of_bdi (a, devnum != NULL ? devnum : r->bdi);
+
   lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
-  if (r->bdi[0] != '\0')
-    {
-      GPtrArray *disks = disks_of_bdi (a, r->bdi);
-      for (guint i = 0; i < disks->len; i++)
-        lm_attrib_model_dirtied_by (a->model, disks->pdata[i], &task, r->ino, NULL);
-      return;
-    }
-  const char *disk = disk_of (a, r->major, r->minor);
-  if (strchr (disk, ':') == NULL)
-    lm_attrib_model_dirtied_by (a->model, disk, &task, r->ino, NULL);
+  for (guint i = 0; i < disks->len; i++)
+    lm_attrib_model_dirtied_by (a->model, disks->pdata[i], &task, r->ino, NULL);
 }
 
 static void

@@ -244,3 +244,48 @@ lm_sb_disks_for_dev (dev_t sb_dev, GError **error)
     return NULL;
   return disks_for (sb_dev, fstype, source, error);
 }
+
+/* The btrfs whose own bdi is @bdi ("btrfs-3"): /sys/fs/btrfs/FSID/bdi
+ * links to it, beside devices/. */
+static gboolean
+add_btrfs_bdi (GArray *out, const char *bdi)
+{
+  g_autofree char *root = lm_path ("/sys/fs/btrfs");
+  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
+  const char *fsid;
+
+  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *link = g_build_filename (root, fsid, "bdi", NULL);
+      g_autofree char *target = g_file_read_link (link, NULL);
+      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
+      if (g_strcmp0 (base, bdi) != 0)
+        continue;
+      g_autofree char *devices = g_build_filename (root, fsid, "devices", NULL);
+      g_autoptr (GDir) devs = g_dir_open (devices, 0, NULL);
+      const char *member;
+      while (devs != NULL && (member = g_dir_read_name (devs)) != NULL)
+        add_bottom (out, member, 0);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+GArray *
+lm_sb_disks_for_bdi (const char *bdi, GError **error)
+{
+  guint maj, min;
+  char end;
+
+  if (sscanf (bdi, "%u:%u%c", &maj, &min, &end) == 2)
+    return disks_for (makedev (maj, min), NULL, NULL, error);
+  g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (dev_t));
+  if (strchr (bdi, '/') != NULL || bdi[0] == '.' || !add_btrfs_bdi (out, bdi))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "No filesystem in %s has the bdi %s",
+                   "/sys/fs/btrfs", bdi);
+      return NULL;
+    }
+  g_array_sort (out, dev_compare);
+  return g_steal_pointer (&out);
+}

@@ -22,6 +22,10 @@ GArray *lm_sb_disks_for_dev (dev_t sb_dev, GError **error);
 GArray *lm_sb_disks_for_mount (dev_t sb_dev, const char *fstype, const char *source,
                                GError **error);
 
+/* The disks a bdi's writeback lands on: @bdi is a device's ("253:1"), or a
+ * filesystem's own (btrfs's "btrfs-3", found through /sys/fs/btrfs/FSID/bdi). */
+GArray *lm_sb_disks_for_bdi (const char *bdi, GError **error);
+
 /* Whether @disks (from lm_sb_disks_for_dev) holds @disk. */
 gboolean lm_sb_disks_has (GArray *disks, dev_t disk);
 

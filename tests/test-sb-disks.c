@@ -269,6 +269,32 @@ test_for_mount (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpuint (g_strv_length (none), ==, 0);
 }
 
+/* Writeback through a bdi: a device's (its disks under dm), or a btrfs's
+ * own, found through /sys/fs/btrfs/FSID/bdi, down through dm-crypt. */
+static void
+test_for_bdi (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  lm_fake_root_link (f, "/sys/fs/btrfs/0a1b/bdi", "../../../devices/virtual/bdi/btrfs-1");
+  lm_fake_root_link (f, "/sys/fs/btrfs/77ff/bdi", "../../../devices/virtual/bdi/btrfs-2");
+  g_autoptr (GArray) loops = lm_sb_disks_for_bdi ("btrfs-1", NULL);
+  g_autoptr (GArray) luks = lm_sb_disks_for_bdi ("btrfs-2", NULL);
+  g_autoptr (GArray) lvm = lm_sb_disks_for_bdi ("254:1", NULL);
+
+  g_assert_cmpuint (loops->len, ==, 2);
+  g_assert_true (lm_sb_disks_has (loops, makedev (7, 0)));
+  g_assert_true (lm_sb_disks_has (loops, makedev (7, 1)));
+  g_assert_cmpuint (luks->len, ==, 1);
+  g_assert_true (lm_sb_disks_has (luks, makedev (8, 0)));
+  g_assert_cmpuint (lvm->len, ==, 1);
+  g_assert_true (lm_sb_disks_has (lvm, makedev (8, 0)));
+  g_assert_null (lm_sb_disks_for_bdi ("btrfs-9", &error));
+  g_assert_error (error, LM_ERROR, LM_ERROR_FAILED);
+  g_assert_null (lm_sb_disks_for_bdi ("../bdi", NULL));
+  g_assert_null (lm_sb_disks_for_bdi ("8:99", NULL));
+}
+
 /* A disk with its own device at @device (under /sys/devices), linked as
  * /sys/block/NAME/device is. */
 static void
@@ -334,6 +360,7 @@ main (int argc, char **argv)
   ADD ("/sb-disks/no-disk", test_no_disk);
   ADD ("/sb-disks/loop-in-sysfs-ends", test_loop_in_sysfs_ends);
   ADD ("/sb-disks/for-mount", test_for_mount);
+  ADD ("/sb-disks/for-bdi", test_for_bdi);
   ADD ("/blockdev/hotplug", test_hotplug);
   return g_test_run ();
 }
