@@ -279,6 +279,10 @@ handle_line (char *line, gsize length, gpointer user_data)
       case LM_TRACEFS_EXEC:
         lm_tracefs_tasks_exec (a->tasks, r.task_pid, r.old_pid, r.task_name, r.usec);
         break;
+      case LM_TRACEFS_LOST:
+        g_debug ("The trace dropped events: asking /proc about tasks again");
+        lm_tracefs_tasks_clear (a->tasks);
+        break;
       case LM_TRACEFS_NONE:
         break;
     }

@@ -267,6 +267,13 @@ lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
   gboolean ok = FALSE;
 
   memset (record, 0, sizeof *record);
+  /* A task's line starts with its name right-aligned in 16 columns, so
+   * with a space: one that starts with "CPU:" is ftrace's own. */
+  if (g_str_has_prefix (copy, "CPU:") && strstr (copy, " [LOST ") != NULL)
+    {
+      record->kind = LM_TRACEFS_LOST;
+      return record->kind;
+    }
   /* First: the one line with text a process chose at length (a file
    * name, which could hold another event's marker). */
   if ((m = find_task_marker (copy, EXEC_MARKER)) != NULL)

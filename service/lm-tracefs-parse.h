@@ -17,6 +17,7 @@ typedef enum
   LM_TRACEFS_NEWTASK,     /* task_newtask: pid (the creator) made task_pid */
   LM_TRACEFS_RENAME,      /* task_rename: task_pid is task_name now */
   LM_TRACEFS_EXEC,        /* sched_process_exec: task_pid (was old_pid) runs a program */
+  LM_TRACEFS_LOST,        /* ftrace's own "CPU:1 [LOST 12 EVENTS]": events were dropped */
 } LmTracefsKind;
 
 typedef struct

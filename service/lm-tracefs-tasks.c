@@ -80,6 +80,13 @@ lm_tracefs_tasks_size (LmTracefsTasks *t)
   return g_hash_table_size (t->by_pid);
 }
 
+void
+lm_tracefs_tasks_clear (LmTracefsTasks *t)
+{
+  g_queue_init (&t->lru);
+  g_hash_table_remove_all (t->by_pid);
+}
+
 static char *
 read_proc (guint32 pid, const char *file)
 {

@@ -35,5 +35,8 @@ void lm_tracefs_tasks_exec (LmTracefsTasks *tasks, guint32 pid, guint32 old_pid,
 gboolean lm_tracefs_tasks_lookup (LmTracefsTasks *tasks, guint32 pid, const char *printed_comm,
                                   gint64 mono_us, LmAttribTask *out);
 guint lm_tracefs_tasks_size (LmTracefsTasks *tasks);
+/* Forget every task: the trace dropped events, and any task may have
+ * exited and its pid gone to another since; /proc is asked again. */
+void lm_tracefs_tasks_clear (LmTracefsTasks *tasks);
 
 G_END_DECLS

@@ -255,6 +255,13 @@ test_eviction (LmFakeRoot *f, gconstpointer data)
   g_assert_true (lm_tracefs_tasks_lookup (tasks, 101, "parent", now + 5, &t));
   assert_task (&t, 100, "parent", "parent");
 
+  /* Events dropped: everything is forgotten, /proc asked again. */
+  lm_tracefs_tasks_clear (tasks);
+  g_assert_cmpuint (lm_tracefs_tasks_size (tasks), ==, 0);
+  g_assert_false (lm_tracefs_tasks_lookup (tasks, 104, "systemd", now + 5, &t));
+  g_assert_true (lm_tracefs_tasks_lookup (tasks, 101, "parent", now + 5, &t));
+  assert_task (&t, 100, "parent", "parent");
+
   /* Many more than the bound; 101 and 100 come back from /proc. */
   for (guint32 pid = 2000; pid < 3000; pid++)
     lm_tracefs_tasks_newtask (tasks, 1, pid, "systemd", 0x1200011, now + 6);

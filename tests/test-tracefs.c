@@ -293,6 +293,15 @@ test_task_events (void)
   g_assert_cmpstr (r.task_name, ==, "a clone_flags=1");
   g_assert_cmphex (r.clone_flags, ==, 0x11);
 
+  /* ftrace's note of dropped events; a task can only look like one after
+   * a space. */
+  g_assert_cmpint (parse ("CPU:1 [LOST 1284 EVENTS]", &r), ==, LM_TRACEFS_LOST);
+  g_assert_cmpint (parse ("CPU:0 [LOST EVENTS]", &r), ==, LM_TRACEFS_LOST);
+  g_assert_cmpint (parse (" CPU:1 [LOST 1 E-9  [001] ..... 5.000001: task_rename: pid=9 oldcomm=a "
+                          "newcomm=b oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_RENAME);
+
   const char *const broken[] = {
     "   x-1  [001] ..... 5.000001: task_newtask: pid=2 comm=x oom_score_adj=0",
     "   x-1  [001] ..... 5.000001: task_newtask: pid=x comm=x clone_flags=0 oom_score_adj=0",

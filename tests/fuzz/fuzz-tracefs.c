@@ -34,6 +34,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
         LM_FUZZ_CHECK (r.usec >= 0 && r.task_pid <= G_MAXINT32);
         break;
+      case LM_TRACEFS_LOST:
+        LM_FUZZ_CHECK (r.pid == 0 && r.task_pid == 0);
+        break;
       case LM_TRACEFS_NONE:
         LM_FUZZ_CHECK (r.pid == 0 && r.comm[0] == '\0' && r.task_pid == 0);
         break;
