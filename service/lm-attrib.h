@@ -128,9 +128,9 @@ typedef struct _LmAttribModel LmAttribModel;
 
 LmAttribModel *lm_attrib_model_new (guint idle_ms, gint64 start_mono_us);
 void lm_attrib_model_free (LmAttribModel *model);
-/* @pid and @comm are the thread's as the kernel printed them (tracefs,
- * block_dump); the process is looked up in /proc only for a spin-up or a
- * new dirtier. */
+/* @pid and @comm are the thread's as the kernel printed them (block_dump,
+ * which has no task events); the process is looked up in /proc only for a
+ * spin-up or a new dirtier. */
 gboolean lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
                              const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
 void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
