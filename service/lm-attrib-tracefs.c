@@ -1,18 +1,22 @@
 /* lm-attrib-tracefs.c: the tracefs attribution backend (no BPF): a private
  * tracefs instance of the daemon's own with the block (bios, and passthrough
- * requests at block_rq_issue) and writeback events,
- * read from its trace_pipe and filtered in user space. Mounts tracefs only
- * if it is absent and unmounts only what it mounted. */
+ * requests at block_rq_issue) and writeback events, and the task events
+ * that say which process a thread is (lm-tracefs-tasks.c), read from its
+ * trace_pipe and filtered in user space. Mounts tracefs only if it is
+ * absent and unmounts only what it mounted. */
 #include "config.h"
 
 #include "lm-attrib-config.h"
 #include "lm-lines.h"
 #include "lm-tracefs-parse.h"
+#include "lm-tracefs-tasks.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -23,6 +27,7 @@
 #include "lm-io.h"
 #include "lm-journal-apply.h"
 #include "lm-paths.h"
+#include "lm-sb-disks.h"
 
 #define INSTANCE "laptop-moded"
 #define KEY_MOUNT "tracefs-mount"
@@ -120,6 +125,7 @@ struct _LmAttrib
   LmLines lines;
   GHashTable *disks; /* "maj,min" → disk name: sysfs once per device, not per event */
   GHashTable *bdis;  /* bdi name → LmBdiDisks */
+  LmTracefsTasks *tasks;
 };
 
 typedef struct
@@ -137,52 +143,53 @@ bdi_disks_free (gpointer p)
   g_free (b);
 }
 
-/* The whole disks under the btrfs whose bdi is @bdi: /sys/fs/btrfs/FSID/
- * has a "bdi" link to it beside "devices/", one entry per device. */
+/* The disks that writeback through @bdi wakes, by name: the device's own
+ * (a dm or md device is watched too) and the physical disks under it, or
+ * every disk of a btrfs with a bdi of its own (lm-sb-disks.c's one
+ * mapping). */
 static GPtrArray *
-btrfs_disks_of_bdi (const char *bdi)
+bdi_disks (const char *bdi)
 {
-  g_autofree char *root = lm_path ("/sys/fs/btrfs");
-  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
   GPtrArray *disks = g_ptr_array_new_with_free_func (g_free);
-  const char *fsid;
+  g_autoptr (GArray) under = lm_sb_disks_for_bdi (bdi, NULL);
+  guint maj, min;
+  char end;
 
-  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
+  if (sscanf (bdi, "%u:%u%c", &maj, &min, &end) == 2)
     {
-      g_autofree char *link = g_build_filename (root, fsid, "bdi", NULL);
-      g_autofree char *target = g_file_read_link (link, NULL);
-      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
-      if (g_strcmp0 (base, bdi) != 0)
-        continue;
-      g_autofree char *devices = g_build_filename (root, fsid, "devices", NULL);
-      g_autoptr (GDir) devs = g_dir_open (devices, 0, NULL);
-      const char *dev;
-      while (devs != NULL && (dev = g_dir_read_name (devs)) != NULL)
-        {
-          char *disk = lm_blockdev_disk_for_name (dev);
-          if (disk != NULL && !g_ptr_array_find_with_equal_func (disks, disk, g_str_equal, NULL))
-            g_ptr_array_add (disks, disk);
-          else
-            g_free (disk);
-        }
-      break;
+      char *own = lm_blockdev_disk_for_devnum (maj, min);
+      /* A device gone since ("MAJ:MIN"): nothing to watch. */
+      if (strchr (own, ':') == NULL)
+        g_ptr_array_add (disks, own);
+      else
+        g_free (own);
+    }
+  for (guint i = 0; under != NULL && i < under->len; i++)
+    {
+      dev_t d = g_array_index (under, dev_t, i);
+      char *disk = lm_blockdev_disk_for_devnum (major (d), minor (d));
+      if (strchr (disk, ':') == NULL
+          && !g_ptr_array_find_with_equal_func (disks, disk, g_str_equal, NULL))
+        g_ptr_array_add (disks, disk);
+      else
+        g_free (disk);
     }
   return disks;
 }
 
-/* Looked up once per bdi (its name is never given to another); a name
- * nothing is found for (a filesystem still mounting, one that is not
- * btrfs) is asked again after a while, not at every line. */
+/* Looked up once a minute per bdi, not at every line (a device number can
+ * come back as another dm or loop device); a name nothing is found for (a
+ * filesystem still mounting) is asked again sooner. */
 static GPtrArray *
 disks_of_bdi (LmAttrib *a, const char *bdi)
 {
   LmBdiDisks *b = g_hash_table_lookup (a->bdis, bdi);
   gint64 now = g_get_monotonic_time ();
 
-  if (b != NULL && (b->disks->len > 0 || now - b->looked_up_us < 5 * G_USEC_PER_SEC))
+  if (b != NULL && now - b->looked_up_us < (b->disks->len > 0 ? 60 : 5) * G_USEC_PER_SEC)
     return b->disks;
   b = g_new0 (LmBdiDisks, 1);
-  b->disks = btrfs_disks_of_bdi (bdi);
+  b->disks = bdi_disks (bdi);
   b->looked_up_us = now;
   g_hash_table_replace (a->bdis, g_strdup (bdi), b);
   return b->disks;
@@ -201,57 +208,40 @@ disk_of (LmAttrib *a, guint32 major, guint32 minor)
   return name;
 }
 
-/* ftrace prints "<...>" for a task whose name fell out of its small cache
- * of recent names (saved_cmdlines), common on a busy machine. The task is
- * usually still running when its line is read: ask /proc. */
-static const char *
-resolve_comm (const char *comm, guint32 pid, char *buf, gsize size)
-{
-  if (!g_str_equal (comm, "<...>"))
-    return comm;
-  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
-  g_autofree char *path = lm_path (rel);
-  g_autofree char *name = lm_io_read_value (path, NULL);
-  if (name == NULL || *name == '\0')
-    return comm;
-  g_strlcpy (buf, name, size);
-  return buf;
-}
-
-/* writeback_mark_inode_dirty carries no name of its own: the one before
- * its line is ftrace's cache of recent names by pid, which still holds a
- * former owner's name once pids wrap (pid_max is 32768 on many machines).
- * While the task lives, /proc says who it is now. */
-static const char *
-dirtier_comm (const char *comm, guint32 pid, char *buf, gsize size)
-{
-  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
-  g_autofree char *path = lm_path (rel);
-  g_autofree char *name = pid != 0 ? lm_io_read_value (path, NULL) : NULL;
-  if (name == NULL || *name == '\0')
-    return comm;
-  g_strlcpy (buf, name, size);
-  return buf;
-}
-
 /* The daemon's own commands (CHECK POWER MODE never wakes a disk) and
  * kernel threads' (a driver's media polling) are not wake-ups and must not
  * hide a disk's idle gap; as lm-attrib.bpf.c's lm_rq_issue. */
 static void
 handle_passthrough (LmAttrib *a, const LmTracefsRecord *r)
 {
-  char comm_buf[16];
-  const char *comm = resolve_comm (r->comm, r->pid, comm_buf, sizeof comm_buf);
+  const char *disk = disk_of (a, r->major, r->minor);
+  LmAttribTask task;
   LmSpinUp spinup;
 
-  if (r->pid == (guint32) getpid () || lm_attrib_is_kernel_thread (r->pid, comm))
+  lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
+  if (task.pid == (guint32) getpid () || task.kthread)
     return;
-  if (lm_attrib_model_io (a->model, disk_of (a, r->major, r->minor), r->usec, r->pid, comm, FALSE,
-                          0, &spinup))
-    {
-      spinup.via = LM_VIA_PASSTHROUGH;
-      a->config.func (&spinup, a->config.user_data);
-    }
+  if (!lm_attrib_model_woke (a->model, disk, r->usec))
+    return;
+  lm_attrib_model_spinup (a->model, disk, r->usec, &task, FALSE, 0, &spinup);
+  spinup.via = LM_VIA_PASSTHROUGH;
+  a->config.func (&spinup, a->config.user_data);
+}
+
+/* Who dirtied: named now, in trace order, as by writeback time the
+ * process has often exited and its pid may be another's. */
+static void
+handle_dirtied (LmAttrib *a, const LmTracefsRecord *r)
+{
+  LmAttribTask task;
+
+  g_autofree char *devnum
+      = r->bdi[0] == '\0' ? g_strdup_printf ("%u:%u", r->major, r->minor) : NULL;
+  GPtrArray *disks = disks_of_bdi (a, devnum != NULL ? devnum : r->bdi);
+
+  lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
+  for (guint i = 0; i < disks->len; i++)
+    lm_attrib_model_dirtied_by (a->model, disks->pdata[i], &task, r->ino, NULL);
 }
 
 static void
@@ -259,7 +249,7 @@ handle_line (char *line, gsize length, gpointer user_data)
 {
   LmAttrib *a = user_data;
   LmTracefsRecord r;
-  char comm_buf[16];
+  LmAttribTask task;
   LmSpinUp spinup;
 
   switch (lm_tracefs_parse_line (line, length, &r))
@@ -267,29 +257,32 @@ handle_line (char *line, gsize length, gpointer user_data)
       case LM_TRACEFS_BIO:
         {
           const char *disk = disk_of (a, r.major, r.minor);
-          if (lm_attrib_model_io (a->model, disk, r.usec, r.pid,
-                                  resolve_comm (r.comm, r.pid, comm_buf, sizeof comm_buf), r.write,
-                                  r.sector, &spinup))
-            a->config.func (&spinup, a->config.user_data);
+          /* The task is looked up only for a spin-up, not per I/O. */
+          if (!lm_attrib_model_woke (a->model, disk, r.usec))
+            break;
+          lm_tracefs_tasks_lookup (a->tasks, r.pid, r.comm, r.usec, &task);
+          lm_attrib_model_spinup (a->model, disk, r.usec, &task, r.write, r.sector, &spinup);
+          a->config.func (&spinup, a->config.user_data);
           break;
         }
       case LM_TRACEFS_DIRTIED:
-        {
-          const char *comm = dirtier_comm (r.comm, r.pid, comm_buf, sizeof comm_buf);
-          if (r.bdi[0] != '\0')
-            {
-              GPtrArray *disks = disks_of_bdi (a, r.bdi);
-              for (guint i = 0; i < disks->len; i++)
-                lm_attrib_model_dirtied (a->model, disks->pdata[i], r.pid, comm, r.ino, NULL);
-              break;
-            }
-          const char *disk = disk_of (a, r.major, r.minor);
-          if (strchr (disk, ':') == NULL)
-            lm_attrib_model_dirtied (a->model, disk, r.pid, comm, r.ino, NULL);
-          break;
-        }
+        handle_dirtied (a, &r);
+        break;
       case LM_TRACEFS_PASSTHROUGH:
         handle_passthrough (a, &r);
+        break;
+      case LM_TRACEFS_NEWTASK:
+        lm_tracefs_tasks_newtask (a->tasks, r.pid, r.task_pid, r.task_name, r.clone_flags, r.usec);
+        break;
+      case LM_TRACEFS_RENAME:
+        lm_tracefs_tasks_rename (a->tasks, r.task_pid, r.task_name, r.usec);
+        break;
+      case LM_TRACEFS_EXEC:
+        lm_tracefs_tasks_exec (a->tasks, r.task_pid, r.old_pid, r.task_name, r.usec);
+        break;
+      case LM_TRACEFS_LOST:
+        g_debug ("The trace dropped events: asking /proc about tasks again");
+        lm_tracefs_tasks_clear (a->tasks);
         break;
       case LM_TRACEFS_NONE:
         break;
@@ -337,6 +330,7 @@ tracefs_stop (LmAttrib *a)
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
   g_clear_pointer (&a->bdis, g_hash_table_unref);
+  g_clear_pointer (&a->tasks, lm_tracefs_tasks_free);
   lm_lines_clear (&a->lines);
   g_free (a->tracing);
   g_free (a);
@@ -360,12 +354,19 @@ tracefs_start (const LmAttribConfig *config, GError **error)
     { "writeback", "writeback_mark_inode_dirty" },
     { "block", "block_rq_issue" },
   };
+  /* A thread's process and names, followed in trace order. */
+  static const char *const task_events[][2] = {
+    { "task", "task_newtask" },
+    { "task", "task_rename" },
+    { "sched", "sched_process_exec" },
+  };
 
   a->config = *config;
   a->fd = -1;
   lm_lines_init (&a->lines, LINE_MAX_BYTES, handle_line, a);
   a->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   a->bdis = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, bdi_disks_free);
+  a->tasks = lm_tracefs_tasks_new (LM_TRACEFS_TASKS_MAX);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
   /* Written before the change it describes, so a crash is undone. */
@@ -417,6 +418,12 @@ tracefs_start (const LmAttribConfig *config, GError **error)
             = g_strdup_printf ("enable the %s:%s event", events[i][0], events[i][1]);
         return fail (a, error, errno ? errno : ENOENT, what);
       }
+  /* Without them (a kernel built without these events) a thread's process
+   * is still found in /proc while the thread lives. */
+  for (gsize i = 0; i < G_N_ELEMENTS (task_events); i++)
+    if (tracefs_event_enable (a->instance, task_events[i][0], task_events[i][1]) != 0)
+      g_message ("Cannot enable the %s:%s event (%s): threads are named from /proc",
+                 task_events[i][0], task_events[i][1], g_strerror (errno ? errno : ENOENT));
   a->fd = tracefs_instance_file_open (a->instance, "trace_pipe", O_RDONLY | O_NONBLOCK);
   if (a->fd < 0)
     return fail (a, error, errno, "open trace_pipe of instance " INSTANCE);

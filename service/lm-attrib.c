@@ -229,6 +229,20 @@ lm_attrib_process_of (guint32 tid, const char *thread, guint32 *tgid, char comm[
   return TRUE;
 }
 
+void
+lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid, LmAttribTask *out)
+{
+  memset (out, 0, sizeof *out);
+  out->tid = out->pid = tid;
+  g_strlcpy (out->comm, thread, sizeof out->comm);
+  g_strlcpy (out->thread, thread, sizeof out->thread);
+  out->kthread = lm_attrib_is_kernel_thread (tid, thread);
+  out->uid = out->kthread ? 0 : with_uid ? lm_attrib_uid_of (tid) : -1;
+  /* The process, not the thread, where /proc still shows it. */
+  if (!out->kthread)
+    lm_attrib_process_of (tid, thread, &out->pid, out->comm);
+}
+
 /* "" when the thread's name says nothing the process's does not. */
 static void
 set_thread (char *thread, gsize size, const char *comm, const char *name)
@@ -327,50 +341,65 @@ disk_state (LmAttribModel *m, const char *disk)
   return d;
 }
 
-/* One I/O on @disk at @mono_us. TRUE and @out filled when it woke the disk;
- * the uid and the kernel-thread test are looked up only then. An excluded
- * disk's I/O is counted as activity but never reported, as with bpf. */
+/* TRUE when I/O on @disk at @mono_us ends an idle gap and is reported.
+ * An excluded disk's I/O is counted as activity but never reported, as
+ * with bpf. */
 gboolean
-lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 pid,
-                    const char *comm, gboolean write, guint64 sector, LmSpinUp *out)
+lm_attrib_model_woke (LmAttribModel *m, const char *disk, gint64 mono_us)
 {
   LmDiskState *d = disk_state (m, disk);
   gboolean woke = mono_us - d->last_us > m->idle_us;
 
   if (mono_us > d->last_us)
     d->last_us = mono_us;
-  if (!woke || lm_excluded_has (disk))
-    return FALSE;
+  return woke && !lm_excluded_has (disk);
+}
+
+void
+lm_attrib_model_spinup (LmAttribModel *m, const char *disk, gint64 mono_us,
+                        const LmAttribTask *task, gboolean write, guint64 sector, LmSpinUp *out)
+{
+  LmDiskState *d = disk_state (m, disk);
 
   memset (out, 0, sizeof *out);
   g_strlcpy (out->disk, disk, sizeof out->disk);
   out->time_us = lm_attrib_realtime_us (CLOCK_MONOTONIC, mono_us);
-  out->pid = pid;
-  g_strlcpy (out->comm, comm, sizeof out->comm);
+  out->pid = task->pid;
+  g_strlcpy (out->comm, task->comm, sizeof out->comm);
+  g_strlcpy (out->thread, task->thread, sizeof out->thread);
   out->write = write;
   out->sector = sector;
-  gboolean kthread = lm_attrib_is_kernel_thread (pid, comm);
-  out->uid = kthread ? 0 : lm_attrib_uid_of (pid);
-  /* The process, not the thread, where /proc still shows it. */
-  g_strlcpy (out->thread, comm, sizeof out->thread);
-  if (!kthread)
-    lm_attrib_process_of (pid, comm, &out->pid, out->comm);
+  out->uid = task->kthread ? 0 : task->uid;
   /* kswapd's page-out is reclaim (swap), nobody's dirty data. */
-  gboolean kswapd = kthread && g_str_has_prefix (comm, "kswapd");
+  gboolean kswapd = task->kthread && g_str_has_prefix (task->thread, "kswapd");
   lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_thread, d->dirtier_uid,
-                    d->inode, d->name, d->have_dirtier && !kswapd, kthread);
+                    d->inode, d->name, d->have_dirtier && !kswapd, task->kthread);
   if (kswapd)
     g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
+}
+
+/* One I/O on @disk at @mono_us. TRUE and @out filled when it woke the disk;
+ * the process, uid and the kernel-thread test are looked up only then. */
+gboolean
+lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 pid,
+                    const char *comm, gboolean write, guint64 sector, LmSpinUp *out)
+{
+  LmAttribTask task;
+
+  if (!lm_attrib_model_woke (m, disk, mono_us))
+    return FALSE;
+  lm_attrib_task_from_proc (pid, comm, TRUE, &task);
+  lm_attrib_model_spinup (m, disk, mono_us, &task, write, sector, out);
   return TRUE;
 }
 
 /* Kernel threads dirty too (journal, writeback updating times); they are
  * not who the user wants to hear about, so they never replace a process. */
 void
-lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const char *comm,
-                         guint64 inode, const char *name)
+lm_attrib_model_dirtied_by (LmAttribModel *m, const char *disk, const LmAttribTask *task,
+                            guint64 inode, const char *name)
 {
-  if (looks_like_kernel_thread (comm))
+  if (task->kthread)
     return;
   LmDiskState *d = disk_state (m, disk);
   if (lm_excluded_has (disk))
@@ -378,18 +407,36 @@ lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const 
       d->have_dirtier = FALSE; /* not to be blamed once it is watched again */
       return;
     }
-  /* Looked up now: by writeback time the process has often exited. Only
-   * for a new dirtier, as one process dirties many pages in a row. */
-  if (!d->have_dirtier || d->dirtier_tid != pid || g_strcmp0 (d->dirtier_thread, comm) != 0)
-    {
-      d->dirtier_uid = lm_attrib_uid_of (pid);
-      d->dirtier_pid = pid;
-      g_strlcpy (d->dirtier_comm, comm, sizeof d->dirtier_comm);
-      lm_attrib_process_of (pid, comm, &d->dirtier_pid, d->dirtier_comm);
-    }
   d->have_dirtier = TRUE;
-  d->dirtier_tid = pid;
-  g_strlcpy (d->dirtier_thread, comm, sizeof d->dirtier_thread);
+  d->dirtier_tid = task->tid;
+  d->dirtier_pid = task->pid;
+  d->dirtier_uid = task->uid;
+  g_strlcpy (d->dirtier_comm, task->comm, sizeof d->dirtier_comm);
+  g_strlcpy (d->dirtier_thread, task->thread, sizeof d->dirtier_thread);
   d->inode = inode;
   g_strlcpy (d->name, name != NULL ? name : "", sizeof d->name);
+}
+
+/* @pid and @comm as the kernel printed them. Looked up in /proc now: by
+ * writeback time the process has often exited. Only for a new dirtier, as
+ * one process dirties many pages in a row. */
+void
+lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const char *comm,
+                         guint64 inode, const char *name)
+{
+  LmDiskState *d = disk_state (m, disk);
+  LmAttribTask task;
+
+  if (looks_like_kernel_thread (comm))
+    return;
+  if (d->have_dirtier && d->dirtier_tid == pid && g_strcmp0 (d->dirtier_thread, comm) == 0)
+    {
+      task = (LmAttribTask){ .tid = pid, .pid = d->dirtier_pid, .uid = d->dirtier_uid };
+      g_strlcpy (task.comm, d->dirtier_comm, sizeof task.comm);
+      g_strlcpy (task.thread, d->dirtier_thread, sizeof task.thread);
+    }
+  else
+    lm_attrib_task_from_proc (pid, comm, TRUE, &task);
+  task.kthread = FALSE;
+  lm_attrib_model_dirtied_by (m, disk, &task, inode, name);
 }

@@ -105,18 +105,45 @@ char *lm_attrib_note (const LmAttribBackend *backend);
 void lm_attrib_recover (LmState *state);
 const char *lm_via_to_string (LmVia via);
 
+/* A task as a backend resolved it: the thread that ran and its process. */
+typedef struct
+{
+  guint32 tid;      /* the thread, as the event gave it */
+  guint32 pid;      /* its process: the tgid */
+  char comm[16];    /* the process's name: its thread group leader's */
+  char thread[16];  /* the thread's own name */
+  gboolean kthread; /* a kernel thread (PF_KTHREAD) */
+  gint64 uid;       /* -1 when not known */
+} LmAttribTask;
+
+/* @tid (named @thread as the kernel printed it) resolved from /proc now,
+ * for a backend with no record of tasks of its own; the uid only when
+ * @with_uid. A thread /proc no longer shows under that name stays its own
+ * process. */
+void lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid,
+                               LmAttribTask *out);
+
 /* The spin-up model for backends that see every I/O in user space. */
 typedef struct _LmAttribModel LmAttribModel;
 
 LmAttribModel *lm_attrib_model_new (guint idle_ms, gint64 start_mono_us);
 void lm_attrib_model_free (LmAttribModel *model);
-/* @pid and @comm are the thread's as the kernel printed them (tracefs,
- * block_dump); the process is looked up in /proc only for a spin-up or a
- * new dirtier. */
+/* @pid and @comm are the thread's as the kernel printed them (block_dump,
+ * which has no task events); the process is looked up in /proc only for a
+ * spin-up or a new dirtier. */
 gboolean lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
                              const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
 void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
                               guint64 inode, const char *name);
+/* The same two steps for a backend that resolves tasks itself: whether
+ * I/O on @disk at @mono_us ends an idle gap (and is to be reported), then
+ * the spin-up of @task; and who dirtied data on @disk. */
+gboolean lm_attrib_model_woke (LmAttribModel *model, const char *disk, gint64 mono_us);
+void lm_attrib_model_spinup (LmAttribModel *model, const char *disk, gint64 mono_us,
+                             const LmAttribTask *task, gboolean write, guint64 sector,
+                             LmSpinUp *out);
+void lm_attrib_model_dirtied_by (LmAttribModel *model, const char *disk, const LmAttribTask *task,
+                                 guint64 inode, const char *name);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribModel, lm_attrib_model_free)
 
 /* Helpers; every path goes through lm_path(). Disks of devices: lm-blockdev.h. */

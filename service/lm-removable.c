@@ -1,5 +1,6 @@
-/* lm-removable.c: removable and hot-plug disks, and the physical disks under
- * a filesystem, from sysfs; every path resolved inside the root of lm-paths. */
+/* lm-removable.c: removable and hot-plug disks, and whether a filesystem
+ * sits on one (its disks from lm-sb-disks.c), from sysfs; every path
+ * resolved inside the root of lm-paths. */
 #include "lm-removable.h"
 
 #include <string.h>
@@ -9,10 +10,9 @@
 #include "lm-blockdev.h"
 #include "lm-io.h"
 #include "lm-paths.h"
+#include "lm-sb-disks.h"
 
 #define DEVICES "/sys/devices"
-/* dm on md on dm...: deeper stacks do not happen; a loop in sysfs would. */
-#define MAX_DEPTH 8
 /* PxCMD bits 18 (hot-plug capable) and 21 (external port). */
 #define AHCI_PORT_HOTPLUG 0x240000u
 
@@ -105,125 +105,28 @@ lm_removable_disk (const char *disk, char **why)
   return FALSE;
 }
 
-/* The whole disk of device @devno, or NULL where sysfs has none. */
-static char *
-disk_of_devno (dev_t devno)
-{
-  g_autofree char *sys = g_strdup_printf ("/sys/dev/block/%u:%u", major (devno), minor (devno));
-  g_autofree char *dev = lm_path_resolve (sys, DEVICES);
-
-  if (dev == NULL)
-    return NULL;
-  return lm_blockdev_disk_for_devnum (major (devno), minor (devno));
-}
-
-/* Add the physical disks under whole disk @name to @out. */
-static void
-add_leaves (GPtrArray *out, const char *name, guint depth)
-{
-  g_autofree char *sys = g_build_filename ("/sys/class/block", name, "slaves", NULL);
-  g_autofree char *path = lm_path (sys);
-  g_autoptr (GDir) dir = depth < MAX_DEPTH ? g_dir_open (path, 0, NULL) : NULL;
-  const char *slave;
-  gboolean any = FALSE;
-
-  while (dir != NULL && (slave = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *below = lm_blockdev_disk_for_name (slave);
-      if (below == NULL)
-        continue;
-      any = TRUE;
-      add_leaves (out, below, depth + 1);
-    }
-  if (!any && !g_ptr_array_find_with_equal_func (out, name, g_str_equal, NULL))
-    g_ptr_array_add (out, g_strdup (name));
-}
-
-/* The block device (partition or disk name) a mount's source names: the
- * node's device number, or else a name sysfs knows. */
-static char *
-source_device (const char *source)
-{
-  g_autofree char *node = NULL;
-  g_autofree char *base = NULL;
-  struct stat st;
-
-  if (source == NULL || !g_str_has_prefix (source, "/dev/"))
-    return NULL;
-  node = lm_path (source);
-  if (stat (node, &st) == 0 && S_ISBLK (st.st_mode))
-    {
-      g_autofree char *sys
-          = g_strdup_printf ("/sys/dev/block/%u:%u", major (st.st_rdev), minor (st.st_rdev));
-      g_autofree char *dev = lm_path_resolve (sys, DEVICES);
-      if (dev != NULL)
-        return g_path_get_basename (dev);
-    }
-  base = g_path_get_basename (source);
-  g_autofree char *sys = g_build_filename ("/sys/class/block", base, NULL);
-  g_autofree char *dev = lm_path_resolve (sys, DEVICES);
-  return dev != NULL ? g_steal_pointer (&base) : NULL;
-}
-
-/* Every device (partition or disk names) of the btrfs that has @device,
- * from the kernel's own list of each btrfs's devices. */
-static char **
-btrfs_devices (const char *device)
-{
-  g_autofree char *fs = lm_path ("/sys/fs/btrfs");
-  g_autoptr (GDir) dir = g_dir_open (fs, 0, NULL);
-  const char *fsid;
-
-  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = g_build_filename (fs, fsid, "devices", NULL);
-      g_autoptr (GDir) devs = g_dir_open (path, 0, NULL);
-      g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-      const char *name;
-      gboolean ours = FALSE;
-
-      while (devs != NULL && (name = g_dir_read_name (devs)) != NULL)
-        {
-          ours = ours || g_str_equal (name, device);
-          g_ptr_array_add (names, g_strdup (name));
-        }
-      if (ours)
-        {
-          g_ptr_array_add (names, NULL);
-          return (char **) g_ptr_array_free (g_steal_pointer (&names), FALSE);
-        }
-    }
-  return g_strdupv ((char *[]){ (char *) device, NULL });
-}
-
 static int
 compare_names (gconstpointer a, gconstpointer b)
 {
   return strcmp (*(const char *const *) a, *(const char *const *) b);
 }
 
+/* lm-sb-disks.c's answer, by name: one mapping of a superblock to its disks
+ * (btrfs's devices/, dm and md slaves) for the flush engine, writeback's
+ * blame and this test. */
 char **
 lm_removable_disks_of (dev_t devno, const char *fstype, const char *source)
 {
   g_autoptr (GPtrArray) out = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) disks = lm_sb_disks_for_mount (devno, fstype, source, NULL);
 
-  if (major (devno) != 0)
+  for (guint i = 0; disks != NULL && i < disks->len; i++)
     {
-      g_autofree char *disk = disk_of_devno (devno);
-      if (disk != NULL)
-        add_leaves (out, disk, 0);
-    }
-  else if (g_strcmp0 (fstype, "btrfs") == 0)
-    {
-      /* An anonymous device number: btrfs's own list of its devices. */
-      g_autofree char *device = source_device (source);
-      g_auto (GStrv) devices = device != NULL ? btrfs_devices (device) : NULL;
-      for (guint i = 0; devices != NULL && devices[i] != NULL; i++)
-        {
-          g_autofree char *disk = lm_blockdev_disk_for_name (devices[i]);
-          if (disk != NULL)
-            add_leaves (out, disk, 0);
-        }
+      dev_t d = g_array_index (disks, dev_t, i);
+      g_autofree char *name = lm_blockdev_disk_for_devnum (major (d), minor (d));
+      /* A disk gone since is "MAJ:MIN": nothing sysfs can say about it. */
+      if (strchr (name, ':') == NULL)
+        g_ptr_array_add (out, g_steal_pointer (&name));
     }
   g_ptr_array_sort (out, compare_names);
   g_ptr_array_add (out, NULL);

@@ -16,10 +16,10 @@ gboolean lm_removable_host_hotplug (const char *host);
  * then gets the reason in words. */
 gboolean lm_removable_disk (const char *disk, char **why);
 
-/* The physical disks under a superblock: its device @devno, or for one
- * with an anonymous device number (btrfs) its @source and the other
- * devices of the same btrfs; stacked devices (dm, md) are followed down
- * through their slaves. Empty where sysfs does not say. */
+/* The physical disks under a superblock, by name, sorted: what
+ * lm_sb_disks_for_mount() says for its device @devno, or for one with an
+ * anonymous device number (btrfs, bcachefs) its @fstype and @source.
+ * Empty where sysfs does not say. */
 char **lm_removable_disks_of (dev_t devno, const char *fstype, const char *source);
 
 /* Any disk under the superblock is removable or hot-plug; @why (may be

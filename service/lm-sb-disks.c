@@ -5,10 +5,12 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "lm-blockdev.h"
 #include "lm-error.h"
+#include "lm-io.h"
 #include "lm-mounts.h"
 #include "lm-paths.h"
 
@@ -31,11 +33,13 @@ lm_sb_disks_has (GArray *disks, dev_t disk)
   return FALSE;
 }
 
-/* The whole disk @name's own number, from /sys/block/NAME/dev. */
+/* The whole disk @name's own number, from /sys/class/block/NAME/dev. */
 static gboolean
 disk_devnum (const char *disk, dev_t *out)
 {
-  g_autofree char *dev = lm_blockdev_read (disk, "dev");
+  g_autofree char *sys = g_build_filename ("/sys/class/block", disk, "dev", NULL);
+  g_autofree char *path = lm_path (sys);
+  g_autofree char *dev = lm_io_read_value (path, NULL);
   guint maj, min;
 
   if (dev == NULL || sscanf (dev, "%u:%u", &maj, &min) != 2)
@@ -57,7 +61,7 @@ add_bottom (GArray *out, const char *name, guint depth)
     return;
   if (depth < MAX_STACK_DEPTH)
     {
-      g_autofree char *sys = g_build_filename ("/sys/block", disk, "slaves", NULL);
+      g_autofree char *sys = g_build_filename ("/sys/class/block", disk, "slaves", NULL);
       g_autofree char *path = lm_path (sys);
       g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
       const char *slave;
@@ -72,13 +76,34 @@ add_bottom (GArray *out, const char *name, guint depth)
     g_array_append_val (out, devnum);
 }
 
+/* The kernel's name of block device @devno, from /sys/dev/block's link. */
+static char *
+block_name_of_devno (dev_t devno)
+{
+  g_autofree char *sys = g_strdup_printf ("/sys/dev/block/%u:%u", major (devno), minor (devno));
+  g_autofree char *link = lm_path (sys);
+  g_autofree char *target = g_file_read_link (link, NULL);
+
+  return target != NULL ? g_path_get_basename (target) : NULL;
+}
+
 /* The kernel's name of the device node @source ("/dev/mapper/root" →
- * "dm-0"), from /dev's links or, where /dev/mapper holds nodes, dm/name. */
+ * "dm-0"): the node's own number, else /dev's links or, where /dev/mapper
+ * holds nodes that are not this root's (a test's), dm/name. */
 static char *
 block_name_of_source (const char *source)
 {
-  if (!g_str_has_prefix (source, "/dev/"))
+  struct stat st;
+
+  if (source == NULL || !g_str_has_prefix (source, "/dev/"))
     return NULL;
+  g_autofree char *node = lm_path (source);
+  if (stat (node, &st) == 0 && S_ISBLK (st.st_mode))
+    {
+      char *name = block_name_of_devno (st.st_rdev);
+      if (name != NULL)
+        return name;
+    }
   g_autofree char *resolved = lm_path_resolve (source, "/dev");
   g_autofree char *base = g_path_get_basename (resolved != NULL ? resolved : source);
   g_autofree char *sys = g_build_filename ("/sys/class/block", base, NULL);
@@ -89,12 +114,13 @@ block_name_of_source (const char *source)
   if (!g_str_has_prefix (source, "/dev/mapper/"))
     return NULL;
 
-  g_autofree char *block = lm_path ("/sys/block");
+  g_autofree char *block = lm_path ("/sys/class/block");
   g_autoptr (GDir) dir = g_dir_open (block, 0, NULL);
   const char *name;
   while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
     {
-      g_autofree char *dm_name = lm_blockdev_read (name, "dm/name");
+      g_autofree char *file = g_build_filename (block, name, "dm", "name", NULL);
+      g_autofree char *dm_name = lm_io_read_value (file, NULL);
       if (dm_name != NULL && g_str_equal (dm_name, source + strlen ("/dev/mapper/")))
         return g_strdup (name);
     }
@@ -127,7 +153,7 @@ add_source_device (GArray *out, const char *fstype, const char *source)
 
   if (name == NULL)
     return;
-  if (g_str_equal (fstype, "btrfs"))
+  if (g_strcmp0 (fstype, "btrfs") == 0)
     devices = btrfs_devices_dir (name);
   if (devices == NULL)
     {
@@ -143,61 +169,122 @@ add_source_device (GArray *out, const char *fstype, const char *source)
 
 /* A superblock without a block device of its own: its mount source says
  * which device(s) it was mounted from. */
+static void
+add_sources (GArray *out, const char *fstype, const char *source)
+{
+  if (source == NULL)
+    return;
+  /* bcachefs names all its devices, colon-separated. */
+  g_auto (GStrv) sources = g_strcmp0 (fstype, "bcachefs") == 0 ? g_strsplit (source, ":", -1)
+                                                               : g_strsplit (source, "\n", 1);
+  for (guint j = 0; sources[j] != NULL; j++)
+    add_source_device (out, fstype, sources[j]);
+}
+
+/* The mount of anonymous device @sb_dev in the mount table: its type and
+ * source (the first: subvolumes mounted several times are one superblock). */
 static gboolean
-add_anonymous (GArray *out, dev_t sb_dev, GError **error)
+find_mount (dev_t sb_dev, char **fstype, char **source, GError **error)
 {
   g_autoptr (GPtrArray) mounts = lm_mounts_read (error);
-  gboolean found = FALSE;
 
   if (mounts == NULL)
     return FALSE;
-  for (guint i = 0; i < mounts->len && !found; i++)
+  for (guint i = 0; i < mounts->len; i++)
     {
       LmMount *m = g_ptr_array_index (mounts, i);
       if (m->devno != sb_dev)
         continue;
-      found = TRUE;
-      if (m->source == NULL)
-        continue;
-      /* bcachefs names all its devices, colon-separated. */
-      g_auto (GStrv) sources = g_str_equal (m->fstype, "bcachefs")
-                                   ? g_strsplit (m->source, ":", -1)
-                                   : g_strsplit (m->source, "\n", 1);
-      for (guint j = 0; sources[j] != NULL; j++)
-        add_source_device (out, m->fstype, sources[j]);
+      *fstype = g_strdup (m->fstype);
+      *source = g_strdup (m->source);
+      return TRUE;
     }
-  if (!found)
-    g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
-                 "Filesystem %u:%u is not mounted here, so its disks are unknown", major (sb_dev),
-                 minor (sb_dev));
-  return found;
+  g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
+               "Filesystem %u:%u is not mounted here, so its disks are unknown", major (sb_dev),
+               minor (sb_dev));
+  return FALSE;
 }
 
-GArray *
-lm_sb_disks_for_dev (dev_t sb_dev, GError **error)
+static GArray *
+disks_for (dev_t sb_dev, const char *fstype, const char *source, GError **error)
 {
   g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (dev_t));
 
   if (major (sb_dev) == 0)
-    {
-      if (!add_anonymous (out, sb_dev, error))
-        return NULL;
-    }
+    add_sources (out, fstype, source);
   else
     {
-      g_autofree char *sys
-          = g_strdup_printf ("/sys/dev/block/%u:%u", major (sb_dev), minor (sb_dev));
-      g_autofree char *link = lm_path (sys);
-      g_autofree char *target = g_file_read_link (link, NULL);
-      if (target == NULL)
+      g_autofree char *name = block_name_of_devno (sb_dev);
+      if (name == NULL)
         {
           g_set_error (error, LM_ERROR, LM_ERROR_FAILED,
                        "Block device %u:%u is not in %s; was it removed?", major (sb_dev),
                        minor (sb_dev), "/sys/dev/block");
           return NULL;
         }
-      g_autofree char *name = g_path_get_basename (target);
       add_bottom (out, name, 0);
+    }
+  g_array_sort (out, dev_compare);
+  return g_steal_pointer (&out);
+}
+
+GArray *
+lm_sb_disks_for_mount (dev_t sb_dev, const char *fstype, const char *source, GError **error)
+{
+  return disks_for (sb_dev, fstype, source, error);
+}
+
+GArray *
+lm_sb_disks_for_dev (dev_t sb_dev, GError **error)
+{
+  g_autofree char *fstype = NULL;
+  g_autofree char *source = NULL;
+
+  if (major (sb_dev) == 0 && !find_mount (sb_dev, &fstype, &source, error))
+    return NULL;
+  return disks_for (sb_dev, fstype, source, error);
+}
+
+/* The btrfs whose own bdi is @bdi ("btrfs-3"): /sys/fs/btrfs/FSID/bdi
+ * links to it, beside devices/. */
+static gboolean
+add_btrfs_bdi (GArray *out, const char *bdi)
+{
+  g_autofree char *root = lm_path ("/sys/fs/btrfs");
+  g_autoptr (GDir) dir = g_dir_open (root, 0, NULL);
+  const char *fsid;
+
+  while (dir != NULL && (fsid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *link = g_build_filename (root, fsid, "bdi", NULL);
+      g_autofree char *target = g_file_read_link (link, NULL);
+      g_autofree char *base = target != NULL ? g_path_get_basename (target) : NULL;
+      if (g_strcmp0 (base, bdi) != 0)
+        continue;
+      g_autofree char *devices = g_build_filename (root, fsid, "devices", NULL);
+      g_autoptr (GDir) devs = g_dir_open (devices, 0, NULL);
+      const char *member;
+      while (devs != NULL && (member = g_dir_read_name (devs)) != NULL)
+        add_bottom (out, member, 0);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+GArray *
+lm_sb_disks_for_bdi (const char *bdi, GError **error)
+{
+  guint maj, min;
+  char end;
+
+  if (sscanf (bdi, "%u:%u%c", &maj, &min, &end) == 2)
+    return disks_for (makedev (maj, min), NULL, NULL, error);
+  g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (dev_t));
+  if (strchr (bdi, '/') != NULL || bdi[0] == '.' || !add_btrfs_bdi (out, bdi))
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "No filesystem in %s has the bdi %s",
+                   "/sys/fs/btrfs", bdi);
+      return NULL;
     }
   g_array_sort (out, dev_compare);
   return g_steal_pointer (&out);

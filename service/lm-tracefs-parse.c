@@ -8,6 +8,13 @@
 #define BIO_MARKER ": block_bio_queue: "
 #define DIRTY_MARKER ": writeback_mark_inode_dirty: "
 #define RQ_ISSUE_MARKER ": block_rq_issue: "
+#define NEWTASK_MARKER ": task_newtask: "
+#define RENAME_MARKER ": task_rename: "
+#define EXEC_MARKER ": sched_process_exec: "
+/* ftrace right-aligns the task name in 16 columns: a name of its own
+ * choosing (": task_rename: " fits in 15 bytes) is never taken for the
+ * event's name when the search starts past them. */
+#define NAME_COLUMNS 16
 
 /* The header before the marker; @line is a private copy, cut in place. */
 static gboolean
@@ -129,6 +136,127 @@ parse_passthrough (const char *fields, LmTracefsRecord *r)
   return TRUE;
 }
 
+static gboolean
+parse_pid (const char *text, guint32 *pid)
+{
+  guint64 v;
+
+  if (!g_ascii_string_to_unsigned (text, 10, 0, G_MAXINT32, &v, NULL))
+    return FALSE;
+  *pid = (guint32) v;
+  return TRUE;
+}
+
+/* A task name between two fields; the kernel's are at most 15 bytes. */
+static gboolean
+take_name (const char *start, const char *end, LmTracefsRecord *r)
+{
+  if (end < start || (gsize) (end - start) >= sizeof r->task_name)
+    return FALSE;
+  memcpy (r->task_name, start, (gsize) (end - start));
+  r->task_name[end - start] = '\0';
+  return TRUE;
+}
+
+/* The last @needle in @haystack before @end, or NULL. */
+static char *
+last_before (char *haystack, const char *end, const char *needle)
+{
+  char *found = NULL;
+
+  for (char *p = strstr (haystack, needle); p != NULL && p < end; p = strstr (p + 1, needle))
+    found = p;
+  return found;
+}
+
+/* "pid=812 comm=Cache2 I/O clone_flags=3d0f00 oom_score_adj=0": names hold
+ * spaces, so the fields after the name are found from the end. */
+static gboolean
+parse_newtask (char *fields, LmTracefsRecord *r)
+{
+  char *comm = strstr (fields, " comm=");
+  char *oom = last_before (fields, fields + strlen (fields), " oom_score_adj=");
+  char *flags = oom != NULL ? last_before (fields, oom, " clone_flags=") : NULL;
+  guint64 v;
+
+  if (!g_str_has_prefix (fields, "pid=") || comm == NULL || flags == NULL || flags < comm)
+    return FALSE;
+  *comm = *flags = *oom = '\0';
+  if (!parse_pid (fields + 4, &r->task_pid) || !take_name (comm + 6, flags, r)
+      || !g_ascii_string_to_unsigned (flags + 13, 16, 0, G_MAXUINT64, &v, NULL))
+    return FALSE;
+  r->clone_flags = v;
+  return TRUE;
+}
+
+/* "pid=812 oldcomm=python3 newcomm=Cache2 I/O oom_score_adj=0"; kernels
+ * that leave out the pid (it is always the caller's) rename the task
+ * that printed the line. A name holding " newcomm=" can make this one
+ * ambiguous; only a task naming itself can do that, so it can only
+ * mislead about itself, which any name it chooses does anyway. */
+static gboolean
+parse_rename (char *fields, LmTracefsRecord *r)
+{
+  char *old = strstr (fields, "oldcomm=");
+  char *oom = last_before (fields, fields + strlen (fields), " oom_score_adj=");
+  char *newcomm = old != NULL ? strstr (old, " newcomm=") : NULL;
+
+  if (old == NULL || newcomm == NULL || oom == NULL || newcomm > oom)
+    return FALSE;
+  /* The first " newcomm=" that leaves a name the kernel could have. */
+  while (oom - (newcomm + 9) >= (gssize) sizeof r->task_name)
+    {
+      char *next = strstr (newcomm + 1, " newcomm=");
+      if (next == NULL || next > oom)
+        return FALSE;
+      newcomm = next;
+    }
+  if (old != fields)
+    {
+      if (!g_str_has_prefix (fields, "pid=") || old[-1] != ' ')
+        return FALSE;
+      old[-1] = '\0';
+      if (!parse_pid (fields + 4, &r->task_pid))
+        return FALSE;
+    }
+  else
+    r->task_pid = r->pid;
+  return take_name (newcomm + 9, oom, r);
+}
+
+/* "filename=/usr/bin/dd pid=4242 old_pid=4242": the kernel names the task
+ * after the file's last component, cut to 15 bytes, except for a file
+ * that has no name of its own (fexecve), where a task_rename line gave
+ * the name already. */
+static gboolean
+parse_exec (char *fields, LmTracefsRecord *r)
+{
+  char *old = last_before (fields, fields + strlen (fields), " old_pid=");
+  char *pid = old != NULL ? last_before (fields, old, " pid=") : NULL;
+
+  if (!g_str_has_prefix (fields, "filename=") || pid == NULL)
+    return FALSE;
+  *pid = *old = '\0';
+  if (!parse_pid (pid + 5, &r->task_pid) || !parse_pid (old + 9, &r->old_pid))
+    return FALSE;
+  const char *file = fields + 9;
+  const char *base = strrchr (file, '/');
+  base = base != NULL ? base + 1 : file;
+  if (g_str_has_prefix (file, "/dev/fd/") && strchr (file + 8, '/') == NULL)
+    base = "";
+  g_strlcpy (r->task_name, base, sizeof r->task_name);
+  return TRUE;
+}
+
+/* Where @marker starts in @line, searched past the task name's columns. */
+static char *
+find_task_marker (char *line, const char *marker)
+{
+  gsize len = strlen (line);
+
+  return strstr (line + MIN (len, (gsize) NAME_COLUMNS), marker);
+}
+
 /* @line need not be NUL-terminated; a NUL inside it ends it. */
 LmTracefsKind
 lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
@@ -139,7 +267,22 @@ lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
   gboolean ok = FALSE;
 
   memset (record, 0, sizeof *record);
-  if ((m = strstr (copy, BIO_MARKER)) != NULL)
+  /* A task's line starts with its name right-aligned in 16 columns, so
+   * with a space: one that starts with "CPU:" is ftrace's own. */
+  if (g_str_has_prefix (copy, "CPU:") && strstr (copy, " [LOST ") != NULL)
+    {
+      record->kind = LM_TRACEFS_LOST;
+      return record->kind;
+    }
+  /* First: the one line with text a process chose at length (a file
+   * name, which could hold another event's marker). */
+  if ((m = find_task_marker (copy, EXEC_MARKER)) != NULL)
+    {
+      *m = '\0';
+      ok = parse_exec (m + strlen (EXEC_MARKER), record) && split_header (copy, record);
+      record->kind = LM_TRACEFS_EXEC;
+    }
+  else if ((m = strstr (copy, BIO_MARKER)) != NULL)
     {
       *m = '\0';
       ok = parse_bio (m + strlen (BIO_MARKER), record) && split_header (copy, record);
@@ -156,6 +299,20 @@ lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
       *m = '\0';
       ok = parse_passthrough (m + strlen (RQ_ISSUE_MARKER), record) && split_header (copy, record);
       record->kind = LM_TRACEFS_PASSTHROUGH;
+    }
+  else if ((m = find_task_marker (copy, NEWTASK_MARKER)) != NULL)
+    {
+      *m = '\0';
+      ok = parse_newtask (m + strlen (NEWTASK_MARKER), record) && split_header (copy, record);
+      record->kind = LM_TRACEFS_NEWTASK;
+    }
+  /* Last: the one marker short enough to be a task's name. */
+  else if ((m = find_task_marker (copy, RENAME_MARKER)) != NULL)
+    {
+      *m = '\0';
+      /* The header first: a rename without a pid field is the printer's. */
+      ok = split_header (copy, record) && parse_rename (m + strlen (RENAME_MARKER), record);
+      record->kind = LM_TRACEFS_RENAME;
     }
   if (!ok)
     memset (record, 0, sizeof *record);

@@ -1,6 +1,7 @@
 /* test-sb-disks.c: the physical disks under a superblock (lm-sb-disks.c)
  * on a fake sysfs laid out as the kernel's: btrfs over two disks, dm-crypt
- * over a partition, LVM over dm-crypt, md over two disks. */
+ * over a partition, LVM over dm-crypt, md over two disks; the removable
+ * test's disks of a filesystem (lm-removable.c) are the same mapping. */
 #include <sys/sysmacros.h>
 
 #include "lm-attrib-stack.h"
@@ -215,6 +216,86 @@ test_loop_in_sysfs_ends (LmFakeRoot *f, gconstpointer data)
   g_assert_nonnull (disks);
 }
 
+/* One mapping: told the mount's type and source instead of reading the
+ * mount table, the same disks; lm_removable_disks_of() names the same. */
+static void
+test_for_mount (LmFakeRoot *f, gconstpointer data)
+{
+  static const struct
+  {
+    guint maj, min;
+    const char *fstype, *source, *names;
+  } cases[] = {
+    { 0, 45, "btrfs", "/dev/loop0", "loop0,loop1" },
+    { 0, 50, "btrfs", "/dev/mapper/luks-home", "sda" },
+    { 0, 51, "btrfs", "/dev/mapper/luks-1234", "sda" },
+    { 0, 52, "bcachefs", "/dev/sdb1:/dev/sdc", "sdb,sdc" },
+    { 0, 53, "overlay", "overlay", "" },
+    { 8, 2, "ext4", "/dev/sda2", "sda" },
+    { 254, 1, "ext4", "/dev/mapper/vg-root", "sda" },
+    { 9, 0, "ext4", "/dev/md0", "sda,sdb" },
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      dev_t sb = makedev (cases[i].maj, cases[i].min);
+      g_autoptr (GArray) by_dev = lm_sb_disks_for_dev (sb, NULL);
+      g_autoptr (GArray) by_mount
+          = lm_sb_disks_for_mount (sb, cases[i].fstype, cases[i].source, NULL);
+      g_auto (GStrv) names = lm_removable_disks_of (sb, cases[i].fstype, cases[i].source);
+      g_autofree char *joined = g_strjoinv (",", names);
+
+      g_test_message ("%u:%u %s", cases[i].maj, cases[i].min, cases[i].source);
+      g_assert_nonnull (by_dev);
+      g_assert_nonnull (by_mount);
+      g_assert_cmpuint (by_mount->len, ==, by_dev->len);
+      for (guint j = 0; j < by_dev->len; j++)
+        g_assert_cmpuint (g_array_index (by_mount, dev_t, j), ==, g_array_index (by_dev, dev_t, j));
+      g_assert_cmpstr (joined, ==, cases[i].names);
+    }
+
+  /* Not in the mount table (being mounted now): the source says it all. */
+  const dev_t loops[] = { makedev (7, 0), makedev (7, 1) };
+  g_autoptr (GArray) unlisted
+      = lm_sb_disks_for_mount (makedev (0, 77), "btrfs", "/dev/loop1", NULL);
+  g_assert_cmpuint (unlisted->len, ==, 2);
+  g_assert_cmpuint (g_array_index (unlisted, dev_t, 0), ==, loops[0]);
+  g_assert_cmpuint (g_array_index (unlisted, dev_t, 1), ==, loops[1]);
+  g_assert_null (lm_sb_disks_for_dev (makedev (0, 77), NULL));
+  /* A device gone from sysfs: an error, and no names. */
+  g_autoptr (GError) error = NULL;
+  g_assert_null (lm_sb_disks_for_mount (makedev (8, 99), "ext4", "/dev/sdz", &error));
+  g_assert_error (error, LM_ERROR, LM_ERROR_FAILED);
+  g_auto (GStrv) none = lm_removable_disks_of (makedev (8, 99), "ext4", "/dev/sdz");
+  g_assert_cmpuint (g_strv_length (none), ==, 0);
+}
+
+/* Writeback through a bdi: a device's (its disks under dm), or a btrfs's
+ * own, found through /sys/fs/btrfs/FSID/bdi, down through dm-crypt. */
+static void
+test_for_bdi (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+
+  lm_fake_root_link (f, "/sys/fs/btrfs/0a1b/bdi", "../../../devices/virtual/bdi/btrfs-1");
+  lm_fake_root_link (f, "/sys/fs/btrfs/77ff/bdi", "../../../devices/virtual/bdi/btrfs-2");
+  g_autoptr (GArray) loops = lm_sb_disks_for_bdi ("btrfs-1", NULL);
+  g_autoptr (GArray) luks = lm_sb_disks_for_bdi ("btrfs-2", NULL);
+  g_autoptr (GArray) lvm = lm_sb_disks_for_bdi ("254:1", NULL);
+
+  g_assert_cmpuint (loops->len, ==, 2);
+  g_assert_true (lm_sb_disks_has (loops, makedev (7, 0)));
+  g_assert_true (lm_sb_disks_has (loops, makedev (7, 1)));
+  g_assert_cmpuint (luks->len, ==, 1);
+  g_assert_true (lm_sb_disks_has (luks, makedev (8, 0)));
+  g_assert_cmpuint (lvm->len, ==, 1);
+  g_assert_true (lm_sb_disks_has (lvm, makedev (8, 0)));
+  g_assert_null (lm_sb_disks_for_bdi ("btrfs-9", &error));
+  g_assert_error (error, LM_ERROR, LM_ERROR_FAILED);
+  g_assert_null (lm_sb_disks_for_bdi ("../bdi", NULL));
+  g_assert_null (lm_sb_disks_for_bdi ("8:99", NULL));
+}
+
 /* A disk with its own device at @device (under /sys/devices), linked as
  * /sys/block/NAME/device is. */
 static void
@@ -332,6 +413,8 @@ main (int argc, char **argv)
   ADD ("/sb-disks/md-over-two-disks", test_md_over_two_disks);
   ADD ("/sb-disks/no-disk", test_no_disk);
   ADD ("/sb-disks/loop-in-sysfs-ends", test_loop_in_sysfs_ends);
+  ADD ("/sb-disks/for-mount", test_for_mount);
+  ADD ("/sb-disks/for-bdi", test_for_bdi);
   ADD ("/blockdev/hotplug", test_hotplug);
   ADD ("/attrib-stack/keys", test_stack_keys);
   return g_test_run ();

@@ -1,5 +1,6 @@
 /* test-tracefs.c: the trace_pipe line parser (lm-tracefs-parse.c), with
- * lines as ftrace prints them, odd task names and broken lines. */
+ * lines as ftrace prints them, odd task names and broken lines; the task
+ * events the backend follows threads with. */
 #include "lm-tracefs-parse.h"
 
 static LmTracefsKind
@@ -207,6 +208,124 @@ test_passthrough (void)
     }
 }
 
+/* Task events, as 6.18 printed them for a python program naming a thread
+ * (prctl), and what a process choosing its names could do with them. */
+static void
+test_task_events (void)
+{
+  LmTracefsRecord r;
+
+  g_assert_cmpint (
+      parse ("         python3-8673    [000] .....  1198.155678: task_newtask: pid=8678 "
+             "comm=python3 clone_flags=3d0f00 oom_score_adj=0",
+             &r),
+      ==, LM_TRACEFS_NEWTASK);
+  g_assert_cmpuint (r.pid, ==, 8673);
+  g_assert_cmpuint (r.task_pid, ==, 8678);
+  g_assert_cmpstr (r.task_name, ==, "python3");
+  g_assert_cmphex (r.clone_flags, ==, 0x3d0f00);
+  g_assert_cmpint (r.usec, ==, G_GINT64_CONSTANT (1198155678));
+
+  g_assert_cmpint (
+      parse ("      Cache2 I/O-8678    [000] .....  1198.155999: task_rename: pid=8678 "
+             "oldcomm=python3 newcomm=Cache2 I/O oom_score_adj=0",
+             &r),
+      ==, LM_TRACEFS_RENAME);
+  g_assert_cmpuint (r.pid, ==, 8678);
+  g_assert_cmpuint (r.task_pid, ==, 8678);
+  g_assert_cmpstr (r.task_name, ==, "Cache2 I/O");
+
+  /* Without the pid field: the printer's own rename. */
+  g_assert_cmpint (parse ("    iou-wrk-4242-4250    [001] .....  10.000001: task_rename: "
+                          "oldcomm=fio newcomm=iou-wrk-4242 oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_RENAME);
+  g_assert_cmpuint (r.task_pid, ==, 4250);
+  g_assert_cmpstr (r.task_name, ==, "iou-wrk-4242");
+
+  g_assert_cmpint (parse ("         python3-8673    [000] .....  1198.077742: sched_process_exec: "
+                          "filename=/usr/bin/python3 pid=8673 old_pid=8673",
+                          &r),
+                   ==, LM_TRACEFS_EXEC);
+  g_assert_cmpuint (r.task_pid, ==, 8673);
+  g_assert_cmpuint (r.old_pid, ==, 8673);
+  g_assert_cmpstr (r.task_name, ==, "python3");
+
+  /* A thread's exec: it takes the leader's pid; a long file name is cut
+   * as the kernel cuts it; fexecve's has no name of its own. */
+  g_assert_cmpint (parse ("   sh-100 [001] ..... 5.000001: sched_process_exec: filename=/opt/a "
+                          "dir/a-program-with-a-long-name pid=100 old_pid=104",
+                          &r),
+                   ==, LM_TRACEFS_EXEC);
+  g_assert_cmpuint (r.task_pid, ==, 100);
+  g_assert_cmpuint (r.old_pid, ==, 104);
+  g_assert_cmpstr (r.task_name, ==, "a-program-with-");
+  g_assert_cmpint (parse ("   sh-100 [001] ..... 5.000001: sched_process_exec: filename=/dev/fd/3 "
+                          "pid=100 old_pid=100",
+                          &r),
+                   ==, LM_TRACEFS_EXEC);
+  g_assert_cmpstr (r.task_name, ==, "");
+
+  /* A file name holding another event's line is still an exec. */
+  g_assert_cmpint (
+      parse ("   sh-100 [001] ..... 5.000001: sched_process_exec: filename=/tmp/x 1.0: "
+             "block_bio_queue: 8,0 R 1 + 8 [x] pid=100 old_pid=100",
+             &r),
+      ==, LM_TRACEFS_EXEC);
+  g_assert_cmpuint (r.major, ==, 0);
+  /* A task named like the event (15 bytes fit): the name is not the marker. */
+  g_assert_cmpint (parse (" : task_rename: -300     [001] ..... 5.000001: task_rename: pid=300 "
+                          "oldcomm=: task_rename:  newcomm=plain oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_RENAME);
+  g_assert_cmpuint (r.task_pid, ==, 300);
+  g_assert_cmpstr (r.task_name, ==, "plain");
+  /* New names with spaces and the next field's text in them. */
+  g_assert_cmpint (parse ("   x-301  [001] ..... 5.000001: task_rename: pid=301 oldcomm=x "
+                          "newcomm=a newcomm=b oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_RENAME);
+  g_assert_cmpstr (r.task_name, ==, "a newcomm=b");
+  g_assert_cmpint (parse ("   x-302  [001] ..... 5.000001: task_newtask: pid=303 comm=a "
+                          "clone_flags=1 clone_flags=11 oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_NEWTASK);
+  g_assert_cmpstr (r.task_name, ==, "a clone_flags=1");
+  g_assert_cmphex (r.clone_flags, ==, 0x11);
+
+  /* ftrace's note of dropped events; a task can only look like one after
+   * a space. */
+  g_assert_cmpint (parse ("CPU:1 [LOST 1284 EVENTS]", &r), ==, LM_TRACEFS_LOST);
+  g_assert_cmpint (parse ("CPU:0 [LOST EVENTS]", &r), ==, LM_TRACEFS_LOST);
+  g_assert_cmpint (parse (" CPU:1 [LOST 1 E-9  [001] ..... 5.000001: task_rename: pid=9 oldcomm=a "
+                          "newcomm=b oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_RENAME);
+
+  const char *const broken[] = {
+    "   x-1  [001] ..... 5.000001: task_newtask: pid=2 comm=x oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: task_newtask: pid=x comm=x clone_flags=0 oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: task_newtask: pid=2 comm=x clone_flags=zz oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: task_newtask: pid=2 comm=sixteen-bytes-xx clone_flags=0 "
+    "oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: task_rename: pid=2 oldcomm=x oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: task_rename: pid=2 oldcomm=x newcomm=y",
+    "   x-1  [001] ..... 5.000001: task_rename: pid=-2 oldcomm=x newcomm=y oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: task_rename: oldcomm=x newcomm=sixteen-bytes-xx "
+    "oom_score_adj=0",
+    "   x-1  [001] ..... 5.000001: sched_process_exec: filename=/bin/x pid=2",
+    "   x-1  [001] ..... 5.000001: sched_process_exec: filename=/bin/x pid=2 old_pid=-1",
+    "   x-1  [001] ..... 5.000001: sched_process_exec: file=/bin/x pid=2 old_pid=2",
+    "   x    [001] ..... 5.000001: sched_process_exec: filename=/bin/x pid=2 old_pid=2",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (broken); i++)
+    {
+      g_test_message ("%s", broken[i]);
+      g_assert_cmpint (parse (broken[i], &r), ==, LM_TRACEFS_NONE);
+      g_assert_cmpuint (r.task_pid, ==, 0);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -216,5 +335,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tracefs/rejected", test_rejected);
   g_test_add_func ("/tracefs/length", test_length);
   g_test_add_func ("/tracefs/passthrough", test_passthrough);
+  g_test_add_func ("/tracefs/task-events", test_task_events);
   return g_test_run ();
 }

@@ -26,8 +26,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
         LM_FUZZ_CHECK (r.usec >= 0);
         break;
+      case LM_TRACEFS_NEWTASK:
+      case LM_TRACEFS_RENAME:
+      case LM_TRACEFS_EXEC:
+        /* A task's name as the kernel has them: at most 15 bytes. */
+        LM_FUZZ_CHECK (strnlen (r.task_name, sizeof r.task_name) < sizeof r.task_name);
+        LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
+        LM_FUZZ_CHECK (r.usec >= 0 && r.task_pid <= G_MAXINT32);
+        break;
+      case LM_TRACEFS_LOST:
+        LM_FUZZ_CHECK (r.pid == 0 && r.task_pid == 0);
+        break;
       case LM_TRACEFS_NONE:
-        LM_FUZZ_CHECK (r.pid == 0 && r.comm[0] == '\0');
+        LM_FUZZ_CHECK (r.pid == 0 && r.comm[0] == '\0' && r.task_pid == 0);
         break;
       default:
         LM_FUZZ_CHECK (!"unknown kind");

@@ -83,6 +83,10 @@ def tracefs():
         "   my-prog-name-1-42    [001] ..... 1.000000: writeback_mark_inode_dirty: bdi 7:3: ino=99 state=I_DIRTY_PAGES flags=I_DIRTY_PAGES",
         "             cat-17701   [000] ..... 15588.401575: block_rq_issue: 254,0 N 20 () 0 + 0 none,0,0 [cat]",
         "  smartctl-9 [1] . 2.000003: block_rq_issue: 8,16 N 512 (85 08 0e 00 00 00 01 00 00 00 00 00 00 40 ec 00) 0 + 0 [smartctl]",
+        "         python3-8673    [000] .....  1198.155678: task_newtask: pid=8678 comm=python3 clone_flags=3d0f00 oom_score_adj=0",
+        "      Cache2 I/O-8678    [000] .....  1198.155999: task_rename: pid=8678 oldcomm=python3 newcomm=Cache2 I/O oom_score_adj=0",
+        "    iou-wrk-4242-4250    [001] .....  10.000001: task_rename: oldcomm=fio newcomm=iou-wrk-4242 oom_score_adj=0",
+        "         python3-8673    [000] .....  1198.077742: sched_process_exec: filename=/usr/bin/python3 pid=8673 old_pid=8673",
         "# tracer: nop",
     ]:
         put("tracefs", l)

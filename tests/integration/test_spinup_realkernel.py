@@ -10,8 +10,9 @@ buffered `dd` write left to the flusher must be blamed on dd via writeback,
 on ext4, btrfs (a superblock with an anonymous device number) and xfs.
 Processes, not threads: a read and a write from a thread named as
 Firefox's cache thread ("Cache2 I/O") name the process, with the thread as
-Thread; fio's io_uring O_DIRECT reads on btrfs (done by its iou-wrk
-threads) name fio.
+Thread, also from a program that exits as soon as its thread has read
+(tracefs then reads the line after /proc forgot the thread); fio's
+io_uring O_DIRECT reads on btrfs (done by its iou-wrk threads) name fio.
 Everything is undone on the way out, failures included: the mount, the loop
 device, vm.dirty_* (lowered so the flusher comes within a second), tracefs
 instances and any tracefs mount.
@@ -22,6 +23,7 @@ import json
 import mmap
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -211,6 +213,26 @@ class NamedThread:
         self.thread.join(10)
 
 
+# A multi-threaded reader: its I/O thread names itself, reads, and the
+# program exits at once. Run as a file of its own, so the program's name
+# (its comm) is the file's, not the interpreter's.
+READER_PROGRAM = """#!/usr/bin/python3
+import ctypes, mmap, os, sys, threading
+
+def read():
+    if ctypes.CDLL(None).prctl(15, sys.argv[2].encode(), 0, 0, 0) != 0:
+        sys.exit("prctl(PR_SET_NAME) failed")
+    buf = mmap.mmap(-1, 4096)
+    fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+    os.preadv(fd, [buf], 0)
+    os.close(fd)
+
+t = threading.Thread(target=read)
+t.start()
+t.join()
+"""
+
+
 class RealSpinUp:
     """The tests, run once per backend by the classes below."""
 
@@ -267,6 +289,16 @@ class RealSpinUp:
             p.wait(timeout=10)
         p.stdout.close()
         p.stderr.close()
+
+    def daemon_pid(self):
+        """The daemon's own pid (self.daemon may be a wrapper's), from the bus."""
+        r = self.busctl("call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                        "org.freedesktop.DBus", "GetConnectionUnixProcessID", "s",
+                        lmtest.BUS_NAME, check=True)
+        pid = int(r.out.split()[1])
+        with open("/proc/%d/comm" % pid) as f:
+            self.assertTrue(f.read().startswith("laptop-moded"), pid)
+        return pid
 
     def loop_spinups(self, lines, wait):
         got = [json.loads(x) for x in lines.drain(wait)]
@@ -475,6 +507,35 @@ class RealSpinUp:
         self.assertIsNotNone(s, "no SpinUp for the thread's write\n" + self.daemon_log())
         self.assertEqual((s["Comm"], s["Pid"], s.get("Thread"), s["Operation"], s["Via"]),
                          (me, os.getpid(), THREAD_NAME, "write", "writeback"), s)
+
+    def test_exited_program_is_named_not_its_thread(self):
+        """A program whose I/O thread, named "Cache2 I/O", reads and whose
+        process then exits: the SpinUp names the program (its name and
+        pid) with the thread as Thread. The daemon is stopped meanwhile,
+        so it reads the I/O only once /proc has forgotten the thread and
+        its process (tracefs follows them through their task events)."""
+        prog = os.path.join(self.tmp, "lm-io-reader")
+        with open(prog, "w") as f:
+            f.write(READER_PROGRAM)
+        os.chmod(prog, 0o755)
+        lines = self.subscribe()
+        daemon = self.daemon_pid()
+        self.wait_idle(lines)
+        os.kill(daemon, signal.SIGSTOP)
+        self.addCleanup(os.kill, daemon, signal.SIGCONT)
+        try:
+            reader = subprocess.Popen([prog, self.files[1], THREAD_NAME],
+                                      stderr=subprocess.PIPE, text=True)
+            _, err = reader.communicate(timeout=60)
+            self.assertFalse(os.path.exists("/proc/%d" % reader.pid))
+        finally:
+            os.kill(daemon, signal.SIGCONT)
+        self.assertEqual(reader.returncode, 0, err)
+        s = self.next_loop_spinup(lines)
+        self.assertIsNotNone(s, "no SpinUp for the reader\n" + self.daemon_log())
+        self.assertEqual((s["Comm"], s["Pid"], s.get("Thread"), s["Operation"], s["Via"]),
+                         ("lm-io-reader", reader.pid, THREAD_NAME, "read", "direct"), s)
+        self.assertEqual(s["SubmitterComm"], THREAD_NAME)
 
     def test_fio_io_uring_direct_reads_on_btrfs(self):
         """fio reading with io_uring and O_DIRECT on btrfs, its requests
