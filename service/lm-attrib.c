@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lm-error.h"
+#include "lm-blockdev.h"
 #include "lm-excluded.h"
 #include "lm-paths.h"
 
@@ -343,7 +344,7 @@ disk_state (LmAttribModel *m, const char *disk)
 
 /* TRUE when I/O on @disk at @mono_us ends an idle gap and is reported.
  * An excluded disk's I/O is counted as activity but never reported, as
- * with bpf. */
+ * with bpf; nor is a dm or md device's: the disks under it report theirs. */
 gboolean
 lm_attrib_model_woke (LmAttribModel *m, const char *disk, gint64 mono_us)
 {
@@ -352,7 +353,7 @@ lm_attrib_model_woke (LmAttribModel *m, const char *disk, gint64 mono_us)
 
   if (mono_us > d->last_us)
     d->last_us = mono_us;
-  return woke && !lm_excluded_has (disk);
+  return woke && !lm_excluded_has (disk) && lm_blockdev_is_listed (disk);
 }
 
 void
