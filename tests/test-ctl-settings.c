@@ -1,5 +1,5 @@
 /* test-ctl-settings.c: laptop-modectl's reading of KEY=VALUE and its JSON.
- * Every key of the daemon's settings table (read from service/lm-settings.c)
+ * Every key of the daemon's settings table (read from service/settings/lm-settings.c)
  * must be a property of the interface, typed alike, and parse to that type. */
 #include <glib.h>
 #include <string.h>
@@ -29,7 +29,7 @@ settings_table (void)
 {
   const char *srcdir = g_getenv ("LM_SRCDIR");
   g_autofree char *path
-      = g_build_filename (srcdir ? srcdir : ".", "service", "lm-settings.c", NULL);
+      = g_build_filename (srcdir ? srcdir : ".", "service", "settings", "lm-settings.c", NULL);
   g_autofree char *text = NULL;
   g_autoptr (GError) error = NULL;
   GPtrArray *keys = g_ptr_array_new ();

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """test_coverage: the coverage table in tests/README.md against the D-Bus
-XML and the settings table in service/lm-settings.c.
+XML and the settings table in service/settings/lm-settings.c.
 
 Fails when a method, signal, property or Configure key has no row, when a
 row names a member that no longer exists, and when a named test does not
@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("LM_SRCDIR", os.path.dirname(HERE))
 IFACE = "org.laptopmode.LaptopMode1"
 XML = os.path.join(SRCDIR, "dbus", IFACE + ".xml")
-SETTINGS = os.path.join(SRCDIR, "service", "lm-settings.c")
+SETTINGS = os.path.join(SRCDIR, "service", "settings", "lm-settings.c")
 README = os.path.join(SRCDIR, "tests", "README.md")
 TESTS = os.path.join(SRCDIR, "tests", "integration")
 COLUMNS = ("good path", "bad input", "unauthorized")

@@ -3,7 +3,7 @@
 busctl, against the real daemon on a private bus with a real polkitd.
 
 The keys come from the daemon's own table (the *_KEY ("Name", ...) rows of
-service/lm-settings.c, and DiskSettings), so a key added there without a
+service/settings/lm-settings.c, and DiskSettings), so a key added there without a
 way to set it from the command line fails here. For each key: the good path
 by both clients, with the property of the same name changing; a wrong type,
 and an out-of-range value where the key has a range or a list of choices,
@@ -20,7 +20,7 @@ from lmtest import DaemonTestCase, is_root
 
 INVALID_ARGS = "org.laptopmode.LaptopMode1.Error.InvalidArgs"
 ACCESS_DENIED = "org.freedesktop.DBus.Error.AccessDenied"
-SETTINGS_C = os.path.join(lmtest.SRCDIR, "service", "lm-settings.c")
+SETTINGS_C = os.path.join(lmtest.SRCDIR, "service", "settings", "lm-settings.c")
 
 
 def settings_table():
