@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test_bus_guard: what any local user can send the daemon's connections,
 and D-Bus activation (tier 2: fake root, private bus, real daemon).
-Owns two promises of service/lm-bus.c, main.c and lm-sleep.c: every
+Owns two promises of service/daemon/lm-bus.c, main.c and lm-sleep.c: every
 connection the daemon keeps is the guarded one, so an undecodable or huge
 unicast signal to any of its unique names leaves it up and answering; and
 the object is on the bus before the name is, so the call that activates

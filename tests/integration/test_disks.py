@@ -2,7 +2,7 @@
 """Tier 2: disks (issue 9): power state, accounting, standby timer and APM.
 
 The real daemon against a fake root whose /dev/sda is a scripted fake ATA
-drive (the format is documented in service/lm-sgio.c): the test sets what
+drive (the format is documented in service/disks/lm-sgio.c): the test sets what
 the drive answers and reads the commands it received from /dev/sda.log.
 The machine's own disks are test_disks_realkernel.py's.
 """
