@@ -1,5 +1,5 @@
 /* test-tray-view.c: what laptop-mode-tray shows for each state of the daemon
- * (client/lm-tray-view.c). Icon, status, tooltip, menu and notification words, with outside names
+ * (client/tray/lm-tray-view.c). Icon, status, tooltip, menu and notification words, with outside names
  * carrying control bytes; no bus, no desktop. */
 #include <glib.h>
 #include <math.h>
