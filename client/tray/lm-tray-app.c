@@ -3,7 +3,7 @@
  * never decides what a state looks like, nor speaks the desktop's protocols. */
 #include "config.h"
 
-#include "lm-tray-app.h"
+#include "lm-tray-app-private.h"
 
 #include <gio/gio.h>
 
@@ -16,73 +16,31 @@
 #include "lm-tray-settings.h"
 #include "lm-tray-view.h"
 
-/* The menu shows the last few; the daemon keeps more for laptop-modectl. */
-#define RECENT_MAX 8
-
-struct _LmTrayApp
-{
-  GMainLoop *loop;
-  int exit_status;
-  LmTrayItem *item;
-  LmTrayMenu *menu;
-  LmTrayNotifier *notifier;
-  guint daemon_watch;
-  /* Calls to the daemon now on the bus; cancelled when it goes away. */
-  GCancellable *cancellable;
-  LmExportedLaptopMode *proxy;
-  gboolean notify;
-  gboolean subscribed;
-  /* A denied subscription is explained once, not at every reconnection. */
-  gboolean told_monitor_denied;
-  LmTrayMonitor monitor;
-  gboolean spinups_unsupported;
-  GPtrArray *recent; /* GVariant a{sv}, newest first */
-  /* disk → the process that woke it most today (GetLedger), and whether a
-   * GetLedger is on its way or should be asked again when it is back. */
-  GHashTable *top_wakers;
-  gboolean ledger_busy;
-  gboolean ledger_again;
-  GCancellable *report_cancellable;
-  gboolean report_running;
-  GHashTable *wear_told; /* disks whose head wear was notified: once each */
-};
-
-typedef void (*CallDone) (LmTrayApp *app, GVariant *reply, const GError *error);
-
-typedef struct
-{
-  LmTrayApp *app;
-  const char *method;
-  CallDone done;
-} Call;
-
-static void update (LmTrayApp *app);
-
-static gboolean
-is_remote_error (const GError *error, const char *name)
+gboolean
+lm_tray_app_is_remote_error (const GError *error, const char *name)
 {
   g_autofree char *remote = g_dbus_error_get_remote_error (error);
 
   return g_strcmp0 (remote, name) == 0;
 }
 
-static gboolean
-is_denied (const GError *error)
+gboolean
+lm_tray_app_is_denied (const GError *error)
 {
   return g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_ACCESS_DENIED);
 }
 
 /* Tell the user why the click did nothing: which right is missing, or what
  * the daemon said. */
-static void
-report (LmTrayApp *app, const char *method, const GError *error)
+void
+lm_tray_app_report (LmTrayApp *app, const char *method, const GError *error)
 {
   g_autoptr (GError) copy = g_error_copy (error);
   g_autofree char *summary = NULL;
   g_autofree char *body = NULL;
 
   g_dbus_error_strip_remote_error (copy);
-  lm_tray_view_call_failed (method, is_denied (error), copy->message, &summary, &body);
+  lm_tray_view_call_failed (method, lm_tray_app_is_denied (error), copy->message, &summary, &body);
   g_message ("%s: %s", summary, body);
   lm_tray_notifier_problem (app->notifier, summary, body);
 }
@@ -100,15 +58,15 @@ call_done (GObject *source, GAsyncResult *result, gpointer user_data)
   if (call->done != NULL)
     call->done (call->app, reply, error);
   else if (reply == NULL)
-    report (call->app, call->method, error);
+    lm_tray_app_report (call->app, call->method, error);
 }
 
 /* @interactive: a person just clicked, so polkit may ask for a password
  * rather than refuse (and that may take long). Calls the tray makes on its
  * own, at login or when a menu opens, never make a password dialog appear. */
-static void
-call_daemon_full (LmTrayApp *app, const char *method, GVariant *params, gboolean interactive,
-                  CallDone done)
+void
+lm_tray_app_call_full (LmTrayApp *app, const char *method, GVariant *params, gboolean interactive,
+                       CallDone done)
 {
   Call *call = g_new0 (Call, 1);
 
@@ -121,166 +79,10 @@ call_daemon_full (LmTrayApp *app, const char *method, GVariant *params, gboolean
                      interactive ? G_MAXINT : -1, app->cancellable, call_done, call);
 }
 
-static void
-call_daemon (LmTrayApp *app, const char *method, GVariant *params, CallDone done)
+void
+lm_tray_app_call (LmTrayApp *app, const char *method, GVariant *params, CallDone done)
 {
-  call_daemon_full (app, method, params, TRUE, done);
-}
-
-/* --- spin-ups --------------------------------------------------------- */
-
-/* The user may monitor (or not): known from any call that needs the right,
- * made without a password dialog. Becoming allowed reads today's wakers. */
-static void fetch_ledger (LmTrayApp *app);
-
-static void
-set_monitor (LmTrayApp *app, LmTrayMonitor monitor)
-{
-  gboolean newly_allowed
-      = monitor == LM_TRAY_MONITOR_ALLOWED && app->monitor != LM_TRAY_MONITOR_ALLOWED;
-
-  app->monitor = monitor;
-  if (monitor != LM_TRAY_MONITOR_ALLOWED)
-    g_hash_table_remove_all (app->top_wakers);
-  if (newly_allowed)
-    fetch_ledger (app);
-}
-
-static void
-got_spinups (LmTrayApp *app, GVariant *reply, const GError *error)
-{
-  g_autoptr (GVariant) list = NULL;
-  gsize n;
-
-  if (reply == NULL)
-    {
-      /* Said in the menu only: the subscription already explains a denial. */
-      if (is_denied (error))
-        set_monitor (app, LM_TRAY_MONITOR_DENIED);
-      else if (is_remote_error (error, LM_ERROR_NAME_NOT_SUPPORTED))
-        app->spinups_unsupported = TRUE;
-      else
-        g_debug ("GetSpinUps failed: %s", error->message);
-      update (app);
-      return;
-    }
-  set_monitor (app, LM_TRAY_MONITOR_ALLOWED);
-  list = g_variant_get_child_value (reply, 0);
-  n = g_variant_n_children (list);
-  g_ptr_array_set_size (app->recent, 0);
-  /* The daemon lists oldest first; the menu shows newest first. */
-  for (gsize i = n; i > 0 && app->recent->len < RECENT_MAX; i--)
-    g_ptr_array_add (app->recent, g_variant_get_child_value (list, i - 1));
-  update (app);
-}
-
-static void
-fetch_spinups (LmTrayApp *app)
-{
-  if (app->proxy != NULL)
-    call_daemon_full (app, "GetSpinUps", NULL, FALSE, got_spinups);
-}
-
-static void
-on_spin_up (LmExportedLaptopMode *proxy, GVariant *spinup, gpointer user_data)
-{
-  LmTrayApp *app = user_data;
-
-  LmTraySpinUp s;
-
-  lm_tray_spin_up_from_variant (spinup, &s);
-  g_autofree char *text = lm_tray_view_spin_up_text (&s);
-  g_debug ("Spin-up: %s", text);
-  g_ptr_array_insert (app->recent, 0, g_variant_ref (spinup));
-  if (app->recent->len > RECENT_MAX)
-    g_ptr_array_remove_index (app->recent, app->recent->len - 1);
-  update (app);
-  if (app->notify)
-    lm_tray_notifier_spin_up (app->notifier, spinup);
-}
-
-static void
-subscribed (LmTrayApp *app, GVariant *reply, const GError *error)
-{
-  if (reply != NULL)
-    {
-      g_debug ("Subscribed to spin-ups");
-      app->subscribed = TRUE;
-      set_monitor (app, LM_TRAY_MONITOR_ALLOWED);
-      /* Notifications were turned off while the call was on its way. */
-      if (!app->notify && app->proxy != NULL)
-        {
-          call_daemon (app, "Unsubscribe", NULL, NULL);
-          app->subscribed = FALSE;
-        }
-      return;
-    }
-  if (is_remote_error (error, LM_ERROR_NAME_NOT_SUPPORTED))
-    {
-      g_message ("No spin-up notifications: %s", error->message);
-      app->spinups_unsupported = TRUE;
-      update (app);
-      return;
-    }
-  if (is_denied (error))
-    set_monitor (app, LM_TRAY_MONITOR_DENIED);
-  if (is_denied (error) && app->told_monitor_denied)
-    return;
-  if (is_denied (error))
-    app->told_monitor_denied = TRUE;
-  report (app, "Subscribe", error);
-}
-
-static void
-subscribe (LmTrayApp *app, gboolean interactive)
-{
-  if (app->proxy != NULL && !app->subscribed)
-    call_daemon_full (app, "Subscribe", NULL, interactive, subscribed);
-}
-
-/* --- today's ledger ---------------------------------------------------- */
-
-static void
-got_ledger (LmTrayApp *app, GVariant *reply, const GError *error)
-{
-  app->ledger_busy = FALSE;
-  if (reply != NULL)
-    {
-      g_autoptr (GVariant) records = g_variant_get_child_value (reply, 0);
-      g_clear_pointer (&app->top_wakers, g_hash_table_unref);
-      app->top_wakers = lm_tray_view_top_wakers (records);
-      g_debug ("Today's ledger: %" G_GSIZE_FORMAT " records", g_variant_n_children (records));
-    }
-  else if (is_denied (error))
-    set_monitor (app, LM_TRAY_MONITOR_DENIED);
-  else
-    g_debug ("GetLedger failed: %s", error->message);
-  update (app);
-  if (app->ledger_again)
-    {
-      app->ledger_again = FALSE;
-      fetch_ledger (app);
-    }
-}
-
-/* Who woke each disk today, for the tooltip. Asked only of a daemon that
- * lets this user see processes, and only when LedgerSummary changed (or the
- * right became known): never on a timer. */
-static void
-fetch_ledger (LmTrayApp *app)
-{
-  guint64 since, until;
-
-  if (app->proxy == NULL || app->monitor != LM_TRAY_MONITOR_ALLOWED)
-    return;
-  if (app->ledger_busy)
-    {
-      app->ledger_again = TRUE;
-      return;
-    }
-  app->ledger_busy = TRUE;
-  lm_tray_view_today (g_get_real_time (), &since, &until);
-  call_daemon_full (app, "GetLedger", g_variant_new ("(tt)", since, until), FALSE, got_ledger);
+  lm_tray_app_call_full (app, method, params, TRUE, done);
 }
 
 /* --- state ------------------------------------------------------------ */
@@ -312,8 +114,8 @@ notify_wear (LmTrayApp *app, GVariant *disks)
     }
 }
 
-static void
-update (LmTrayApp *app)
+void
+lm_tray_app_update (LmTrayApp *app)
 {
   LmTrayState state = { .available = app->proxy != NULL,
                         .monitor = app->monitor,
@@ -368,8 +170,8 @@ properties_changed (GDBusProxy *proxy, GVariant *changed, GStrv invalidated, gpo
   if (summary != NULL
       || (invalidated != NULL
           && g_strv_contains ((const char *const *) invalidated, "LedgerSummary")))
-    fetch_ledger (app);
-  update (app);
+    lm_tray_app_fetch_ledger (app);
+  lm_tray_app_update (app);
 }
 
 static void
@@ -389,12 +191,12 @@ proxy_ready (GObject *source, GAsyncResult *result, gpointer user_data)
   app->proxy = proxy;
   g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (properties_changed), app);
   /* Listen before subscribing, so no spin-up falls in between. */
-  g_signal_connect (proxy, "spin-up", G_CALLBACK (on_spin_up), app);
-  update (app);
+  g_signal_connect (proxy, "spin-up", G_CALLBACK (lm_tray_app_on_spin_up), app);
+  lm_tray_app_update (app);
   if (app->notify)
-    subscribe (app, FALSE);
+    lm_tray_app_subscribe (app, FALSE);
   /* Also tells whether this user may monitor; if so, today's ledger follows. */
-  fetch_spinups (app);
+  lm_tray_app_fetch_spinups (app);
 }
 
 /* A new daemon, or none: what the old one said or allowed counts no more. */
@@ -434,7 +236,7 @@ daemon_vanished (GDBusConnection *connection, const char *name, gpointer user_da
 
   g_debug ("laptop-moded is not on the %s", connection != NULL ? "system bus" : "(no) system bus");
   forget_daemon (app);
-  update (app);
+  lm_tray_app_update (app);
 }
 
 /* --- what the user does ---------------------------------------------- */
@@ -458,8 +260,8 @@ toggle (gpointer user_data)
   LmTrayApp *app = user_data;
 
   if (need_daemon (app, "Start"))
-    call_daemon (app, lm_exported_laptop_mode_get_active (app->proxy) ? "Stop" : "Start", NULL,
-                 NULL);
+    lm_tray_app_call (app, lm_exported_laptop_mode_get_active (app->proxy) ? "Stop" : "Start", NULL,
+                      NULL);
 }
 
 static void
@@ -468,7 +270,7 @@ set_mode (const char *mode, gpointer user_data)
   LmTrayApp *app = user_data;
 
   if (need_daemon (app, "SetMode"))
-    call_daemon (app, "SetMode", g_variant_new ("(s)", mode), NULL);
+    lm_tray_app_call (app, "SetMode", g_variant_new ("(s)", mode), NULL);
 }
 
 static void
@@ -484,14 +286,14 @@ set_notify (gboolean notify, gpointer user_data)
   if (notify)
     {
       app->told_monitor_denied = FALSE;
-      subscribe (app, TRUE);
+      lm_tray_app_subscribe (app, TRUE);
     }
   else
     {
       lm_tray_notifier_drop_pending (app->notifier);
       /* Unsubscribing stops the daemon's monitoring when no one else watches. */
       if (app->subscribed && app->proxy != NULL)
-        call_daemon (app, "Unsubscribe", NULL, NULL);
+        lm_tray_app_call (app, "Unsubscribe", NULL, NULL);
       app->subscribed = FALSE;
     }
 }
@@ -499,7 +301,7 @@ set_notify (gboolean notify, gpointer user_data)
 static void
 refresh_spinups (gpointer user_data)
 {
-  fetch_spinups (user_data);
+  lm_tray_app_fetch_spinups (user_data);
 }
 
 static void
@@ -508,7 +310,7 @@ report_done (LmTrayReportStep step, const GError *error, gpointer user_data)
   LmTrayApp *app = user_data;
 
   app->report_running = FALSE;
-  update (app);
+  lm_tray_app_update (app);
   if (error != NULL)
     {
       g_autofree char *summary = NULL;
@@ -528,7 +330,7 @@ open_report (gpointer user_data)
   if (app->report_running || !need_daemon (app, "Report"))
     return;
   app->report_running = TRUE;
-  update (app);
+  lm_tray_app_update (app);
   lm_tray_report_open (app->report_cancellable, report_done, app);
 }
 
@@ -568,7 +370,7 @@ lm_tray_app_new (guint notify_interval)
   lm_tray_menu_set_notify (app->menu, app->notify);
   app->item = lm_tray_item_new (LM_TRAY_MENU_PATH, theme_path ? theme_path : LM_TRAY_ICON_DIR,
                                 &item_callbacks, app);
-  update (app);
+  lm_tray_app_update (app);
   app->daemon_watch
       = g_bus_watch_name (G_BUS_TYPE_SYSTEM, LM_BUS_NAME, G_BUS_NAME_WATCHER_FLAGS_NONE,
                           daemon_appeared, daemon_vanished, app, NULL);
