@@ -207,6 +207,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
     }
   a->skel->rodata->idle_ns = (__u64) config->idle_ms * 1000000;
   a->skel->rodata->self_tgid = (__u32) getpid ();
+  lm_bpf_pidns (&a->skel->rodata->pidns_dev, &a->skel->rodata->pidns_ino);
   err = lm_attrib_bpf__load (a->skel);
   if (err != 0)
     {

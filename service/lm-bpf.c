@@ -4,6 +4,7 @@
 #include "lm-bpf.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -70,6 +71,32 @@ void
 lm_bpf_log_to_glib (void)
 {
   libbpf_set_print (libbpf_log);
+}
+
+/* PROC_PID_INIT_INO (include/linux/proc_ns.h): the initial pid
+ * namespace's inode, fixed since 3.8. */
+#define LM_PROC_PID_INIT_INO 0xEFFFFFFCU
+
+void
+lm_bpf_pidns (__u64 *dev, __u64 *ino)
+{
+  struct stat st;
+
+  *dev = 0;
+  *ino = 0;
+  /* Not lm_path(): the namespace is the process's own, never a test root's. */
+  if (stat ("/proc/self/ns/pid", &st) != 0)
+    {
+      g_debug ("Cannot tell the daemon's pid namespace: %s; taking the initial one",
+               g_strerror (errno));
+      return;
+    }
+  if (st.st_ino == LM_PROC_PID_INIT_INO)
+    return;
+  g_debug ("In pid namespace %lu (not the initial one): BPF programs report its pids",
+           (unsigned long) st.st_ino);
+  *dev = (__u64) st.st_dev;
+  *ino = (__u64) st.st_ino;
 }
 
 static gboolean

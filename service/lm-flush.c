@@ -729,10 +729,18 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
   g_mutex_init (&self->synced_lock);
   self->mountinfo_fd = -1;
   lm_bpf_log_to_glib ();
-  self->skel = lm_flush_bpf__open_and_load ();
+  self->skel = lm_flush_bpf__open ();
   if (self->skel == NULL)
     {
-      lm_bpf_set_error (error, errno, "load", PROGRAM);
+      lm_bpf_set_error (error, errno, "open", PROGRAM);
+      return NULL;
+    }
+  /* Flush threads register their gettid(): the program must see the same. */
+  lm_bpf_pidns (&self->skel->rodata->pidns_dev, &self->skel->rodata->pidns_ino);
+  err = lm_flush_bpf__load (self->skel);
+  if (err != 0)
+    {
+      lm_bpf_set_error (error, err, "load", PROGRAM);
       return NULL;
     }
   /* Before attaching: an excluded disk is never armed, not even once. */

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lm-attrib-bpf-event.h"
+#include "lm-pidns.bpf.h"
 
 char LICENSE[] SEC ("license") = "GPL";
 
@@ -248,7 +249,7 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
   if (e == 0)
     return 0;
-  __u64 id = bpf_get_current_pid_tgid ();
+  __u64 id = lm_current_pid_tgid (1);
   e->boot_ns = now;
   e->prev_ns = prev;
   e->sector = BPF_CORE_READ (bio, bi_iter.bi_sector);
@@ -328,7 +329,7 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
       /* Its disks are found in user space when the run is read. */
       note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
-  d.pid = bpf_get_current_pid_tgid () >> 32;
+  d.pid = lm_current_pid_tgid (1) >> 32;
   d.ino = BPF_CORE_READ (inode, i_ino);
   /* A process writing a file dirties it page by page: one map write for
    * the first page is enough. */
@@ -371,7 +372,7 @@ BPF_PROG (lm_rq_issue, struct request *rq)
 
   if (op != LM_REQ_OP_DRV_IN && op != LM_REQ_OP_DRV_OUT)
     return 0;
-  id = bpf_get_current_pid_tgid ();
+  id = lm_current_pid_tgid (1);
   if ((__u32) (id >> 32) == self_tgid || current_is_kthread ())
     return 0;
   disk = BPF_CORE_READ (rq, q, disk);

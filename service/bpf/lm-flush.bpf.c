@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lm-flush-bpf-event.h"
+#include "lm-pidns.bpf.h"
 
 char LICENSE[] SEC ("license") = "GPL";
 
@@ -80,7 +81,7 @@ send_armed (struct bio *bio, __u32 key, __u64 now)
   e->boot_ns = now;
   e->major = key >> 20;
   e->minor = key & 0xfffff;
-  e->pid = bpf_get_current_pid_tgid () >> 32;
+  e->pid = lm_current_pid_tgid (1) >> 32;
   e->write = (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0;
   bpf_get_current_comm (e->comm, sizeof e->comm);
   bpf_ringbuf_submit (e, 0);
@@ -106,7 +107,7 @@ BPF_PROG (lm_flush_bio_queue, struct bio *bio)
     return 0;
   if (BPF_CORE_READ (task, flags) & PF_KTHREAD)
     return 0;
-  tid = (__u32) bpf_get_current_pid_tgid ();
+  tid = (__u32) lm_current_pid_tgid (0);
   if (bpf_map_lookup_elem (&flushers, &tid) != 0)
     return 0;
   disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
@@ -150,7 +151,7 @@ BPF_PROG (lm_flush_mark_inode_dirty, struct inode *inode, int flags)
 
   if (pending == 0 || *pending != 0)
     return 0;
-  tid = (__u32) bpf_get_current_pid_tgid ();
+  tid = (__u32) lm_current_pid_tgid (0);
   if (bpf_map_lookup_elem (&flushers, &tid) != 0)
     return 0;
   if (__sync_val_compare_and_swap (pending, 0, 1) != 0)
