@@ -208,6 +208,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
   a->skel->rodata->idle_ns = (__u64) config->idle_ms * 1000000;
   a->skel->rodata->self_tgid = (__u32) getpid ();
   lm_bpf_pidns (&a->skel->rodata->pidns_dev, &a->skel->rodata->pidns_ino);
+  a->skel->rodata->ns_per_jiffy = lm_bpf_ns_per_jiffy ();
   err = lm_attrib_bpf__load (a->skel);
   if (err != 0)
     {
@@ -218,8 +219,10 @@ bpf_start (const LmAttribConfig *config, GError **error)
   clock_gettime (CLOCK_BOOTTIME, &now);
   a->skel->bss->start_ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
   /* Before attaching: no I/O of an excluded disk is ever looked at. */
-  lm_excluded_add_map (bpf_map__fd (a->skel->maps.excluded), bpf_map__fd (a->skel->maps.last_io),
-                       bpf_map__fd (a->skel->maps.dirtiers));
+  lm_excluded_add_disks_map (
+      bpf_map__fd (a->skel->maps.excluded), bpf_map__fd (a->skel->maps.disks),
+      G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
+      G_STRUCT_OFFSET (struct lm_attrib_disk, last_io), bpf_map__fd (a->skel->maps.dirtiers));
   err = lm_attrib_bpf__attach (a->skel);
   if (err != 0)
     {

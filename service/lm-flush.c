@@ -737,6 +737,8 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
     }
   /* Flush threads register their gettid(): the program must see the same. */
   lm_bpf_pidns (&self->skel->rodata->pidns_dev, &self->skel->rodata->pidns_ino);
+  self->skel->rodata->self_tgid = (__u32) getpid ();
+  self->skel->rodata->ns_per_jiffy = lm_bpf_ns_per_jiffy ();
   err = lm_flush_bpf__load (self->skel);
   if (err != 0)
     {
@@ -744,7 +746,9 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
       return NULL;
     }
   /* Before attaching: an excluded disk is never armed, not even once. */
-  lm_excluded_add_map (bpf_map__fd (self->skel->maps.excluded), -1, -1);
+  lm_excluded_add_disks_map (bpf_map__fd (self->skel->maps.excluded),
+                             bpf_map__fd (self->skel->maps.disks),
+                             G_STRUCT_OFFSET (struct lm_flush_disk, excluded), -1, -1);
   err = lm_flush_bpf__attach (self->skel);
   if (err != 0)
     {

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lm-attrib-bpf-event.h"
+#include "lm-jclock.bpf.h"
 #include "lm-pidns.bpf.h"
 
 char LICENSE[] SEC ("license") = "GPL";
@@ -35,13 +36,15 @@ struct dirtier
   char thread[LM_BPF_COMM_LEN]; /* the thread that dirtied */
 };
 
+/* Each whole disk's state, MKDEV (major, first_minor) → its slot: one
+ * lookup per bio, keyed by nothing bigger than the disk. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
   __uint (max_entries, MAX_DISKS);
-  __type (key, __u32); /* whole disk, MKDEV (major, first_minor) */
-  __type (value, __u64);
-} last_io SEC (".maps");
+  __type (key, __u32);
+  __type (value, struct lm_attrib_disk);
+} disks SEC (".maps");
 
 struct
 {
@@ -61,7 +64,8 @@ struct
 
 /* Disks (and what is stacked on them only) with Exclude=true, kept by the
  * daemon (lm-excluded.c): their I/O is not looked at, so it never wakes
- * user space. */
+ * user space. Read once per disk, into its slot's flag (disk_slot), which
+ * lm-excluded.c rewrites when the set changes. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
@@ -149,18 +153,44 @@ note_activity (__u32 key, int kind, __u64 now_ns)
 static __always_inline __u32
 disk_key (struct gendisk *disk)
 {
-  __u32 major = (__u32) BPF_CORE_READ (disk, major);
-  __u32 minor = (__u32) BPF_CORE_READ (disk, first_minor);
-
-  return (major << 20) | (minor & 0xfffff);
+  return ((__u32) disk->major << 20) | ((__u32) disk->first_minor & 0xfffff);
 }
 
 static __always_inline int
 current_is_kthread (void)
 {
-  struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
+  return (bpf_get_current_task_btf ()->flags & PF_KTHREAD) != 0;
+}
 
-  return (BPF_CORE_READ (task, flags) & PF_KTHREAD) != 0;
+/* Disk @key's slot, made on its first I/O: what happened before monitoring
+ * began is unknown, so its last I/O is the start; whether it is excluded
+ * is looked up this once. (A disk first met while lm-excluded.c rewrites
+ * the set may keep the old flag until the next change: a few microseconds'
+ * window at a disk's first I/O.) */
+static __always_inline struct lm_attrib_disk *
+disk_slot (__u32 key)
+{
+  struct lm_attrib_disk *d = bpf_map_lookup_elem (&disks, &key);
+
+  if (d != 0)
+    return d;
+  struct lm_attrib_disk init = { .last_io = start_ns };
+  init.excluded = bpf_map_lookup_elem (&excluded, &key) != 0;
+  bpf_map_update_elem (&disks, &key, &init, BPF_NOEXIST);
+  return bpf_map_lookup_elem (&disks, &key);
+}
+
+/* A read or write second of a process's I/O on disk @d: the "runs" map is
+ * looked up only for the first I/O of each second. */
+static __always_inline void
+note_second (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
+{
+  __u64 *end = write ? &d->act_end[1] : &d->act_end[0];
+
+  if (now < *end && now + 1000000000ULL >= *end)
+    return;
+  *end = (now / 1000000000ULL + 1) * 1000000000ULL;
+  note_activity (key, write ? LM_BPF_ACT_WRITE : LM_BPF_ACT_READ, now);
 }
 
 /* Processes, not threads: @comm gets the process's name (its thread group
@@ -204,46 +234,59 @@ holder_dirtier (struct bio *bio)
  * last I/O before it. Two CPUs may see the same gap; only the one that
  * moves the time on reports, so a spin-up is reported once. */
 static __always_inline int
-idle_gap (__u32 key, __u64 now, __u64 *prev)
+idle_gap (struct lm_attrib_disk *d, __u64 now, __u64 *prev)
 {
-  __u64 *last = bpf_map_lookup_elem (&last_io, &key);
-
-  if (last == 0)
-    {
-      __u64 init = start_ns;
-      bpf_map_update_elem (&last_io, &key, &init, BPF_NOEXIST);
-      last = bpf_map_lookup_elem (&last_io, &key);
-      if (last == 0)
-        return 0;
-    }
-  *prev = *last;
+  *prev = d->last_io;
   if (now < *prev + idle_ns)
     {
       if (now > *prev)
-        *last = now;
+        d->last_io = now;
       return 0;
     }
-  return __sync_val_compare_and_swap (last, *prev, now) == *prev;
+  return __sync_val_compare_and_swap (&d->last_io, *prev, now) == *prev;
 }
 
-SEC ("raw_tp/block_bio_queue")
+/* Every bio of the machine passes here, so the common case comes first and
+ * costs little: a disk that did I/O less than an eighth of idle_ns ago
+ * cannot be waking up, and only its last I/O time (and a process's second
+ * of activity) is refreshed, from the jiffies (lm-jclock.bpf.h). */
+SEC ("tp_btf/block_bio_queue")
 int
 BPF_PROG (lm_bio_queue, struct bio *bio)
 {
-  struct gendisk *disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
-  __u64 now = bpf_ktime_get_boot_ns ();
+  struct block_device *bdev = bio->bi_bdev;
+  struct lm_attrib_disk *d;
+  struct lm_jclock *clock;
+  struct gendisk *disk;
+  __u64 now, prev;
   __u32 key;
-  __u64 prev;
+  int user, write;
 
   /* A pure flush carries no data and does not by itself spin a disk up. */
-  if (disk == 0 || BPF_CORE_READ (bio, bi_iter.bi_size) == 0)
+  if (bdev == 0 || bio->bi_iter.bi_size == 0)
+    return 0;
+  disk = bdev->bd_disk;
+  if (disk == 0)
     return 0;
   key = disk_key (disk);
-  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+  d = disk_slot (key);
+  if (d == 0 || d->excluded)
     return 0;
-  if (!current_is_kthread ())
-    note_activity (key, (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0, now);
-  if (!idle_gap (key, now, &prev))
+  user = !current_is_kthread ();
+  write = (bio->bi_opf & REQ_OP_MASK) != 0;
+  clock = (struct lm_jclock *) d->clock;
+  if (lm_jclock_fast (clock, &now))
+    {
+      if (now > d->last_io)
+        d->last_io = now;
+      if (user)
+        note_second (d, key, write, now);
+      return 0;
+    }
+  now = lm_jclock_sync (clock, idle_ns >> 3);
+  if (user)
+    note_second (d, key, write, now);
+  if (!idle_gap (d, now, &prev))
     return 0;
 
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
@@ -252,13 +295,13 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   __u64 id = lm_current_pid_tgid (1);
   e->boot_ns = now;
   e->prev_ns = prev;
-  e->sector = BPF_CORE_READ (bio, bi_iter.bi_sector);
+  e->sector = bio->bi_iter.bi_sector;
   e->major = key >> 20;
   e->minor = key & 0xfffff;
   e->pid = id >> 32;
   e->uid = (__u32) bpf_get_current_uid_gid ();
-  e->write = (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0;
-  e->kthread = current_is_kthread ();
+  e->write = write;
+  e->kthread = !user;
   current_names (&e->comm, &e->thread);
   e->have_dirtier = 0;
   e->dirtier_ino = 0;
@@ -269,10 +312,7 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
   __builtin_memset (e->dirtier_thread, 0, sizeof e->dirtier_thread);
   /* kswapd's page-out is reclaim (swap), not anybody's dirty data. */
-  {
-    struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
-    e->kswapd = (BPF_CORE_READ (task, flags) & PF_KSWAPD) != 0;
-  }
+  e->kswapd = (bpf_get_current_task_btf ()->flags & PF_KSWAPD) != 0;
   if (e->kthread && !e->kswapd)
     {
       struct dirtier *d = holder_dirtier (bio);
@@ -298,39 +338,47 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
  * A filesystem on disks without a block device of its own (btrfs) is
  * remembered by its anonymous device number, found again at a spin-up
  * through the disk's holder (holder_dirtier). */
-SEC ("raw_tp/writeback_mark_inode_dirty")
+SEC ("tp_btf/writeback_mark_inode_dirty")
 int
 BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 {
   struct super_block *sb;
-  struct gendisk *disk;
+  struct block_device *bdev;
+  struct gendisk *disk = 0;
   struct dirtier d = {}, *old;
   __u32 key;
 
   if (current_is_kthread ())
     return 0;
-  sb = BPF_CORE_READ (inode, i_sb);
-  disk = BPF_CORE_READ (sb, s_bdev, bd_disk);
+  sb = inode->i_sb;
+  if (sb == 0)
+    return 0;
+  bdev = sb->s_bdev;
+  if (bdev != 0)
+    disk = bdev->bd_disk;
   if (disk != 0)
     {
+      struct lm_attrib_disk *slot;
+
       key = disk_key (disk);
-      if (bpf_map_lookup_elem (&excluded, &key) != 0)
+      slot = disk_slot (key);
+      if (slot == 0 || slot->excluded)
         return 0;
       note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
   else
     {
       /* tmpfs, proc and the like have no disk at all: not looked at. */
-      if ((BPF_CORE_READ (sb, s_type, fs_flags) & FS_REQUIRES_DEV) == 0)
+      if ((sb->s_type->fs_flags & FS_REQUIRES_DEV) == 0)
         return 0;
-      key = BPF_CORE_READ (sb, s_dev);
+      key = sb->s_dev;
       if (key == 0 || (key >> 20) != 0)
         return 0;
       /* Its disks are found in user space when the run is read. */
       note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
   d.pid = lm_current_pid_tgid (1) >> 32;
-  d.ino = BPF_CORE_READ (inode, i_ino);
+  d.ino = inode->i_ino;
   /* A process writing a file dirties it page by page: one map write for
    * the first page is enough. */
   old = bpf_map_lookup_elem (&dirtiers, &key);
@@ -361,11 +409,15 @@ const volatile __u32 self_tgid = 0;
  * here is a driver's own command (removable-media polling, a runtime
  * resume) or a queue run on behalf of someone we cannot name: neither is
  * counted, so polling never hides a disk's idle gap. */
-SEC ("raw_tp/block_rq_issue")
+SEC ("tp_btf/block_rq_issue")
 int
 BPF_PROG (lm_rq_issue, struct request *rq)
 {
-  __u32 op = BPF_CORE_READ (rq, cmd_flags) & REQ_OP_MASK;
+  /* Every request passes here: one load and a compare for all but the
+   * rare passthrough one. */
+  __u32 op = rq->cmd_flags & REQ_OP_MASK;
+  struct lm_attrib_disk *d;
+  struct request_queue *q;
   struct gendisk *disk;
   __u64 now, id, prev;
   __u32 key;
@@ -375,15 +427,19 @@ BPF_PROG (lm_rq_issue, struct request *rq)
   id = lm_current_pid_tgid (1);
   if ((__u32) (id >> 32) == self_tgid || current_is_kthread ())
     return 0;
-  disk = BPF_CORE_READ (rq, q, disk);
+  q = rq->q;
+  if (q == 0)
+    return 0;
+  disk = q->disk;
   if (disk == 0)
     return 0;
   key = disk_key (disk);
-  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+  d = disk_slot (key);
+  if (d == 0 || d->excluded)
     return 0;
   now = bpf_ktime_get_boot_ns ();
   note_activity (key, op == LM_REQ_OP_DRV_OUT, now);
-  if (!idle_gap (key, now, &prev))
+  if (!idle_gap (d, now, &prev))
     return 0;
 
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);

@@ -6,9 +6,10 @@
 /* One per whole disk, keyed by (major << 20) | first_minor. */
 struct lm_flush_disk
 {
-  __u64 last_ns; /* CLOCK_BOOTTIME of the last I/O that arms */
-  __u32 armed;   /* 1 from the first such I/O until user space flushes */
-  __u32 pad;
+  __u64 last_ns;  /* CLOCK_BOOTTIME of the last I/O that arms (to a tick) */
+  __u32 armed;    /* 1 from the first such I/O until user space flushes */
+  __u32 excluded; /* 1: Exclude=true (lm-excluded.c keeps it), never armed */
+  __u64 clock[4]; /* struct lm_jclock (lm-jclock.bpf.h): the fast path's clock */
 };
 
 /* Sent once when a disk goes from disarmed to armed, never per I/O. */
