@@ -1,7 +1,13 @@
-/* lm-attrib.bpf.c: the kernel side of the bpf attribution backend.
- * Keeps each disk's last I/O time and last dirtier in maps and sends a
- * record only for a spin-up (an I/O after idle_ns without any), so user
- * space never wakes for ordinary I/O. It must never block or loop. */
+/* lm-attrib.bpf.c: the daemon's one BPF object, shared by the bpf
+ * attribution backend (lm-attrib-bpf.c) and the user-space laptop-mode
+ * engine (lm-flush.c) through lm-bpf-shared.c, so that each tracepoint runs
+ * one program, with one per-disk lookup, whatever is on.
+ * Attribution keeps each disk's last I/O time and last dirtier and sends a
+ * record only for a spin-up (an I/O after idle_ns without any); the engine
+ * keeps, per disk, the time of the last I/O that should lead to a flush and
+ * tells user space only when a disk becomes armed, or when a filesystem on
+ * a removable disk is first dirtied. User space never wakes for ordinary
+ * I/O. It must never block or loop. */
 #include "lm-vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -9,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lm-attrib-bpf-event.h"
+#include "lm-flush-bpf-event.h"
 #include "lm-jclock.bpf.h"
 #include "lm-pidns.bpf.h"
 
@@ -20,10 +27,21 @@ char LICENSE[] SEC ("license") = "GPL";
 #define REQ_OP_MASK 0xff
 #define MAX_DISKS 4096
 
-/* Set before load: a disk is asleep after this long without I/O. */
-const volatile __u64 idle_ns = 20000000000ULL;
-/* Set after load, before attach: what happened before monitoring began is
- * unknown, so its start counts as the last I/O of every disk. */
+#define MAX_FLUSHERS 64
+
+/* Set before load: the daemon's own process. Its commands (CHECK POWER
+ * MODE, which never wakes a disk, the standby timer, APM) are not wake-ups,
+ * and only its threads can be flushers. */
+const volatile __u32 self_tgid = 0;
+
+/* Set by lm-bpf-shared.c while each user is on: attribution (spin-ups,
+ * activity, dirtiers) and the engine (arming, removable filesystems). */
+__u32 attrib_on = 0;
+__u32 engine_on = 0;
+/* Set by lm-attrib-bpf.c before attribution_on: a disk is asleep after
+ * this long without I/O; what happened before monitoring began is unknown,
+ * so its start counts as the last I/O of every disk. */
+__u64 idle_ns = 20000000000ULL;
 __u64 start_ns = 0;
 
 struct dirtier
@@ -73,6 +91,41 @@ struct
   __type (key, __u32);
   __type (value, __u8);
 } excluded SEC (".maps");
+
+/* --- the engine's ---------------------------------------------------------- */
+
+/* Threads of the daemon that are flushing right now (key: tid): what they
+ * write is the flush itself and must never arm a disk again. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, MAX_FLUSHERS);
+  __type (key, __u32);
+  __type (value, __u32);
+} flushers SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 4096);
+} armed SEC (".maps");
+
+/* Superblocks on removable and hot-plug disks (key: s_dev), filled by
+ * lm-flush.c: 0 once the engine has written them, 1 from the first
+ * dirtying since. Their data must not wait for laptop mode's long expiry. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 256);
+  __type (key, __u32);
+  __type (value, __u32);
+} removable SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 4096);
+} dirtied SEC (".maps");
 
 /* --- activity for the ledger ------------------------------------------------ */
 
@@ -246,10 +299,62 @@ idle_gap (struct lm_attrib_disk *d, __u64 now, __u64 *prev)
   return __sync_val_compare_and_swap (&d->last_io, *prev, now) == *prev;
 }
 
-/* Every bio of the machine passes here, so the common case comes first and
- * costs little: a disk that did I/O less than an eighth of idle_ns ago
- * cannot be waking up, and only its last I/O time (and a process's second
- * of activity) is refreshed, from the jiffies (lm-jclock.bpf.h). */
+/* The daemon's flush threads are its own: any other thread is looked up in
+ * no map. */
+static __always_inline int
+current_is_flusher (void)
+{
+  __u64 id = lm_current_pid_tgid (0);
+  __u32 tid = (__u32) id;
+
+  if ((__u32) (id >> 32) != self_tgid)
+    return 0;
+  return bpf_map_lookup_elem (&flushers, &tid) != 0;
+}
+
+static __always_inline void
+send_armed (int write, __u32 key, __u64 now)
+{
+  struct lm_flush_armed *e = bpf_ringbuf_reserve (&armed, sizeof *e, 0);
+
+  if (e == 0)
+    return;
+  e->boot_ns = now;
+  e->major = key >> 20;
+  e->minor = key & 0xfffff;
+  e->pid = lm_current_pid_tgid (1) >> 32;
+  e->write = write;
+  bpf_get_current_comm (e->comm, sizeof e->comm);
+  bpf_ringbuf_submit (e, 0);
+}
+
+/* The engine: only I/O that a process issued arms a disk (the caller
+ * checked): its reads, and writes such as an fsync or O_DIRECT. Kernel
+ * threads are the flushers (periodic and the ones our own syncfs hands
+ * work to), the journal, and stacking drivers (loop, dm-crypt) whose I/O
+ * the process already issued one level up; if they armed, every flush
+ * would arm the next one, mainline's fault. Nor does our own flush. */
+static __always_inline void
+engine_arm (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
+{
+  if (current_is_flusher ())
+    return;
+  if (now > d->last_ns)
+    d->last_ns = now;
+  if (d->armed != 0)
+    return;
+  /* Of two CPUs arming at once, only the one that flips it reports. */
+  if (__sync_val_compare_and_swap (&d->armed, 0, 1) != 0)
+    return;
+  send_armed (write, key, now);
+}
+
+/* Every bio of the machine passes here, once for attribution and the
+ * engine together, so the common case comes first and costs little: a
+ * disk that did I/O less than an eighth of idle_ns ago cannot be waking
+ * up, and only its last I/O time (a process's second of activity, the
+ * engine's last arming I/O) is refreshed, from the jiffies
+ * (lm-jclock.bpf.h). */
 SEC ("tp_btf/block_bio_queue")
 int
 BPF_PROG (lm_bio_queue, struct bio *bio)
@@ -279,13 +384,25 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
     {
       if (now > d->last_io)
         d->last_io = now;
-      if (user)
+      if (user && attrib_on)
         note_second (d, key, write, now);
+      if (user && engine_on)
+        engine_arm (d, key, write, now);
       return 0;
     }
   now = lm_jclock_sync (clock, idle_ns >> 3);
-  if (user)
+  if (user && attrib_on)
     note_second (d, key, write, now);
+  if (user && engine_on)
+    engine_arm (d, key, write, now);
+  if (!attrib_on)
+    {
+      /* Kept while attribution is off, for when it comes on (it resets
+       * every disk's anyway, lm-attrib-bpf.c). */
+      if (now > d->last_io)
+        d->last_io = now;
+      return 0;
+    }
   if (!idle_gap (d, now, &prev))
     return 0;
 
@@ -338,6 +455,32 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
  * A filesystem on disks without a block device of its own (btrfs) is
  * remembered by its anonymous device number, found again at a spin-up
  * through the disk's holder (holder_dirtier). */
+/* The engine's side: a removable disk's filesystem dirtied: user space is
+ * told once, and writes it within the stock expiry. Kernel threads count
+ * (a loop device's worker dirties its backing file); the engine's own
+ * flush does not. */
+static __always_inline void
+removable_dirtied (struct super_block *sb)
+{
+  __u32 dev = sb->s_dev;
+  __u32 *pending = bpf_map_lookup_elem (&removable, &dev);
+  struct lm_flush_dirtied *e;
+
+  if (pending == 0 || *pending != 0)
+    return;
+  if (current_is_flusher ())
+    return;
+  if (__sync_val_compare_and_swap (pending, 0, 1) != 0)
+    return;
+  e = bpf_ringbuf_reserve (&dirtied, sizeof *e, 0);
+  if (e == 0)
+    return;
+  e->boot_ns = bpf_ktime_get_boot_ns ();
+  e->sb_dev = dev;
+  e->pad = 0;
+  bpf_ringbuf_submit (e, 0);
+}
+
 SEC ("tp_btf/writeback_mark_inode_dirty")
 int
 BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
@@ -348,10 +491,12 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
   struct dirtier d = {}, *old;
   __u32 key;
 
-  if (current_is_kthread ())
-    return 0;
   sb = inode->i_sb;
   if (sb == 0)
+    return 0;
+  if (engine_on)
+    removable_dirtied (sb);
+  if (!attrib_on || current_is_kthread ())
     return 0;
   bdev = sb->s_bdev;
   if (bdev != 0)
@@ -400,10 +545,6 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 #define LM_REQ_OP_DRV_IN 34
 #define LM_REQ_OP_DRV_OUT 35
 
-/* Set before load: the daemon's own commands (CHECK POWER MODE, which never
- * wakes a disk, the standby timer, APM) are not wake-ups. */
-const volatile __u32 self_tgid = 0;
-
 /* A synchronous ioctl (SG_IO, NVME_IOCTL_*) dispatches its request in the
  * submitter's own context, so current is who to blame. A kernel thread
  * here is a driver's own command (removable-media polling, a runtime
@@ -423,6 +564,8 @@ BPF_PROG (lm_rq_issue, struct request *rq)
   __u32 key;
 
   if (op != LM_REQ_OP_DRV_IN && op != LM_REQ_OP_DRV_OUT)
+    return 0;
+  if (!attrib_on)
     return 0;
   id = lm_current_pid_tgid (1);
   if ((__u32) (id >> 32) == self_tgid || current_is_kthread ())
