@@ -23,6 +23,49 @@ static struct lm_attrib_bpf *shared;
 static guint refs;
 static guint engine_users;
 
+/* Passthrough requests are watched where only they pass (fentry on
+ * blk_execute_rq and blk_execute_rq_nowait) or, where fentry is missing,
+ * on block_rq_issue, where every request passes. */
+static struct lm_attrib_bpf *
+open_and_load (gboolean fentry, gboolean configure, int *err)
+{
+  struct lm_attrib_bpf *skel = lm_attrib_bpf__open ();
+
+  if (skel == NULL)
+    {
+      *err = errno;
+      return NULL;
+    }
+  bpf_program__set_autoload (skel->progs.lm_execute_rq, fentry);
+  bpf_program__set_autoload (skel->progs.lm_execute_rq_nowait, fentry);
+  bpf_program__set_autoload (skel->progs.lm_rq_issue, !fentry);
+  if (configure)
+    {
+      skel->rodata->self_tgid = (__u32) getpid ();
+      lm_bpf_pidns (&skel->rodata->pidns_dev, &skel->rodata->pidns_ino);
+      skel->rodata->ns_per_jiffy = lm_bpf_ns_per_jiffy ();
+    }
+  *err = lm_attrib_bpf__load (skel);
+  if (*err != 0)
+    {
+      lm_attrib_bpf__destroy (skel);
+      return NULL;
+    }
+  return skel;
+}
+
+static struct lm_attrib_bpf *
+load (gboolean configure, int *err)
+{
+  struct lm_attrib_bpf *skel = open_and_load (TRUE, configure, err);
+
+  if (skel != NULL)
+    return skel;
+  g_debug ("Loading with fentry on blk_execute_rq failed (%s); watching block_rq_issue instead",
+           g_strerror (*err < 0 ? -*err : *err));
+  return open_and_load (FALSE, configure, err);
+}
+
 struct lm_attrib_bpf *
 lm_bpf_shared_ref (const char *program, GError **error)
 {
@@ -34,20 +77,10 @@ lm_bpf_shared_ref (const char *program, GError **error)
       return shared;
     }
   lm_bpf_log_to_glib ();
-  struct lm_attrib_bpf *skel = lm_attrib_bpf__open ();
+  struct lm_attrib_bpf *skel = load (TRUE, &err);
   if (skel == NULL)
     {
-      lm_bpf_set_error (error, errno, "open", program);
-      return NULL;
-    }
-  skel->rodata->self_tgid = (__u32) getpid ();
-  lm_bpf_pidns (&skel->rodata->pidns_dev, &skel->rodata->pidns_ino);
-  skel->rodata->ns_per_jiffy = lm_bpf_ns_per_jiffy ();
-  err = lm_attrib_bpf__load (skel);
-  if (err != 0)
-    {
       lm_bpf_set_error (error, err, "load", program);
-      lm_attrib_bpf__destroy (skel);
       return NULL;
     }
   /* Before attaching: no I/O of an excluded disk is ever looked at. */
@@ -90,9 +123,10 @@ lm_bpf_shared_probe (const char *program, GError **error)
     return TRUE;
   if (loaded_errno < 0)
     {
+      int err = 0;
       lm_bpf_log_to_glib ();
-      struct lm_attrib_bpf *skel = lm_attrib_bpf__open_and_load ();
-      loaded_errno = skel != NULL ? 0 : (errno > 0 ? errno : EINVAL);
+      struct lm_attrib_bpf *skel = load (FALSE, &err);
+      loaded_errno = skel != NULL ? 0 : (err < 0 ? -err : (err > 0 ? err : EINVAL));
       lm_attrib_bpf__destroy (skel);
     }
   if (loaded_errno != 0)

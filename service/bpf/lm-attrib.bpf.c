@@ -541,7 +541,12 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 /* SG_IO, NVMe admin and I/O passthrough, and drivers' own commands are
  * driver-private requests (REQ_OP_DRV_IN/OUT, unchanged since 4.11): they
  * never pass block_bio_queue, nor block_rq_insert since 6.5 (they go
- * straight to the dispatch list), only block_rq_issue. */
+ * straight to the dispatch list). They are all sent by blk_execute_rq()
+ * (synchronous: SG_IO, NVME_IOCTL_*, virtio-blk's serial number) or
+ * blk_execute_rq_nowait() (sg, NVMe over io_uring), which nothing else
+ * calls: watched there (fentry), they cost the machine's ordinary I/O
+ * nothing. Where fentry cannot attach (arm64 before 6.0), block_rq_issue,
+ * which every request passes, is watched instead (lm-bpf-shared.c). */
 #define LM_REQ_OP_DRV_IN 34
 #define LM_REQ_OP_DRV_OUT 35
 
@@ -550,12 +555,9 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
  * here is a driver's own command (removable-media polling, a runtime
  * resume) or a queue run on behalf of someone we cannot name: neither is
  * counted, so polling never hides a disk's idle gap. */
-SEC ("tp_btf/block_rq_issue")
-int
-BPF_PROG (lm_rq_issue, struct request *rq)
+static __always_inline int
+passthrough (struct request *rq)
 {
-  /* Every request passes here: one load and a compare for all but the
-   * rare passthrough one. */
   __u32 op = rq->cmd_flags & REQ_OP_MASK;
   struct lm_attrib_disk *d;
   struct request_queue *q;
@@ -600,4 +602,27 @@ BPF_PROG (lm_rq_issue, struct request *rq)
   current_names (&e->comm, &e->thread);
   bpf_ringbuf_submit (e, 0);
   return 0;
+}
+
+SEC ("fentry/blk_execute_rq")
+int
+BPF_PROG (lm_execute_rq, struct request *rq, bool at_head)
+{
+  return passthrough (rq);
+}
+
+SEC ("fentry/blk_execute_rq_nowait")
+int
+BPF_PROG (lm_execute_rq_nowait, struct request *rq, bool at_head)
+{
+  return passthrough (rq);
+}
+
+/* The fallback: every request passes here, so one load and a compare for
+ * all but the rare passthrough one. */
+SEC ("tp_btf/block_rq_issue")
+int
+BPF_PROG (lm_rq_issue, struct request *rq)
+{
+  return passthrough (rq);
 }
