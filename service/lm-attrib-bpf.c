@@ -1,7 +1,8 @@
-/* lm-attrib-bpf.c: the bpf attribution backend: loads lm-attrib.bpf.c (CO-RE)
- * on block_bio_queue, block_rq_issue (passthrough) and
- * writeback_mark_inode_dirty and reads its ring
- * buffer from the main loop. Never polls: the fd wakes us per spin-up. */
+/* lm-attrib-bpf.c: the bpf attribution backend: turns on the attribution
+ * part of the BPF object shared with the engine (lm-attrib.bpf.c, loaded by
+ * lm-bpf-shared.c: block_bio_queue, passthrough requests and
+ * writeback_mark_inode_dirty) and reads its ring buffers from the main
+ * loop. Never polls: the fd wakes us per spin-up. */
 #include "config.h"
 
 #include "lm-attrib-config.h"

@@ -1,5 +1,7 @@
 /* lm-flush.c: the user-space laptop-mode engine (the kernel dropped its own
- * in 7.0). A BPF program arms a disk on I/O that a process issued; once the
+ * in 7.0). A BPF program (the engine's part of lm-attrib.bpf.c, shared with
+ * attribution through lm-bpf-shared.c) arms a disk on I/O that a process
+ * issued; once the
  * disk has been quiet for LaptopModeSeconds, a worker thread syncfs()es the
  * filesystems on it, with its thread id in the program's "flushers" map so
  * the flush never arms the disk again. No timer runs while disks are idle;
