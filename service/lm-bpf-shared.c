@@ -66,6 +66,15 @@ load (gboolean configure, int *err)
   return open_and_load (FALSE, configure, err);
 }
 
+static void
+add_excluded (struct lm_attrib_bpf *skel)
+{
+  lm_excluded_add_disks_map (bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disks),
+                             G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
+                             G_STRUCT_OFFSET (struct lm_attrib_disk, last_io),
+                             bpf_map__fd (skel->maps.dirtiers));
+}
+
 struct lm_attrib_bpf *
 lm_bpf_shared_ref (const char *program, GError **error)
 {
@@ -84,11 +93,24 @@ lm_bpf_shared_ref (const char *program, GError **error)
       return NULL;
     }
   /* Before attaching: no I/O of an excluded disk is ever looked at. */
-  lm_excluded_add_disks_map (bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disks),
-                             G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
-                             G_STRUCT_OFFSET (struct lm_attrib_disk, last_io),
-                             bpf_map__fd (skel->maps.dirtiers));
+  add_excluded (skel);
   err = lm_attrib_bpf__attach (skel);
+  if (err != 0 && bpf_program__autoload (skel->progs.lm_execute_rq))
+    {
+      /* Loaded but not attachable (no trampoline for it): block_rq_issue. */
+      g_debug ("Attaching fentry on blk_execute_rq failed (%s); watching block_rq_issue instead",
+               g_strerror (err < 0 ? -err : err));
+      lm_excluded_remove_map (bpf_map__fd (skel->maps.excluded));
+      lm_attrib_bpf__destroy (skel);
+      skel = open_and_load (FALSE, TRUE, &err);
+      if (skel == NULL)
+        {
+          lm_bpf_set_error (error, err, "load", program);
+          return NULL;
+        }
+      add_excluded (skel);
+      err = lm_attrib_bpf__attach (skel);
+    }
   if (err != 0)
     {
       lm_bpf_set_error (error, err, "attach", program);
