@@ -1,7 +1,8 @@
-/* lm-attrib-bpf.c: the bpf attribution backend: loads lm-attrib.bpf.c (CO-RE)
- * on block_bio_queue, block_rq_issue (passthrough) and
- * writeback_mark_inode_dirty and reads its ring
- * buffer from the main loop. Never polls: the fd wakes us per spin-up. */
+/* lm-attrib-bpf.c: the bpf attribution backend: turns on the attribution
+ * part of the BPF object shared with the engine (lm-attrib.bpf.c, loaded by
+ * lm-bpf-shared.c: block_bio_queue, passthrough requests and
+ * writeback_mark_inode_dirty) and reads its ring buffers from the main
+ * loop. Never polls: the fd wakes us per spin-up. */
 #include "config.h"
 
 #include "lm-attrib-config.h"
@@ -29,7 +30,7 @@
 #include <linux/types.h>
 
 #include "lm-attrib-bpf-event.h"
-#include "lm-attrib.skel.h"
+#include "lm-bpf-shared.h"
 
 #define PROGRAM "spin-up attribution"
 
@@ -53,8 +54,10 @@ bpf_stop (LmAttrib *a)
   lm_bpf_ring_close (&a->activity);
   lm_bpf_ring_close (&a->ring);
   if (a->skel != NULL)
-    lm_excluded_remove_map (bpf_map__fd (a->skel->maps.excluded));
-  g_clear_pointer (&a->skel, lm_attrib_bpf__destroy);
+    {
+      a->skel->bss->attrib_on = 0;
+      lm_bpf_shared_unref ();
+    }
   g_free (a);
 }
 
@@ -226,43 +229,47 @@ on_event (void *ctx, void *data, size_t size)
   return 0;
 }
 
+/* What happened before attribution came on is unknown (the object may have
+ * been loaded for the engine long before): its start counts as the last
+ * I/O of every disk already seen, as for those seen later (start_ns). */
+static void
+reset_disks (struct lm_attrib_bpf *skel, __u64 start_ns)
+{
+  int fd = bpf_map__fd (skel->maps.disks);
+  __u32 key, next;
+  __u32 *prev = NULL;
+
+  while (bpf_map_get_next_key (fd, prev, &next) == 0)
+    {
+      struct lm_attrib_disk d;
+
+      key = next;
+      prev = &key;
+      if (bpf_map_lookup_elem (fd, &key, &d) != 0)
+        continue;
+      d.last_io = start_ns;
+      bpf_map_update_elem (fd, &key, &d, BPF_EXIST);
+    }
+}
+
 static LmAttrib *
 bpf_start (const LmAttribConfig *config, GError **error)
 {
   LmAttrib *a = g_new0 (LmAttrib, 1);
   struct timespec now;
-  int err;
 
   a->config = *config;
-  lm_bpf_log_to_glib ();
-  a->skel = lm_attrib_bpf__open ();
+  a->skel = lm_bpf_shared_ref (PROGRAM, error);
   if (a->skel == NULL)
     {
-      lm_bpf_set_error (error, errno, "open", PROGRAM);
-      bpf_stop (a);
-      return NULL;
-    }
-  a->skel->rodata->idle_ns = (__u64) config->idle_ms * 1000000;
-  a->skel->rodata->self_tgid = (__u32) getpid ();
-  err = lm_attrib_bpf__load (a->skel);
-  if (err != 0)
-    {
-      lm_bpf_set_error (error, err, "load", PROGRAM);
       bpf_stop (a);
       return NULL;
     }
   clock_gettime (CLOCK_BOOTTIME, &now);
+  a->skel->data->idle_ns = (__u64) config->idle_ms * 1000000;
   a->skel->bss->start_ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
-  /* Before attaching: no I/O of an excluded disk is ever looked at. */
-  lm_excluded_add_map (bpf_map__fd (a->skel->maps.excluded), bpf_map__fd (a->skel->maps.last_io),
-                       bpf_map__fd (a->skel->maps.dirtiers));
-  err = lm_attrib_bpf__attach (a->skel);
-  if (err != 0)
-    {
-      lm_bpf_set_error (error, err, "attach", PROGRAM);
-      bpf_stop (a);
-      return NULL;
-    }
+  reset_disks (a->skel, a->skel->bss->start_ns);
+  a->skel->bss->attrib_on = 1;
   if (!lm_bpf_ring_open (&a->ring, bpf_map__fd (a->skel->maps.events), on_event, a, PROGRAM, error)
       || !lm_bpf_ring_open (&a->activity, bpf_map__fd (a->skel->maps.activity), on_run_woken, a,
                             PROGRAM, error))
@@ -278,14 +285,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
 static gboolean
 bpf_probe (GError **error)
 {
-  if (!lm_bpf_check_possible (PROGRAM, error))
-    return FALSE;
-  lm_bpf_log_to_glib ();
-  struct lm_attrib_bpf *skel = lm_attrib_bpf__open_and_load ();
-  if (skel == NULL)
-    return lm_bpf_set_error (error, errno, "load", PROGRAM);
-  lm_attrib_bpf__destroy (skel);
-  return TRUE;
+  return lm_bpf_shared_probe (PROGRAM, error);
 }
 
 const LmAttribBackend lm_attrib_bpf = {

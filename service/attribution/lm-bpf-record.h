@@ -32,7 +32,7 @@ typedef struct
   gboolean kswapd; /* reclaim's page-out */
 } LmBpfSpinupRecord;
 
-/* lm-flush.bpf.c's "disk armed" record (struct lm_flush_armed). */
+/* The engine's "disk armed" record (lm-attrib.bpf.c) (struct lm_flush_armed). */
 typedef struct
 {
   guint64 boot_ns;

@@ -4,8 +4,11 @@
 #include "lm-bpf.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <gio/gio.h>
 #include <glib-unix.h>
 
 #include "lm-error.h"
@@ -70,6 +73,90 @@ void
 lm_bpf_log_to_glib (void)
 {
   libbpf_set_print (libbpf_log);
+}
+
+/* PROC_PID_INIT_INO (include/linux/proc_ns.h): the initial pid
+ * namespace's inode, fixed since 3.8. */
+#define LM_PROC_PID_INIT_INO 0xEFFFFFFCU
+
+void
+lm_bpf_pidns (__u64 *dev, __u64 *ino)
+{
+  struct stat st;
+
+  *dev = 0;
+  *ino = 0;
+  /* Not lm_path(): the namespace is the process's own, never a test root's. */
+  if (stat ("/proc/self/ns/pid", &st) != 0)
+    {
+      g_debug ("Cannot tell the daemon's pid namespace: %s; taking the initial one",
+               g_strerror (errno));
+      return;
+    }
+  if (st.st_ino == LM_PROC_PID_INIT_INO)
+    return;
+  g_debug ("In pid namespace %lu (not the initial one): BPF programs report its pids",
+           (unsigned long) st.st_ino);
+  *dev = (__u64) st.st_dev;
+  *ino = (__u64) st.st_ino;
+}
+
+static guint64
+hz_in (GInputStream *in)
+{
+  g_autoptr (GDataInputStream) data = g_data_input_stream_new (in);
+  char *line;
+
+  while ((line = g_data_input_stream_read_line (data, NULL, NULL, NULL)) != NULL)
+    {
+      g_autofree char *owned = line;
+      guint64 hz;
+      if (g_str_has_prefix (line, "CONFIG_HZ=")
+          && g_ascii_string_to_unsigned (line + 10, 10, 24, 10000, &hz, NULL))
+        return hz;
+    }
+  return 0;
+}
+
+/* Read once: the kernel does not change under us. Not lm_path(): the
+ * running kernel's, never a test root's. */
+__u64
+lm_bpf_ns_per_jiffy (void)
+{
+  static gsize cached = 0;
+
+  if (g_once_init_enter (&cached))
+    {
+      struct utsname u;
+      guint64 hz = 0;
+
+      if (uname (&u) == 0)
+        {
+          g_autofree char *boot = g_strdup_printf ("/boot/config-%s", u.release);
+          g_autoptr (GFile) f = g_file_new_for_path (boot);
+          g_autoptr (GFileInputStream) in = g_file_read (f, NULL, NULL);
+          if (in != NULL)
+            hz = hz_in (G_INPUT_STREAM (in));
+        }
+      if (hz == 0)
+        {
+          g_autoptr (GFile) f = g_file_new_for_path ("/proc/config.gz");
+          g_autoptr (GFileInputStream) in = g_file_read (f, NULL, NULL);
+          if (in != NULL)
+            {
+              g_autoptr (GZlibDecompressor) gz
+                  = g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+              g_autoptr (GInputStream) plain
+                  = g_converter_input_stream_new (G_INPUT_STREAM (in), G_CONVERTER (gz));
+              hz = hz_in (plain);
+            }
+        }
+      if (hz == 0)
+        g_debug ("The kernel's CONFIG_HZ is unknown: the BPF programs read the precise clock "
+                 "for every I/O");
+      g_once_init_leave (&cached, hz != 0 ? 1000000000 / hz + 1 : 1);
+    }
+  return cached - 1;
 }
 
 static gboolean

@@ -14,8 +14,17 @@ gboolean lm_bpf_set_error (GError **error, int err, const char *what, const char
 
 #if LM_HAVE_BPF
 #include <bpf/libbpf.h>
+#include <linux/types.h>
 
 void lm_bpf_log_to_glib (void);
+/* The daemon's pid namespace (nsfs device and inode) for the programs'
+ * pidns_dev and pidns_ino; both 0 in the initial pid namespace, where the
+ * kernel's plain pids are the daemon's. */
+void lm_bpf_pidns (__u64 *dev, __u64 *ino);
+/* Nanoseconds per jiffy, from the running kernel's CONFIG_HZ (its
+ * /boot/config-RELEASE or /proc/config.gz), for the programs' fast paths
+ * (lm-jclock.bpf.h); 0 when neither says. */
+__u64 lm_bpf_ns_per_jiffy (void);
 
 typedef struct
 {

@@ -7,6 +7,7 @@
 
 #include "lm-excluded.h"
 
+#include <string.h>
 #include <time.h>
 
 #include "lm-blockdev.h"
@@ -21,10 +22,15 @@ typedef struct
   int excluded_fd;
   int last_io_fd;
   int dirtiers_fd;
+  int disks_fd; /* a program's per-disk map, or -1 (lm_excluded_add_disks_map) */
+  gssize excluded_off;
+  gssize last_io_off;
 } Map;
 
 static GHashTable *names; /* name → GUINT_TO_POINTER (key + 1); 0: no key */
 static GArray *maps;      /* of Map */
+
+static void add_map (const Map *m);
 
 gboolean
 lm_excluded_key_of (const char *name, guint32 *key)
@@ -52,6 +58,58 @@ boot_ns (void)
   clock_gettime (CLOCK_BOOTTIME, &ts);
   return (guint64) ts.tv_sec * 1000000000u + (guint64) ts.tv_nsec;
 }
+
+#if LM_HAVE_BPF
+static gboolean
+key_in (GHashTable *set, guint32 key)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  g_hash_table_iter_init (&iter, set);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (value != NULL && GPOINTER_TO_UINT (value) - 1 == key)
+      return TRUE;
+  return FALSE;
+}
+
+/* The programs resolve "excluded" once per disk, into a flag of its slot
+ * in their per-disk map, instead of hashing every bio's disk: rewrite the
+ * flags that changed. A disk watched again gets "last I/O: now" in the same
+ * write, so its first bio never sees the time before the exclusion. */
+static void
+sync_disks (const Map *m, GHashTable *now)
+{
+  struct bpf_map_info info = { 0 };
+  __u32 len = sizeof info;
+  __u32 key, next;
+  __u32 *prev = NULL;
+
+  if (bpf_obj_get_info_by_fd (m->disks_fd, &info, &len) != 0 || info.key_size != sizeof key)
+    return;
+  g_autofree guint8 *value = g_malloc0 (info.value_size);
+  while (bpf_map_get_next_key (m->disks_fd, prev, &next) == 0)
+    {
+      guint32 *flag = (guint32 *) (value + m->excluded_off);
+      guint32 want;
+
+      key = next;
+      prev = &key;
+      if (bpf_map_lookup_elem (m->disks_fd, &key, value) != 0)
+        continue;
+      want = key_in (now, key) ? 1 : 0;
+      if (*flag == want)
+        continue;
+      if (want == 0 && m->last_io_off >= 0)
+        {
+          guint64 t = boot_ns ();
+          memcpy (value + m->last_io_off, &t, sizeof t);
+        }
+      *flag = want;
+      bpf_map_update_elem (m->disks_fd, &key, value, BPF_EXIST);
+    }
+}
+#endif
 
 /* Make @m hold the keys of @now; keys of @before that are gone are
  * watched again from this moment. */
@@ -92,6 +150,10 @@ sync_map (const Map *m, GHashTable *before, GHashTable *now)
       if (bpf_map_update_elem (m->excluded_fd, &key, &one, BPF_ANY) != 0)
         g_warning ("Could not tell the kernel to ignore device %u:%u", key >> 20, key & 0xfffff);
     }
+  /* After the hash: a disk the program meets from now on reads the new
+   * set from it; one it met before has its copy of the flag rewritten. */
+  if (m->disks_fd >= 0)
+    sync_disks (m, now);
 #endif
 }
 
@@ -185,7 +247,24 @@ lm_excluded_has (const char *name)
 void
 lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd)
 {
-  Map m = { excluded_fd, last_io_fd, dirtiers_fd };
+  Map m = { excluded_fd, last_io_fd, dirtiers_fd, -1, -1, -1 };
+
+  add_map (&m);
+}
+
+void
+lm_excluded_add_disks_map (int excluded_fd, int disks_fd, gssize excluded_off, gssize last_io_off,
+                           int dirtiers_fd)
+{
+  Map m = { excluded_fd, -1, dirtiers_fd, disks_fd, excluded_off, last_io_off };
+
+  add_map (&m);
+}
+
+static void
+add_map (const Map *src)
+{
+  Map m = *src;
 
   if (maps == NULL)
     maps = g_array_new (FALSE, FALSE, sizeof (Map));

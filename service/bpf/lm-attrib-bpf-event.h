@@ -63,3 +63,18 @@ struct lm_bpf_run
   __u32 count[3];  /* seconds of the run with each kind */
   __u32 key;       /* the whole disk, MKDEV (major, first_minor) */
 };
+
+/* The program's state of one whole disk ("disks" map, keyed like runs):
+ * attribution's and the engine's (lm-flush.c reads last_ns and armed). */
+struct lm_attrib_disk
+{
+  __u64 last_ns; /* engine: CLOCK_BOOTTIME of the last I/O that arms */
+  __u32 armed;   /* engine: 1 from the first such I/O until user space flushes */
+  __u32 pad0;
+  __u64 last_io;    /* CLOCK_BOOTTIME of its last I/O (to a jiffy on the fast path) */
+  __u64 clock[4];   /* struct lm_jclock (lm-jclock.bpf.h): the fast path's clock */
+  __u64 act_end[2]; /* CLOCK_BOOTTIME when the second last noted in "runs" ends,
+                     * for reads and for writes */
+  __u32 excluded;   /* 1: Exclude=true (lm-excluded.c keeps it), never looked at */
+  __u32 pad;
+};

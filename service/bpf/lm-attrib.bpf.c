@@ -1,7 +1,13 @@
-/* lm-attrib.bpf.c: the kernel side of the bpf attribution backend.
- * Keeps each disk's last I/O time and last dirtier in maps and sends a
- * record only for a spin-up (an I/O after idle_ns without any), so user
- * space never wakes for ordinary I/O. It must never block or loop. */
+/* lm-attrib.bpf.c: the daemon's one BPF object, shared by the bpf
+ * attribution backend (lm-attrib-bpf.c) and the user-space laptop-mode
+ * engine (lm-flush.c) through lm-bpf-shared.c, so that each tracepoint runs
+ * one program, with one per-disk lookup, whatever is on.
+ * Attribution keeps each disk's last I/O time and last dirtier and sends a
+ * record only for a spin-up (an I/O after idle_ns without any); the engine
+ * keeps, per disk, the time of the last I/O that should lead to a flush and
+ * tells user space only when a disk becomes armed, or when a filesystem on
+ * a removable disk is first dirtied. User space never wakes for ordinary
+ * I/O. It must never block or loop. */
 #include "lm-vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -9,6 +15,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "lm-attrib-bpf-event.h"
+#include "lm-flush-bpf-event.h"
+#include "lm-jclock.bpf.h"
+#include "lm-pidns.bpf.h"
 
 char LICENSE[] SEC ("license") = "GPL";
 
@@ -18,19 +27,32 @@ char LICENSE[] SEC ("license") = "GPL";
 #define REQ_OP_MASK 0xff
 #define MAX_DISKS 4096
 
-/* Set before load: a disk is asleep after this long without I/O. */
-const volatile __u64 idle_ns = 20000000000ULL;
-/* Set after load, before attach: what happened before monitoring began is
- * unknown, so its start counts as the last I/O of every disk. */
+#define MAX_FLUSHERS 64
+
+/* Set before load: the daemon's own process. Its commands (CHECK POWER
+ * MODE, which never wakes a disk, the standby timer, APM) are not wake-ups,
+ * and only its threads can be flushers. */
+const volatile __u32 self_tgid = 0;
+
+/* Set by lm-bpf-shared.c while each user is on: attribution (spin-ups,
+ * activity, dirtiers) and the engine (arming, removable filesystems). */
+__u32 attrib_on = 0;
+__u32 engine_on = 0;
+/* Set by lm-attrib-bpf.c before attribution_on: a disk is asleep after
+ * this long without I/O; what happened before monitoring began is unknown,
+ * so its start counts as the last I/O of every disk. */
+__u64 idle_ns = 20000000000ULL;
 __u64 start_ns = 0;
 
+/* Each whole disk's state, MKDEV (major, first_minor) → its slot: one
+ * lookup per bio, keyed by nothing bigger than the disk. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
   __uint (max_entries, MAX_DISKS);
-  __type (key, __u32); /* whole disk, MKDEV (major, first_minor) */
-  __type (value, __u64);
-} last_io SEC (".maps");
+  __type (key, __u32);
+  __type (value, struct lm_attrib_disk);
+} disks SEC (".maps");
 
 struct
 {
@@ -50,7 +72,8 @@ struct
 
 /* Disks (and what is stacked on them only) with Exclude=true, kept by the
  * daemon (lm-excluded.c): their I/O is not looked at, so it never wakes
- * user space. */
+ * user space. Read once per disk, into its slot's flag (disk_slot), which
+ * lm-excluded.c rewrites when the set changes. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
@@ -58,6 +81,41 @@ struct
   __type (key, __u32);
   __type (value, __u8);
 } excluded SEC (".maps");
+
+/* --- the engine's ---------------------------------------------------------- */
+
+/* Threads of the daemon that are flushing right now (key: tid): what they
+ * write is the flush itself and must never arm a disk again. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, MAX_FLUSHERS);
+  __type (key, __u32);
+  __type (value, __u32);
+} flushers SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 4096);
+} armed SEC (".maps");
+
+/* Superblocks on removable and hot-plug disks (key: s_dev), filled by
+ * lm-flush.c: 0 once the engine has written them, 1 from the first
+ * dirtying since. Their data must not wait for laptop mode's long expiry. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 256);
+  __type (key, __u32);
+  __type (value, __u32);
+} removable SEC (".maps");
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 4096);
+} dirtied SEC (".maps");
 
 /* --- activity for the ledger ------------------------------------------------ */
 
@@ -138,18 +196,44 @@ note_activity (__u32 key, int kind, __u64 now_ns)
 static __always_inline __u32
 disk_key (struct gendisk *disk)
 {
-  __u32 major = (__u32) BPF_CORE_READ (disk, major);
-  __u32 minor = (__u32) BPF_CORE_READ (disk, first_minor);
-
-  return (major << 20) | (minor & 0xfffff);
+  return ((__u32) disk->major << 20) | ((__u32) disk->first_minor & 0xfffff);
 }
 
 static __always_inline int
 current_is_kthread (void)
 {
-  struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
+  return (bpf_get_current_task_btf ()->flags & PF_KTHREAD) != 0;
+}
 
-  return (BPF_CORE_READ (task, flags) & PF_KTHREAD) != 0;
+/* Disk @key's slot, made on its first I/O: what happened before monitoring
+ * began is unknown, so its last I/O is the start; whether it is excluded
+ * is looked up this once. (A disk first met while lm-excluded.c rewrites
+ * the set may keep the old flag until the next change: a few microseconds'
+ * window at a disk's first I/O.) */
+static __always_inline struct lm_attrib_disk *
+disk_slot (__u32 key)
+{
+  struct lm_attrib_disk *d = bpf_map_lookup_elem (&disks, &key);
+
+  if (d != 0)
+    return d;
+  struct lm_attrib_disk init = { .last_io = start_ns };
+  init.excluded = bpf_map_lookup_elem (&excluded, &key) != 0;
+  bpf_map_update_elem (&disks, &key, &init, BPF_NOEXIST);
+  return bpf_map_lookup_elem (&disks, &key);
+}
+
+/* A read or write second of a process's I/O on disk @d: the "runs" map is
+ * looked up only for the first I/O of each second. */
+static __always_inline void
+note_second (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
+{
+  __u64 *end = write ? &d->act_end[1] : &d->act_end[0];
+
+  if (now < *end && now + 1000000000ULL >= *end)
+    return;
+  *end = (now / 1000000000ULL + 1) * 1000000000ULL;
+  note_activity (key, write ? LM_BPF_ACT_WRITE : LM_BPF_ACT_READ, now);
 }
 
 /* Processes, not threads: @comm gets the process's name (its thread group
@@ -193,61 +277,138 @@ holder_dirtier (struct bio *bio)
  * last I/O before it. Two CPUs may see the same gap; only the one that
  * moves the time on reports, so a spin-up is reported once. */
 static __always_inline int
-idle_gap (__u32 key, __u64 now, __u64 *prev)
+idle_gap (struct lm_attrib_disk *d, __u64 now, __u64 *prev)
 {
-  __u64 *last = bpf_map_lookup_elem (&last_io, &key);
-
-  if (last == 0)
-    {
-      __u64 init = start_ns;
-      bpf_map_update_elem (&last_io, &key, &init, BPF_NOEXIST);
-      last = bpf_map_lookup_elem (&last_io, &key);
-      if (last == 0)
-        return 0;
-    }
-  *prev = *last;
+  *prev = d->last_io;
   if (now < *prev + idle_ns)
     {
       if (now > *prev)
-        *last = now;
+        d->last_io = now;
       return 0;
     }
-  return __sync_val_compare_and_swap (last, *prev, now) == *prev;
+  return __sync_val_compare_and_swap (&d->last_io, *prev, now) == *prev;
 }
 
-SEC ("raw_tp/block_bio_queue")
+/* The daemon's flush threads are its own: any other thread is looked up in
+ * no map. */
+static __always_inline int
+current_is_flusher (void)
+{
+  __u64 id = lm_current_pid_tgid (0);
+  __u32 tid = (__u32) id;
+
+  if ((__u32) (id >> 32) != self_tgid)
+    return 0;
+  return bpf_map_lookup_elem (&flushers, &tid) != 0;
+}
+
+static __always_inline void
+send_armed (int write, __u32 key, __u64 now)
+{
+  struct lm_flush_armed *e = bpf_ringbuf_reserve (&armed, sizeof *e, 0);
+
+  if (e == 0)
+    return;
+  e->boot_ns = now;
+  e->major = key >> 20;
+  e->minor = key & 0xfffff;
+  e->pid = lm_current_pid_tgid (1) >> 32;
+  e->write = write;
+  bpf_get_current_comm (e->comm, sizeof e->comm);
+  bpf_ringbuf_submit (e, 0);
+}
+
+/* The engine: only I/O that a process issued arms a disk (the caller
+ * checked): its reads, and writes such as an fsync or O_DIRECT. Kernel
+ * threads are the flushers (periodic and the ones our own syncfs hands
+ * work to), the journal, and stacking drivers (loop, dm-crypt) whose I/O
+ * the process already issued one level up; if they armed, every flush
+ * would arm the next one, mainline's fault. Nor does our own flush. */
+static __always_inline void
+engine_arm (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
+{
+  if (current_is_flusher ())
+    return;
+  if (now > d->last_ns)
+    d->last_ns = now;
+  if (d->armed != 0)
+    return;
+  /* Of two CPUs arming at once, only the one that flips it reports. */
+  if (__sync_val_compare_and_swap (&d->armed, 0, 1) != 0)
+    return;
+  send_armed (write, key, now);
+}
+
+/* Every bio of the machine passes here, once for attribution and the
+ * engine together, so the common case comes first and costs little: a
+ * disk that did I/O less than an eighth of idle_ns ago cannot be waking
+ * up, and only its last I/O time (a process's second of activity, the
+ * engine's last arming I/O) is refreshed, from the jiffies
+ * (lm-jclock.bpf.h). */
+SEC ("tp_btf/block_bio_queue")
 int
 BPF_PROG (lm_bio_queue, struct bio *bio)
 {
-  struct gendisk *disk = BPF_CORE_READ (bio, bi_bdev, bd_disk);
-  __u64 now = bpf_ktime_get_boot_ns ();
+  struct block_device *bdev = bio->bi_bdev;
+  struct lm_attrib_disk *d;
+  struct lm_jclock *clock;
+  struct gendisk *disk;
+  __u64 now, prev;
   __u32 key;
-  __u64 prev;
+  int user, write;
 
   /* A pure flush carries no data and does not by itself spin a disk up. */
-  if (disk == 0 || BPF_CORE_READ (bio, bi_iter.bi_size) == 0)
+  if (bdev == 0 || bio->bi_iter.bi_size == 0)
+    return 0;
+  disk = bdev->bd_disk;
+  if (disk == 0)
     return 0;
   key = disk_key (disk);
-  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+  d = disk_slot (key);
+  if (d == 0 || d->excluded)
     return 0;
-  if (!current_is_kthread ())
-    note_activity (key, (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0, now);
-  if (!idle_gap (key, now, &prev))
+  user = !current_is_kthread ();
+  write = (bio->bi_opf & REQ_OP_MASK) != 0;
+  clock = (struct lm_jclock *) d->clock;
+  if (lm_jclock_fast (clock, &now))
+    {
+      if (now > d->last_io)
+        d->last_io = now;
+      if (user && attrib_on)
+        note_second (d, key, write, now);
+      if (user && engine_on)
+        engine_arm (d, key, write, now);
+      return 0;
+    }
+  now = lm_jclock_sync (clock, idle_ns >> 3);
+  if (user && attrib_on)
+    note_second (d, key, write, now);
+  if (user && engine_on)
+    engine_arm (d, key, write, now);
+  if (!attrib_on)
+    {
+      /* Kept while attribution is off, for when it comes on (it resets
+       * every disk's anyway, lm-attrib-bpf.c). */
+      if (now > d->last_io)
+        d->last_io = now;
+      return 0;
+    }
+  if (!idle_gap (d, now, &prev))
     return 0;
 
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
   if (e == 0)
     return 0;
-  __u64 id = bpf_get_current_pid_tgid ();
+  __u64 id = lm_current_pid_tgid (1);
   e->boot_ns = now;
   e->prev_ns = prev;
-  e->sector = BPF_CORE_READ (bio, bi_iter.bi_sector);
+  e->sector = bio->bi_iter.bi_sector;
   e->major = key >> 20;
   e->minor = key & 0xfffff;
   e->pid = id >> 32;
   e->uid = (__u32) bpf_get_current_uid_gid ();
-  e->write = (BPF_CORE_READ (bio, bi_opf) & REQ_OP_MASK) != 0;
-  e->kthread = current_is_kthread ();
+  e->write = write;
+  e->kthread = !user;
   current_names (&e->comm, &e->thread);
   e->have_dirtier = 0;
   e->dirtier_ino = 0;
@@ -258,10 +419,7 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
   __builtin_memset (e->dirtier_thread, 0, sizeof e->dirtier_thread);
   /* kswapd's page-out is reclaim (swap), not anybody's dirty data. */
-  {
-    struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
-    e->kswapd = (BPF_CORE_READ (task, flags) & PF_KSWAPD) != 0;
-  }
+  e->kswapd = (bpf_get_current_task_btf ()->flags & PF_KSWAPD) != 0;
   if (e->kthread && !e->kswapd)
     {
       struct lm_bpf_dirtier *d = holder_dirtier (bio);
@@ -287,39 +445,75 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
  * A filesystem on disks without a block device of its own (btrfs) is
  * remembered by its anonymous device number, found again at a spin-up
  * through the disk's holder (holder_dirtier). */
-SEC ("raw_tp/writeback_mark_inode_dirty")
+/* The engine's side: a removable disk's filesystem dirtied: user space is
+ * told once, and writes it within the stock expiry. Kernel threads count
+ * (a loop device's worker dirties its backing file); the engine's own
+ * flush does not. */
+static __always_inline void
+removable_dirtied (struct super_block *sb)
+{
+  __u32 dev = sb->s_dev;
+  __u32 *pending = bpf_map_lookup_elem (&removable, &dev);
+  struct lm_flush_dirtied *e;
+
+  if (pending == 0 || *pending != 0)
+    return;
+  if (current_is_flusher ())
+    return;
+  if (__sync_val_compare_and_swap (pending, 0, 1) != 0)
+    return;
+  e = bpf_ringbuf_reserve (&dirtied, sizeof *e, 0);
+  if (e == 0)
+    return;
+  e->boot_ns = bpf_ktime_get_boot_ns ();
+  e->sb_dev = dev;
+  e->pad = 0;
+  bpf_ringbuf_submit (e, 0);
+}
+
+SEC ("tp_btf/writeback_mark_inode_dirty")
 int
 BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 {
   struct super_block *sb;
-  struct gendisk *disk;
+  struct block_device *bdev;
+  struct gendisk *disk = 0;
   struct lm_bpf_dirtier d = {}, *old;
   __u32 key;
 
-  if (current_is_kthread ())
+  sb = inode->i_sb;
+  if (sb == 0)
     return 0;
-  sb = BPF_CORE_READ (inode, i_sb);
-  disk = BPF_CORE_READ (sb, s_bdev, bd_disk);
+  if (engine_on)
+    removable_dirtied (sb);
+  if (!attrib_on || current_is_kthread ())
+    return 0;
+  bdev = sb->s_bdev;
+  if (bdev != 0)
+    disk = bdev->bd_disk;
   if (disk != 0)
     {
+      struct lm_attrib_disk *slot;
+
       key = disk_key (disk);
-      if (bpf_map_lookup_elem (&excluded, &key) != 0)
+      slot = disk_slot (key);
+      if (slot == 0 || slot->excluded)
         return 0;
       note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
   else
     {
       /* tmpfs, proc and the like have no disk at all: not looked at. */
-      if ((BPF_CORE_READ (sb, s_type, fs_flags) & FS_REQUIRES_DEV) == 0)
+      if ((sb->s_type->fs_flags & FS_REQUIRES_DEV) == 0)
         return 0;
-      key = BPF_CORE_READ (sb, s_dev);
+      key = sb->s_dev;
       if (key == 0 || (key >> 20) != 0)
         return 0;
       /* Its disks are found in user space when the run is read. */
       note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
-  d.pid = bpf_get_current_pid_tgid () >> 32;
-  d.ino = BPF_CORE_READ (inode, i_ino);
+  d.pid = lm_current_pid_tgid (1) >> 32;
+  d.ino = inode->i_ino;
   /* A process writing a file dirties it page by page: one map write for
    * the first page is enough. */
   old = bpf_map_lookup_elem (&dirtiers, &key);
@@ -337,42 +531,50 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
 /* SG_IO, NVMe admin and I/O passthrough, and drivers' own commands are
  * driver-private requests (REQ_OP_DRV_IN/OUT, unchanged since 4.11): they
  * never pass block_bio_queue, nor block_rq_insert since 6.5 (they go
- * straight to the dispatch list), only block_rq_issue. */
+ * straight to the dispatch list). They are all sent by blk_execute_rq()
+ * (synchronous: SG_IO, NVME_IOCTL_*, virtio-blk's serial number) or
+ * blk_execute_rq_nowait() (sg, NVMe over io_uring), which nothing else
+ * calls: watched there (fentry), they cost the machine's ordinary I/O
+ * nothing. Where fentry cannot attach (arm64 before 6.0), block_rq_issue,
+ * which every request passes, is watched instead (lm-bpf-shared.c). */
 #define LM_REQ_OP_DRV_IN 34
 #define LM_REQ_OP_DRV_OUT 35
-
-/* Set before load: the daemon's own commands (CHECK POWER MODE, which never
- * wakes a disk, the standby timer, APM) are not wake-ups. */
-const volatile __u32 self_tgid = 0;
 
 /* A synchronous ioctl (SG_IO, NVME_IOCTL_*) dispatches its request in the
  * submitter's own context, so current is who to blame. A kernel thread
  * here is a driver's own command (removable-media polling, a runtime
  * resume) or a queue run on behalf of someone we cannot name: neither is
  * counted, so polling never hides a disk's idle gap. */
-SEC ("raw_tp/block_rq_issue")
-int
-BPF_PROG (lm_rq_issue, struct request *rq)
+static __always_inline int
+passthrough (struct request *rq)
 {
-  __u32 op = BPF_CORE_READ (rq, cmd_flags) & REQ_OP_MASK;
+  __u32 op = rq->cmd_flags & REQ_OP_MASK;
+  struct lm_attrib_disk *d;
+  struct request_queue *q;
   struct gendisk *disk;
   __u64 now, id, prev;
   __u32 key;
 
   if (op != LM_REQ_OP_DRV_IN && op != LM_REQ_OP_DRV_OUT)
     return 0;
-  id = bpf_get_current_pid_tgid ();
+  if (!attrib_on)
+    return 0;
+  id = lm_current_pid_tgid (1);
   if ((__u32) (id >> 32) == self_tgid || current_is_kthread ())
     return 0;
-  disk = BPF_CORE_READ (rq, q, disk);
+  q = rq->q;
+  if (q == 0)
+    return 0;
+  disk = q->disk;
   if (disk == 0)
     return 0;
   key = disk_key (disk);
-  if (bpf_map_lookup_elem (&excluded, &key) != 0)
+  d = disk_slot (key);
+  if (d == 0 || d->excluded)
     return 0;
   now = bpf_ktime_get_boot_ns ();
   note_activity (key, op == LM_REQ_OP_DRV_OUT, now);
-  if (!idle_gap (key, now, &prev))
+  if (!idle_gap (d, now, &prev))
     return 0;
 
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
@@ -390,4 +592,27 @@ BPF_PROG (lm_rq_issue, struct request *rq)
   current_names (&e->comm, &e->thread);
   bpf_ringbuf_submit (e, 0);
   return 0;
+}
+
+SEC ("fentry/blk_execute_rq")
+int
+BPF_PROG (lm_execute_rq, struct request *rq, bool at_head)
+{
+  return passthrough (rq);
+}
+
+SEC ("fentry/blk_execute_rq_nowait")
+int
+BPF_PROG (lm_execute_rq_nowait, struct request *rq, bool at_head)
+{
+  return passthrough (rq);
+}
+
+/* The fallback: every request passes here, so one load and a compare for
+ * all but the rare passthrough one. */
+SEC ("tp_btf/block_rq_issue")
+int
+BPF_PROG (lm_rq_issue, struct request *rq)
+{
+  return passthrough (rq);
 }

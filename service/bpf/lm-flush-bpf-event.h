@@ -1,15 +1,8 @@
-/* lm-flush-bpf-event.h: what lm-flush.bpf.c and lm-flush.c share: the
- * per-disk state and the "armed" record. Fixed-size fields only, never a
+/* lm-flush-bpf-event.h: what the engine's part of lm-attrib.bpf.c and
+ * lm-flush.c share: the "armed" and "dirtied" records (the per-disk state
+ * is struct lm_attrib_disk). Fixed-size fields only, never a
  * pointer, so both sides agree on the layout. */
 #pragma once
-
-/* One per whole disk, keyed by (major << 20) | first_minor. */
-struct lm_flush_disk
-{
-  __u64 last_ns; /* CLOCK_BOOTTIME of the last I/O that arms */
-  __u32 armed;   /* 1 from the first such I/O until user space flushes */
-  __u32 pad;
-};
 
 /* Sent once when a disk goes from disarmed to armed, never per I/O. */
 struct lm_flush_armed

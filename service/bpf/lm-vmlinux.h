@@ -40,6 +40,13 @@ enum
   BPF_NOEXIST = 1,
 };
 
+/* bpf_get_ns_current_pid_tgid()'s answer (UAPI). */
+struct bpf_pidns_info
+{
+  __u32 pid;
+  __u32 tgid;
+};
+
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct gendisk
@@ -86,10 +93,34 @@ struct inode
   struct super_block *i_sb;
 };
 
+/* Pid namespaces (lm-pidns.bpf.h): a task's numbers per level. */
+struct ns_common
+{
+  unsigned int inum;
+};
+
+struct pid_namespace
+{
+  struct ns_common ns;
+};
+
+struct upid
+{
+  int nr;
+  struct pid_namespace *ns;
+};
+
+struct pid
+{
+  unsigned int level;
+  struct upid numbers[1];
+};
+
 struct task_struct
 {
   unsigned int flags;
   struct task_struct *group_leader;
+  struct pid *thread_pid;
   char comm[16];
 };
 

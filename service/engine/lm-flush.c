@@ -1,5 +1,7 @@
 /* lm-flush.c: the user-space laptop-mode engine (the kernel dropped its own
- * in 7.0). A BPF program arms a disk on I/O that a process issued; once the
+ * in 7.0). A BPF program (the engine's part of lm-attrib.bpf.c, shared with
+ * attribution through lm-bpf-shared.c) arms a disk on I/O that a process
+ * issued; once the
  * disk has been quiet for LaptopModeSeconds, a worker thread syncfs()es the
  * filesystems on it, with its thread id in the program's "flushers" map so
  * the flush never arms the disk again. No timer runs while disks are idle;
@@ -39,7 +41,8 @@
 #include <linux/types.h>
 
 #include "lm-flush-bpf-event.h"
-#include "lm-flush.skel.h"
+#include "lm-attrib-bpf-event.h"
+#include "lm-bpf-shared.h"
 #include "lm-mounts.h"
 
 #define PROGRAM "the user-space laptop-mode engine"
@@ -75,7 +78,7 @@ struct _LmFlush
    * which only stops everything and drops the owner's reference. */
   gboolean stopped;
   guint seconds;
-  struct lm_flush_bpf *skel;
+  struct lm_attrib_bpf *skel; /* shared (lm-bpf-shared.c): a reference */
   LmBpfRing ring;
   LmBpfRing dirtied_ring;
   GHashTable *disks;     /* key → LmFlushDisk */
@@ -448,7 +451,7 @@ disk_timer (gpointer user_data)
   d->timer = 0;
   for (guint i = 0; i < d->members->len; i++)
     {
-      struct lm_flush_disk st;
+      struct lm_attrib_disk st;
       guint32 key = g_array_index (d->members, guint32, i);
       if (bpf_map_lookup_elem (fd, &key, &st) == 0)
         last_ns = MAX (last_ns, st.last_ns);
@@ -467,7 +470,7 @@ disk_timer (gpointer user_data)
    * window is microseconds and the disk is awake then anyway. */
   for (guint i = 0; i < d->members->len; i++)
     {
-      struct lm_flush_disk st;
+      struct lm_attrib_disk st;
       guint32 key = g_array_index (d->members, guint32, i);
       if (bpf_map_lookup_elem (fd, &key, &st) != 0)
         continue;
@@ -697,27 +700,13 @@ flush_clear (LmFlush *self)
 gboolean
 lm_flush_probe (GError **error)
 {
-  static int loaded_errno = -1; /* not tried yet */
-
-  if (!lm_bpf_check_possible (PROGRAM, error))
-    return FALSE;
-  if (loaded_errno < 0)
-    {
-      lm_bpf_log_to_glib ();
-      struct lm_flush_bpf *skel = lm_flush_bpf__open_and_load ();
-      loaded_errno = skel != NULL ? 0 : (errno > 0 ? errno : EINVAL);
-      lm_flush_bpf__destroy (skel);
-    }
-  if (loaded_errno != 0)
-    return lm_bpf_set_error (error, loaded_errno, "load", PROGRAM);
-  return TRUE;
+  return lm_bpf_shared_probe (PROGRAM, error);
 }
 
 LmFlush *
 lm_flush_new (guint laptop_mode_seconds, GError **error)
 {
   g_autoptr (LmFlush) self = NULL;
-  int err;
 
   if (!lm_bpf_check_possible (PROGRAM, error))
     return NULL;
@@ -728,21 +717,10 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
   self->synced = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   g_mutex_init (&self->synced_lock);
   self->mountinfo_fd = -1;
-  lm_bpf_log_to_glib ();
-  self->skel = lm_flush_bpf__open_and_load ();
+  self->skel = lm_bpf_shared_ref (PROGRAM, error);
   if (self->skel == NULL)
-    {
-      lm_bpf_set_error (error, errno, "load", PROGRAM);
-      return NULL;
-    }
-  /* Before attaching: an excluded disk is never armed, not even once. */
-  lm_excluded_add_map (bpf_map__fd (self->skel->maps.excluded), -1, -1);
-  err = lm_flush_bpf__attach (self->skel);
-  if (err != 0)
-    {
-      lm_bpf_set_error (error, err, "attach", PROGRAM);
-      return NULL;
-    }
+    return NULL;
+  lm_bpf_shared_engine (TRUE);
   if (!lm_bpf_ring_open (&self->ring, bpf_map__fd (self->skel->maps.armed), on_armed, self, PROGRAM,
                          error))
     return NULL;
@@ -788,8 +766,11 @@ lm_flush_free (LmFlush *self)
   if (self->removable != NULL)
     g_hash_table_remove_all (self->removable);
   if (self->skel != NULL)
-    lm_excluded_remove_map (bpf_map__fd (self->skel->maps.excluded));
-  g_clear_pointer (&self->skel, lm_flush_bpf__destroy);
+    {
+      lm_bpf_shared_engine (FALSE);
+      lm_bpf_shared_unref ();
+      self->skel = NULL;
+    }
   g_rc_box_release_full (self, (GDestroyNotify) flush_clear);
 }
 

@@ -1,0 +1,32 @@
+/* lm-bpf-shared.h: the daemon's one BPF object (lm-attrib.bpf.c), loaded
+ * and attached once for the bpf attribution backend and the user-space
+ * engine together, so that every tracepoint runs one program whatever is
+ * on. Each user takes a reference and turns its part on; the object goes
+ * when the last reference does. Main thread only. */
+#pragma once
+
+#include "lm-attrib-config.h"
+
+#include <glib.h>
+
+#if LM_HAVE_BPF
+#include <linux/types.h>
+
+#include "lm-attrib.skel.h"
+
+G_BEGIN_DECLS
+
+/* Loaded, with the daemon's pid namespace, its pid and the kernel's jiffy
+ * set, and attached: both parts off until a user turns its own on. */
+struct lm_attrib_bpf *lm_bpf_shared_ref (const char *program, GError **error);
+void lm_bpf_shared_unref (void);
+/* Loading is the only honest test; done once, its answer kept. */
+gboolean lm_bpf_shared_probe (const char *program, GError **error);
+
+/* The engine's part on (counted: an engine being replaced may overlap its
+ * successor) or off. From off to on, every disk is disarmed and the
+ * removable filesystems forgotten, as in a freshly loaded object. */
+void lm_bpf_shared_engine (gboolean on);
+
+G_END_DECLS
+#endif
