@@ -1,5 +1,5 @@
 /* test-nvme-data.h: the recorded and hand-made NVMe pages of tests/data/nvme,
- * for test-nvme.c and test-nvme-parse.c. */
+ * for the NVMe tests. */
 #pragma once
 
 #include <glib.h>

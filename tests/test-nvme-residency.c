@@ -7,20 +7,7 @@
 #include "lm-nvme-residency.h"
 #include "lm-nvme.h"
 #include "lm-replay.h"
-
-static guint8 *
-load (const char *name, gsize *len)
-{
-  const char *src = g_getenv ("LM_SRCDIR");
-  g_autofree char *path
-      = g_build_filename (src != NULL ? src : ".", "tests", "data", "nvme", name, NULL);
-  g_autoptr (GError) error = NULL;
-  char *data = NULL;
-
-  g_assert_true (g_file_get_contents (path, &data, len, &error));
-  g_assert_no_error (error);
-  return (guint8 *) data;
-}
+#include "test-nvme-data.h"
 
 /* The recorded bytes, parsed as the daemon does, published as the Disks
  * property has them, and read back as the report reads them. */
