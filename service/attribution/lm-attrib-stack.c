@@ -6,34 +6,27 @@
  * user space knows the stack, and asks only at a spin-up. */
 #include "lm-attrib-stack.h"
 
-#include <stdio.h>
 #include <sys/sysmacros.h>
 
 #include "lm-blockdev.h"
+#include "lm-bpf-record.h"
+#include "lm-excluded.h"
 #include "lm-mounts.h"
 #include "lm-paths.h"
 #include "lm-sb-disks.h"
-
-#define KERNEL_KEY(maj, min) (((guint32) (maj) << 20) | ((guint32) (min) &0xfffff))
 
 /* The key the program gives superblock @dev's dirtiers: its whole disk's
  * number for a block device, the number itself for an anonymous one. */
 static gboolean
 superblock_key (dev_t dev, guint32 *key)
 {
-  guint maj, min;
-
   if (major (dev) == 0)
     {
-      *key = KERNEL_KEY (0, minor (dev));
+      *key = lm_bpf_record_disk_key (0, minor (dev));
       return TRUE;
     }
   g_autofree char *disk = lm_blockdev_disk_for_devnum (major (dev), minor (dev));
-  g_autofree char *num = lm_blockdev_read (disk, "dev");
-  if (num == NULL || sscanf (num, "%u:%u", &maj, &min) != 2)
-    return FALSE;
-  *key = KERNEL_KEY (maj, min);
-  return TRUE;
+  return lm_excluded_key_of (disk, key);
 }
 
 static void
@@ -54,13 +47,12 @@ static void add_holders_of (GArray *keys, const char *dir, guint depth);
 static void
 add_holder (GArray *keys, const char *name, guint depth)
 {
-  g_autofree char *num = lm_blockdev_read (name, "dev");
   g_autofree char *block = g_build_filename ("/sys/block", name, NULL);
-  guint maj, min;
+  guint32 key;
 
-  if (num == NULL || sscanf (num, "%u:%u", &maj, &min) != 2)
+  if (!lm_excluded_key_of (name, &key))
     return;
-  add_key (keys, KERNEL_KEY (maj, min));
+  add_key (keys, key);
   add_holders_of (keys, block, depth + 1);
 }
 
@@ -106,7 +98,7 @@ lm_attrib_stack_keys (guint disk_major, guint disk_minor)
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) mounts = lm_mounts_read (&error);
   dev_t disk = makedev (disk_major, disk_minor);
-  guint32 own = KERNEL_KEY (disk_major, disk_minor);
+  guint32 own = lm_bpf_record_disk_key (disk_major, disk_minor);
 
   if (mounts == NULL)
     g_debug ("No stacked filesystems for %u:%u: %s", disk_major, disk_minor, error->message);
