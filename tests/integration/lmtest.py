@@ -21,7 +21,8 @@ import unittest
 import lmpolkit
 
 SRCDIR = os.environ.get("LM_SRCDIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
-BUILDDIR = os.environ.get("LM_BUILDDIR", os.path.join(SRCDIR, "build"))
+# The build scripts/run-tests makes; meson sets LM_BUILDDIR for its own.
+BUILDDIR = os.environ.get("LM_BUILDDIR", os.path.join(SRCDIR, "build-tests"))
 DAEMON = os.path.join(BUILDDIR, "service", "laptop-moded")
 # The same daemon with the scripted fake ATA drive (tests/lm-fake-ata.c).
 TEST_DAEMON = os.path.join(BUILDDIR, "tests", "laptop-moded-test")
@@ -98,24 +99,97 @@ MOCK_BUS_POLICY = """
 """
 
 
-def in_private_mount_namespace(mark):
-    return os.environ.get(mark) == "1"
+# Set in the environment of a test file re-run in its own mount namespace.
+PRIVATE_MOUNTS_MARK = "LM_TEST_PRIVATE_MOUNTS"
 
 
-def enter_private_mount_namespace(script, mark, also=()):
-    """Re-run @script in its own mount namespace (once: @mark, and the marks
-    in @also, are set in the environment there), so its loop mounts are
-    invisible to the machine and vanish with it. Does nothing when not root
-    or unshare is missing; the caller then skips."""
+def in_private_mounts():
+    """Whether this process runs in the private mount namespace main()
+    enters for real-kernel cases: only there may a test mount loop disks."""
+    return os.environ.get(PRIVATE_MOUNTS_MARK) == "1"
+
+
+def enter_private_mounts(script, argv=()):
+    """Re-run @script in its own mount namespace (once: PRIVATE_MOUNTS_MARK is
+    set there), so its loop mounts are invisible to the machine and vanish
+    with it. Does nothing when not root or unshare is missing; the cases
+    that need it then skip (can_run's "namespace")."""
     import sys
-    if in_private_mount_namespace(mark) or os.geteuid() != 0 or shutil.which("unshare") is None:
+    if in_private_mounts() or os.geteuid() != 0 or shutil.which("unshare") is None:
         return
-    env = dict(os.environ, **{m: "1" for m in (mark,) + tuple(also)})
+    env = dict(os.environ, **{PRIVATE_MOUNTS_MARK: "1"})
     try:
         os.execvpe("unshare", ["unshare", "-m", "--propagation", "private", sys.executable,
-                               os.path.abspath(script)] + sys.argv[1:], env)
+                               os.path.abspath(script)] + list(argv), env)
     except OSError:
         pass
+
+
+def key_file_list(items):
+    """A GKeyFile string list: ';'-separated, with ';' and '\\' escaped."""
+    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
+
+
+def close_child(p, timeout=10):
+    """Stop a child started with pipes and close them. Stopped before its
+    pipes are closed: a reader thread may still hold one."""
+    if p.poll() is None:
+        p.terminate()
+        p.wait(timeout=timeout)
+    for f in (p.stdout, p.stderr):
+        if f is not None:
+            f.close()
+
+
+def bpf_built():
+    """Whether the daemon was built with its BPF programs."""
+    conf = os.path.join(BUILDDIR, "service", "bpf", "lm-attrib-config.h")
+    try:
+        with open(conf) as f:
+            return "LM_HAVE_BPF 1" in f.read()
+    except FileNotFoundError:
+        return False
+
+
+def can_run(*needs, tools=(), built=()):
+    """(True, "") when this machine gives a real-kernel test what it needs,
+    else (False, why) for its skip. @needs: "root", "namespace" (main()'s
+    private mount namespace), "vm" (a writable /proc/sys/vm), "loop" (a free
+    loop device), "btf" (/sys/kernel/btf/vmlinux), "bpf" (the daemon built
+    with BPF), "tracefs" (the kernel has it); @tools: commands on PATH;
+    @built: files of the build that must be executable."""
+    checks = {
+        "root": (lambda: os.geteuid() == 0,
+                 "needs root: loop devices, mounts, BPF or the real /proc/sys/vm"),
+        "namespace": (in_private_mounts,
+                      "could not enter a private mount namespace (unshare -m failed)"),
+        "vm": (lambda: os.access("/proc/sys/vm/dirty_ratio", os.W_OK),
+               "/proc/sys/vm is not writable here (read-only /proc in a container?)"),
+        "btf": (lambda: os.path.exists("/sys/kernel/btf/vmlinux"),
+                "the kernel has no BTF (/sys/kernel/btf/vmlinux): the BPF programs cannot load"),
+        "bpf": (bpf_built, "laptop-moded was built without BPF (clang, bpftool, libbpf)"),
+        "tracefs": (lambda: "tracefs" in open("/proc/filesystems").read(),
+                    "the kernel has no tracefs"),
+    }
+    for need in needs:
+        if need == "loop":
+            continue
+        if need not in checks:
+            raise ValueError("lmtest.can_run: no check %r" % need)
+        ok, why = checks[need]
+        if not ok():
+            return False, why
+    for tool in tools:
+        if shutil.which(tool) is None:
+            return False, "needs %s" % tool
+    for path in built:
+        if not os.access(path, os.X_OK):
+            return False, "%s is not built" % path
+    if "loop" in needs:
+        r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
+            return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
+    return True, ""
 
 
 def unescape_mountinfo(field):
@@ -876,27 +950,85 @@ def wait_quiet(test, pid, quiet=1.0, timeout=30):
 
 REALKERNEL_LOCK = "/tmp/lm-realkernel.lock"
 
+# The meson suites of the Python tests. A case is an integration test (fake
+# root, mocks, its own bus) unless it or its class is marked @realkernel.
+INTEGRATION = "integration"
+REALKERNEL = "realkernel"
+TIERS = (INTEGRATION, REALKERNEL)
+
+
+def realkernel(obj):
+    """Class or method decorator: this test uses the machine's own kernel
+    (its /proc/sys/vm, loop disks, mounts, BPF). Such cases run in meson's
+    realkernel suite, one file at a time under REALKERNEL_LOCK, in a private
+    mount namespace. tests/integration/lmtiers.py reads the decorator so
+    that meson runs each file in the suites its cases belong to."""
+    obj.lm_tier = REALKERNEL
+    return obj
+
+
+def tier_of(test):
+    """The suite of one test case: its method's mark, else its class's."""
+    method = getattr(type(test), test._testMethodName, None)
+    return getattr(method, "lm_tier", None) or getattr(type(test), "lm_tier", INTEGRATION)
+
+
+def _cases(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _cases(t)
+        else:
+            yield t
+
+
+_held = []  # the lock files main() holds until this process exits
+
 
 def hold_realkernel_lock():
-    """With LM_REALKERNEL=1 (meson sets it for the real-kernel tests), wait
-    for and hold an exclusive lock on REALKERNEL_LOCK until this process
-    exits: two suites (two builds, or a suite beside a benchmark) never
-    save each other's /proc/sys/vm values as originals. Returns the file."""
+    """Wait for and hold an exclusive lock on REALKERNEL_LOCK until this
+    process exits: two suites (two builds, or a suite beside a benchmark)
+    never save each other's /proc/sys/vm values as originals."""
     import fcntl
-    if os.environ.get("LM_REALKERNEL") != "1":
-        return None
     f = open(REALKERNEL_LOCK, "a")
     fcntl.flock(f, fcntl.LOCK_EX)
     return f
 
 
 def main():
-    """unittest.main with a TAP report (one line per test method, skips with
-    their reason) on stdout, the verbose log on stderr. Exits 1 when a test
-    failed or errored, else 0; meson reports a file whose every case
-    skipped as SKIP."""
+    """Runs this file's cases of one suite (LM_TIER, which meson sets; every
+    case when unset) with a TAP report (one line per test method, skips
+    with their reason) on stdout, the verbose log on stderr; arguments name
+    cases as unittest's do. Real-kernel cases run in a private mount
+    namespace (the file is run again there) under REALKERNEL_LOCK. Exits 1
+    when a test failed or errored, or when the file's cases and the suites
+    meson runs it in (LM_TIERS) disagree, else 0; meson reports a file whose
+    every case skipped as SKIP."""
     import sys
-    lock = hold_realkernel_lock()  # noqa: F841 (held until exit)
+    module = sys.modules["__main__"]
+    loader = unittest.defaultTestLoader
+    names = sys.argv[1:]
+    everything = loader.loadTestsFromNames(names, module) if names else loader.loadTestsFromModule(module)
+    cases = list(_cases(everything))
+    tier = os.environ.get("LM_TIER")
+    registered = os.environ.get("LM_TIERS")
+    problem = None
+    if tier is not None and tier not in TIERS:
+        problem = "LM_TIER=%s is not one of %s" % (tier, ", ".join(TIERS))
+    elif registered is not None and not names:
+        missing = {tier_of(c) for c in cases} - set(registered.split(","))
+        if missing:
+            problem = ("this file has %s cases but tests/meson.build runs it only in %s "
+                       "(tests/integration/lmtiers.py disagrees with lmtest)"
+                       % (", ".join(sorted(missing)), registered))
+    selected = [c for c in cases if tier is None or tier_of(c) == tier]
+    if problem is None and not selected:
+        problem = "no %s cases here (tests/integration/lmtiers.py disagrees with lmtest)" % tier
+    if problem is not None:
+        print("TAP version 13\nBail out! %s" % problem, flush=True)
+        sys.exit(1)
+    if any(tier_of(c) == REALKERNEL for c in selected):
+        enter_private_mounts(sys.argv[0], names)
+        _held.append(hold_realkernel_lock())
     runner = _TapRunner()
-    unittest.main(testRunner=runner, exit=False)
+    runner.run(unittest.TestSuite(selected))
     sys.exit(1 if runner.failed else 0)

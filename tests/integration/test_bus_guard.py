@@ -10,10 +10,8 @@ the daemon is answered, not refused with UnknownObject.
 
 import os
 import signal
-import subprocess
 import sys
 import time
-import unittest
 
 from gi.repository import Gio, GLib
 

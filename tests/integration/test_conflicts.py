@@ -8,7 +8,6 @@ ConflictsFakeRootTest runs on a fake root (tier 2); ConflictsRealKernelTest
 on this machine's /proc/sys/vm, saved before and written back after.
 """
 
-import os
 import re
 import shutil
 import subprocess
@@ -95,18 +94,8 @@ class ConflictsFakeRootTest(ConflictsMixin, DaemonTestCase):
         return self.root.file("/proc/sys/vm/dirty_expire_centisecs")
 
 
-def can_run_real():
-    if os.geteuid() != 0:
-        return False, "needs root to write /proc/sys/vm"
-    if not os.access("/proc/sys/vm/dirty_expire_centisecs", os.W_OK):
-        return False, "/proc/sys/vm is not writable here (read-only /proc in a container?)"
-    return True, ""
-
-
-ok, why = can_run_real()
-
-
-@unittest.skipUnless(ok, why)
+@lmtest.realkernel
+@unittest.skipUnless(*lmtest.can_run("root", "vm"))
 class ConflictsRealKernelTest(ConflictsMixin, DaemonTestCase):
     fake_root = False
 

@@ -11,19 +11,7 @@ import subprocess
 import unittest
 
 import lmtest
-from lmtest import DaemonTestCase, is_root
-
-
-def can_run_real():
-    if not is_root():
-        return "needs root: creates a loop device"
-    for tool in ("losetup",):
-        if subprocess.run(["which", tool], capture_output=True).returncode != 0:
-            return "needs %s" % tool
-    return None
-
-
-WHY_NOT_REAL = can_run_real()
+from lmtest import DaemonTestCase
 
 
 class LoopDevice:
@@ -51,7 +39,8 @@ class LoopDevice:
             self.device = None
 
 
-@unittest.skipIf(WHY_NOT_REAL is not None, WHY_NOT_REAL or "")
+@lmtest.realkernel
+@unittest.skipUnless(*lmtest.can_run("root", "loop", tools=("losetup",)))
 class RealDisksTest(DaemonTestCase):
     fake_root = False
     config_text = ("[LaptopMode]\nMode=off\nRemount=false\nSpinUpIdle=1\nDiskRecheck=2\n"

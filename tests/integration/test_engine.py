@@ -9,7 +9,6 @@ remounted; A and B are mounted with a long journal commit instead. What
 was written is read from /sys/block/loopN/stat, never inferred.
 """
 
-import fcntl
 import os
 import re
 import shutil
@@ -20,9 +19,6 @@ import unittest
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
-
-NS_MARK = "LM_TEST_ENGINE_NAMESPACE"
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
 
 SECONDS = 2  # LaptopModeSeconds
 FLUSH_DEADLINE = SECONDS + 5  # seconds from a read to its flush, at most
@@ -40,39 +36,9 @@ def kernel_major():
         return int(f.read().split(".")[0])
 
 
-def built_with_bpf():
-    conf = os.path.join(lmtest.BUILDDIR, "service", "bpf", "lm-attrib-config.h")
-    try:
-        with open(conf) as f:
-            return "LM_HAVE_BPF 1" in f.read()
-    except FileNotFoundError:
-        return False
+OK, WHY = lmtest.can_run("root", "namespace", "loop", "btf", "bpf",
+                         tools=("losetup", "mkfs.ext4", "mount", "umount", "dd"))
 
-
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root: loop devices, mounts, BPF and the real /proc/sys/vm"
-    if os.environ.get(NS_MARK) != "1":
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    for tool in ("losetup", "mkfs.ext4", "mount", "umount", "dd"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
-        return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
-    if not os.path.exists("/sys/kernel/btf/vmlinux"):
-        return False, "the kernel has no BTF (/sys/kernel/btf/vmlinux): no BPF engine"
-    if not built_with_bpf():
-        return False, "laptop-moded was built without BPF (clang, bpftool, libbpf)"
-    return True, ""
-
-
-OK, WHY = can_run()
-# /proc/sys/vm is one per machine: two runs of this file at once (a CI
-# clone and a developer) would flush each other's disks. Serialize them.
-if OK:
-    _vm_lock = open("/tmp/laptop-moded-realkernel-vm.lock", "a")
-    fcntl.flock(_vm_lock, fcntl.LOCK_EX)
 KERNEL_LAPTOP_MODE = os.path.exists("/proc/sys/vm/laptop_mode") and kernel_major() < 7
 
 
@@ -172,6 +138,7 @@ def bursts(samples, gap):
     return out
 
 
+@lmtest.realkernel
 @unittest.skipUnless(OK, WHY)
 class EngineTestCase(DaemonTestCase):
     fake_root = False

@@ -12,7 +12,6 @@ import datetime
 import json
 import os
 import re
-import signal
 import subprocess
 import time
 import unittest

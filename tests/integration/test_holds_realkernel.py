@@ -10,7 +10,6 @@ a fake root's, the mount table the real one (as in test_remount.py).
 
 import os
 import re
-import shutil
 import subprocess
 import time
 import unittest
@@ -18,32 +17,10 @@ import unittest
 import lmtest
 from lmtest import DaemonTestCase, mountinfo
 
-NS_MARK = "LM_TEST_HOLDS_NAMESPACE"
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
 CYCLES = 100
 
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root: creates loop devices and mounts"
-    if not lmtest.in_private_mount_namespace(NS_MARK):
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    for tool in ("losetup", "mkfs.ext4", "busctl", "setpriv"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return False, "no free loop device"
-    return True, ""
-
-
-OK, WHY = can_run()
-
-
-def key_file_list(items):
-    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
+OK, WHY = lmtest.can_run("root", "namespace", "loop", tools=("losetup", "mkfs.ext4", "busctl", "setpriv"))
 
 
 class Kmsg:
@@ -67,12 +44,13 @@ class Kmsg:
         os.close(self.fd)
 
 
+@lmtest.realkernel
 @unittest.skipUnless(OK, WHY)
 class HoldChurnTest(DaemonTestCase):
     def setUp(self):
         theirs = sorted({mp.decode("utf-8", "surrogateescape") for mp, (_, _, t, _) in
                          mountinfo().items() if t in REMOUNT_TYPES})
-        self.config_text = "[LaptopMode]\nMode=on\nNoRemount=%s\n" % key_file_list(theirs)
+        self.config_text = "[LaptopMode]\nMode=on\nNoRemount=%s\n" % lmtest.key_file_list(theirs)
         super().setUp()
         os.makedirs(self.root.file("/proc/self"))
         os.symlink("/proc/self/mountinfo", self.root.file("/proc/self/mountinfo"))

@@ -68,6 +68,7 @@ def why_not():
 WHY_NOT = why_not()
 
 
+@lmtest.realkernel
 @unittest.skipUnless(is_root(), "needs root: polkitd, and Start as root")
 class RealRuntimePMReadTest(DaemonTestCase):
     """What Disks says matches sysfs, on any machine (reads only)."""
@@ -95,6 +96,7 @@ class RealRuntimePMReadTest(DaemonTestCase):
                 self.assertNotIn("NvmeLatencyToleranceUs", d)
 
 
+@lmtest.realkernel
 @unittest.skipIf(WHY_NOT is not None, WHY_NOT or "")
 class RealRuntimePMApplyTest(DaemonTestCase):
     fake_root = False

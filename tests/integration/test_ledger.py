@@ -8,7 +8,6 @@ the ledger waits for vdb to wake; vdc is another disk. The ledger file is
 parsed here independently of the daemon (magic, length, CRC32)."""
 
 import os
-import signal
 import struct
 import time
 import unittest

@@ -19,10 +19,11 @@ import time
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
-from test_spinup_realkernel import IDLE, NS_MARK, LoopExt4, can_run, uncache
+from test_spinup_realkernel import IDLE, LoopExt4, can_run, uncache
 
 
 
+@lmtest.realkernel
 class LedgerRealKernelTest(DaemonTestCase):
     fake_root = False
     recheck = 5  # DiskRecheck: what would wake an idle daemon every 5 s without bpf
@@ -249,5 +250,4 @@ class LedgerRealKernelTest(DaemonTestCase):
 
 
 if __name__ == "__main__":
-    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
     lmtest.main()

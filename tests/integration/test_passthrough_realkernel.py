@@ -35,6 +35,7 @@ def virtio_disk():
     return None
 
 
+@lmtest.realkernel
 class RealPassthrough:
     fake_root = False
     backend = None
@@ -81,7 +82,7 @@ class RealPassthrough:
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL)
         self.procs.append(p)
-        self.addCleanup(self.close_child, p)
+        self.addCleanup(lmtest.close_child, p)
         self.assertIn("Watching spin-ups", p.stderr.readline(), self.daemon_log())
         lines = LineReader(p.stdout)
         seen = []
@@ -163,12 +164,6 @@ class RealPassthrough:
         self.assertEqual((s["Comm"], s.get("Thread"), s["SubmitterComm"]),
                          (own_comm(), THREAD_NAME, THREAD_NAME), s)
 
-    def close_child(self, p):
-        if p.poll() is None:
-            p.terminate()
-            p.wait(timeout=10)
-        p.stdout.close()
-        p.stderr.close()
 
 
 class BpfPassthroughTest(RealPassthrough, DaemonTestCase):

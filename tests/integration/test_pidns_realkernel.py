@@ -17,18 +17,16 @@ import sys
 import lmtest
 
 PIDNS_MARK = "LM_TEST_PIDNS_NAMESPACE"
-SPINUP_MARK = "LM_TEST_SPINUP_NAMESPACE"
-ENGINE_MARK = "LM_TEST_ENGINE_NAMESPACE"
 PROC_PID_INIT_INO = 0xEFFFFFFC
 
 
 def enter_pid_namespace():
     """Re-run this file as pid 1 of a new pid namespace with its own /proc
-    and a private mount namespace (once: PIDNS_MARK; the other files'
-    marks keep them from entering namespaces of their own on import)."""
+    and a private mount namespace (once: PIDNS_MARK; lmtest's mark keeps
+    main() from entering a mount namespace of its own)."""
     if os.environ.get(PIDNS_MARK) == "1" or os.geteuid() != 0 or shutil.which("unshare") is None:
         return
-    env = dict(os.environ, **{m: "1" for m in (PIDNS_MARK, SPINUP_MARK, ENGINE_MARK)})
+    env = dict(os.environ, **{m: "1" for m in (PIDNS_MARK, lmtest.PRIVATE_MOUNTS_MARK)})
     try:
         os.execvpe("unshare", ["unshare", "-m", "-p", "-f", "--mount-proc", "--propagation",
                                "private", sys.executable, os.path.abspath(__file__)]

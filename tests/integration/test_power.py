@@ -20,9 +20,6 @@ import unittest
 import lmtest
 from lmtest import DaemonTestCase, MOCK_BUS_POLICY, is_root
 
-NS_MARK = "LM_TEST_POWER_NAMESPACE"
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
-
 UPOWER = "org.freedesktop.UPower"
 DISPLAY = "/org/freedesktop/UPower/devices/DisplayDevice"
 LOGIND = "org.freedesktop.login1"
@@ -419,21 +416,8 @@ signal.pause()  # holds until the test kills it
         self.assertIn("command", r.err)
 
 
-def loop_ok():
-    if not is_root():
-        return False, "needs root"
-    if os.environ.get(NS_MARK) != "1":
-        return False, "could not enter a private mount namespace"
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return False, "no free loop device"
-    return True, ""
-
-
-LOOP_OK, LOOP_WHY = loop_ok()
-
-
-@unittest.skipUnless(LOOP_OK, LOOP_WHY)
+@lmtest.realkernel
+@unittest.skipUnless(*lmtest.can_run("root", "namespace", "loop"))
 class SleepAndShutdownTest(PowerTestCase):
     """Real kernel: dirty data on a loop filesystem reaches the disk before
     logind may suspend, and on SIGTERM."""

@@ -9,7 +9,6 @@ tunables are a fake root's /proc/sys/vm.
 
 import re
 import subprocess
-import time
 import unittest
 
 import lmtest

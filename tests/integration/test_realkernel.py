@@ -15,18 +15,10 @@ import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
 
 
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root to write /proc/sys/vm"
-    if not os.access("/proc/sys/vm/dirty_ratio", os.W_OK):
-        return False, "/proc/sys/vm is not writable here (read-only /proc in a container?)"
-    return True, ""
+ok, why = lmtest.can_run("root", "vm")
 
 
-NS_MARK = "LM_TEST_REALKERNEL_NAMESPACE"
-ok, why = can_run()
-
-
+@lmtest.realkernel
 @unittest.skipUnless(ok, why)
 class RealKernelTunablesTest(DaemonTestCase):
     fake_root = False
@@ -115,7 +107,7 @@ class RealKernelTunablesTest(DaemonTestCase):
         a bind mount in this test's own mount namespace (the machine's
         /proc/sys/vm is untouched outside it); every value written before
         it goes back to what it was."""
-        if not lmtest.in_private_mount_namespace(NS_MARK):
+        if not lmtest.in_private_mounts():
             self.fail("not in a private mount namespace: unshare -m failed")
         # The last in lm-tunables-sysctl.c's plan: laptop_mode, writeback,
         # expire and dirty_ratio are written before it is refused.
@@ -140,5 +132,4 @@ class RealKernelTunablesTest(DaemonTestCase):
 
 
 if __name__ == "__main__":
-    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
     lmtest.main()

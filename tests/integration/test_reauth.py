@@ -185,7 +185,7 @@ class ReauthTest(Base):
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, text=True)
         self.procs.append(p)
-        self.addCleanup(self.close_child, p)
+        self.addCleanup(lmtest.close_child, p)
         lines = LineReader(p.stdout)
         first = lines.get(30)
         self.assertEqual(first, "subscribed\n", "%s could not subscribe: %r\n%s"
@@ -314,7 +314,7 @@ class SpoofedLogindTest(Base):
                                 "type='signal',member='PrepareForSleep'"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.procs.append(mon)
-        self.addCleanup(self.close_child, mon)
+        self.addCleanup(lmtest.close_child, mon)
         mon_lines = LineReader(mon.stdout)
         # The monitor may still be starting: forge again until it saw one.
         deadline = time.monotonic() + 30
@@ -370,7 +370,7 @@ class MatchRuleTest(Base):
                                 "type='method_call',interface='org.freedesktop.DBus'"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.procs.append(mon)
-        self.addCleanup(self.close_child, mon)
+        self.addCleanup(lmtest.close_child, mon)
         lines = LineReader(mon.stdout)
         seen = []
         deadline = time.monotonic() + 30

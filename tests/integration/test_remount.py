@@ -19,25 +19,6 @@ import lmtest
 from lmtest import DaemonTestCase, mountinfo
 
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
-NS_MARK = "LM_TEST_REMOUNT_NAMESPACE"
-
-
-def in_private_namespace():
-    return lmtest.in_private_mount_namespace(NS_MARK)
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root: creates loop devices and mounts"
-    if not in_private_namespace():
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
-        return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
-    return True, ""
 
 
 def lm_escape(raw):
@@ -94,11 +75,6 @@ def write_key_file(groups):
     return b"\n".join(out)
 
 
-def key_file_list(items):
-    """A GKeyFile string list: ';'-separated, with ';' and '\\' escaped."""
-    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
-
-
 def options_set(options):
     return set(options.split(","))
 
@@ -109,8 +85,7 @@ def with_commit(options, value):
 
 # Its mounts and the daemon's remounts of them stay invisible to the rest of
 # the machine (superblock options are still global: only our own filesystems).
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
-OK, WHY = can_run()
+OK, WHY = lmtest.can_run("root", "namespace", "loop", tools=("losetup", "mkfs.ext4", "mount", "umount"))
 
 
 class Filesystem:
@@ -124,6 +99,7 @@ class Filesystem:
         self.image = None
 
 
+@lmtest.realkernel
 @unittest.skipUnless(OK, WHY)
 class RemountTest(DaemonTestCase):
     fake_root = True
@@ -133,7 +109,7 @@ class RemountTest(DaemonTestCase):
         # changes nothing but the filesystems it creates.
         theirs = sorted({mp.decode("utf-8", "surrogateescape") for mp, (_, _, t, _) in
                          mountinfo().items() if t in REMOUNT_TYPES})
-        self.config_text = "[LaptopMode]\nNoRemount=%s\n" % key_file_list(theirs)
+        self.config_text = "[LaptopMode]\nNoRemount=%s\n" % lmtest.key_file_list(theirs)
         super().setUp()
         self.mounted = []  # mount points (bytes), in mount order
         self.images = []
@@ -400,6 +376,7 @@ def meminfo_dirty():
     raise AssertionError("no Dirty in /proc/meminfo")
 
 
+@lmtest.realkernel
 @unittest.skipUnless(OK, WHY)
 class SyncTest(DaemonTestCase):
     """Sync puts a real filesystem's dirty data on its disk."""

@@ -18,7 +18,6 @@ the mount table is the real one (proc/self/mountinfo is a symlink to it).
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import unittest
@@ -27,30 +26,9 @@ import lmtest
 from lmtest import DaemonTestCase, mountinfo
 
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
-NS_MARK = "LM_TEST_REMOUNT_FLAGS_NAMESPACE"
 SECCOMP = os.path.join(lmtest.BUILDDIR, "tests", "test-remount-seccomp")
 HOSTILE_SUBVOL = "x,suid,dev"
 PROC_FD = "mount(2) on /proc/self/fd"
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root: creates loop devices and mounts"
-    if not lmtest.in_private_mount_namespace(NS_MARK):
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    for tool in ("losetup", "mkfs.ext4", "mkfs.btrfs", "btrfs", "mount", "umount"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    if not os.access(SECCOMP, os.X_OK):
-        return False, "%s is not built" % SECCOMP
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
-        return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
-    return True, ""
-
-
-def key_file_list(items):
-    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
 
 
 def kernel_part(options):
@@ -63,17 +41,18 @@ def commit_of(options):
     return found[0].split("=", 1)[1] if found else None
 
 
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
-OK, WHY = can_run()
+OK, WHY = lmtest.can_run("root", "namespace", "loop", built=(SECCOMP,),
+                         tools=("losetup", "mkfs.ext4", "mkfs.btrfs", "btrfs", "mount", "umount"))
 
 
+@lmtest.realkernel
 class RemountFlagsBase(DaemonTestCase):
     fake_root = True
 
     def setUp(self):
         theirs = sorted({mp.decode("utf-8", "surrogateescape") for mp, (_, _, t, _) in
                          mountinfo().items() if t in REMOUNT_TYPES})
-        self.config_text = "[LaptopMode]\nNoRemount=%s\n" % key_file_list(theirs)
+        self.config_text = "[LaptopMode]\nNoRemount=%s\n" % lmtest.key_file_list(theirs)
         super().setUp()
         self.mounted = []
         self.images = []

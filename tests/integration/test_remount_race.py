@@ -25,31 +25,10 @@ import lmtest
 from lmtest import mountinfo
 
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
-NS_MARK = "LM_TEST_REMOUNT_RACE_NAMESPACE"
 HELPER = os.path.join(lmtest.BUILDDIR, "tests", "test-remount-race")
 # Terminal escapes and a bell in a mount point's name: logged escaped.
 HOSTILE = b"victim-\x1b[31m-\x07"
 HOSTILE_SHOWN = "victim-\\x1b[31m-\\x07"
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root: creates loop devices and mounts"
-    if not lmtest.in_private_mount_namespace(NS_MARK):
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    if not os.access(HELPER, os.X_OK):
-        return False, "%s is not built" % HELPER
-    for tool in ("losetup", "mkfs.ext4", "mount", "umount"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
-        return False, "no free loop device (%s)" % (r.stderr.strip() or "no /dev/loop*")
-    return True, ""
-
-
-def key_file_list(items):
-    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
 
 
 def mount_ids():
@@ -66,10 +45,11 @@ def with_commit(options, value):
     return {o for o in options.split(",") if not o.startswith("commit=")} | {"commit=%s" % value}
 
 
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
-OK, WHY = can_run()
+OK, WHY = lmtest.can_run("root", "namespace", "loop", built=(HELPER,),
+                         tools=("losetup", "mkfs.ext4", "mount", "umount"))
 
 
+@lmtest.realkernel
 @unittest.skipUnless(OK, WHY)
 class RaceTest(unittest.TestCase):
     fallback = False
@@ -116,7 +96,7 @@ class RaceTest(unittest.TestCase):
         """Run the transaction; returns (last line of stdout, stderr bytes)."""
         no_remount = self.theirs + [os.fsdecode(mp) for mp in self.opted_out]
         with open(self.config, "w") as f:
-            f.write("[LaptopMode]\nNoRemount=%s\n" % key_file_list(no_remount))
+            f.write("[LaptopMode]\nNoRemount=%s\n" % lmtest.key_file_list(no_remount))
         argv = [HELPER] + (["--fallback"] if self.fallback else [])
         argv += (["--pause", pause] if pause else []) + [self.state, self.config, op]
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

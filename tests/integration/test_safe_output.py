@@ -19,17 +19,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 import unittest
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
 from test_spinup_dbus import LineReader
 from test_tray import INTERVAL, TrayMixin
-
-NS_MARK = "LM_TEST_SAFE_OUTPUT_NAMESPACE"
-# The marks of the modules whose loop-disk helpers this test uses.
-ALSO = ("LM_TEST_SPINUP_NAMESPACE", "LM_TEST_TRAY_NAMESPACE")
 
 # ESC [ 2 J clears the screen, BEL rings; at most 15 bytes (TASK_COMM_LEN).
 NAME = b"e\x1b[2J\x07\\z"
@@ -53,10 +48,6 @@ for line in sys.stdin:
     os.close(fd)
     print("read", flush=True)
 '''
-
-
-def in_private_namespace():
-    return lmtest.in_private_mount_namespace(NS_MARK)
 
 
 def raw_controls(data):
@@ -85,8 +76,8 @@ class ByteLines(LineReader):
         return b"".join(self.seen)
 
 
-@unittest.skipUnless(lmtest.is_root() and in_private_namespace(),
-                     "a real spin-up needs root and a private mount namespace for a loop disk")
+@lmtest.realkernel
+@unittest.skipUnless(*lmtest.can_run("root", "namespace"))
 class SafeOutputTest(TrayMixin, DaemonTestCase):
     fake_root = False
 
@@ -257,5 +248,4 @@ class SafeOutputTest(TrayMixin, DaemonTestCase):
 
 
 if __name__ == "__main__":
-    lmtest.enter_private_mount_namespace(__file__, NS_MARK, also=ALSO)
     lmtest.main()

@@ -113,17 +113,9 @@ class SpinUpBusTest(DaemonTestCase):
         p = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True)
         self.procs.append(p)
-        self.addCleanup(self.close_child, p)
+        self.addCleanup(lmtest.close_child, p)
         banner = p.stderr.readline()
         return p, banner, LineReader(p.stdout)
-
-    def close_child(self, p):
-        if p.poll() is None:
-            p.terminate()
-            p.wait(timeout=10)
-        for f in (p.stdout, p.stderr):
-            if f is not None:
-                f.close()
 
     def subscribed_watch(self):
         p, banner, lines = self.watch()
@@ -210,7 +202,7 @@ class SubscriptionTest(SpinUpBusTest):
                                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
         self.procs.append(spy)
-        self.addCleanup(self.close_child, spy)
+        self.addCleanup(lmtest.close_child, spy)
         spy_lines = LineReader(spy.stdout)
         seen = []
         while True:

@@ -10,17 +10,15 @@ loop disk, its mount (in a private mount namespace) and vm.dirty_* are
 undone as in test_spinup_realkernel.py, whose helpers this uses.
 """
 
-import json
 import os
 import pwd
 import subprocess
-import time
 import unittest
 import uuid
 
 import lmtest
 from lmtest import DaemonTestCase, LineReader
-from test_spinup_realkernel import NS_MARK, RealSpinUp, uncache
+from test_spinup_realkernel import RealSpinUp, uncache
 
 MONITOR_RULE = """polkit.addRule(function (action, subject) {
     if (action.id == "org.laptopmode.LaptopMode1.monitor" &&
@@ -81,7 +79,7 @@ class PerUserSpinUpTest(RealSpinUp, DaemonTestCase):
                              text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL)
         self.procs.append(p)
-        self.addCleanup(self.close_child, p)
+        self.addCleanup(lmtest.close_child, p)
         banner = p.stderr.readline()
         self.assertIn("Watching spin-ups", banner, "%s: %s" % (user, self.daemon_log()[-2000:]))
         return LineReader(p.stdout)
@@ -125,5 +123,4 @@ class PerUserSpinUpTest(RealSpinUp, DaemonTestCase):
 
 
 if __name__ == "__main__":
-    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
     lmtest.main()

@@ -22,7 +22,6 @@ import ctypes
 import json
 import mmap
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -32,13 +31,8 @@ import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
 from test_spinup_dbus import LineReader
 
-NS_MARK = "LM_TEST_SPINUP_NAMESPACE"
 IDLE = 2
 TRACING = "/sys/kernel/tracing"
-
-
-def in_private_namespace():
-    return lmtest.in_private_mount_namespace(NS_MARK)
 
 
 def tracefs_mounted():
@@ -48,24 +42,11 @@ def tracefs_mounted():
 
 
 def can_run(backend):
-    if os.geteuid() != 0:
-        return False, "needs root: loop devices, mounts, BPF and tracefs"
-    if not in_private_namespace():
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    for tool in ("losetup", "mkfs.ext4", "mkfs.btrfs", "mkfs.xfs", "fio", "mount", "umount",
-                 "cat", "dd"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return False, "no free loop device (%s)" % r.stderr.strip()
-    if backend == "bpf" and not os.path.exists("/sys/kernel/btf/vmlinux"):
-        return False, "the kernel has no BTF (/sys/kernel/btf/vmlinux), the bpf backend cannot load"
-    if backend == "tracefs":
-        with open("/proc/filesystems") as f:
-            if "tracefs" not in f.read():
-                return False, "the kernel has no tracefs"
-    return True, ""
+    """What the tests of one attribution backend need (the other files' real
+    spin-up tests ask this too)."""
+    return lmtest.can_run("root", "namespace", "loop", "btf" if backend == "bpf" else "tracefs",
+                          tools=("losetup", "mkfs.ext4", "mkfs.btrfs", "mkfs.xfs", "fio",
+                                 "mount", "umount", "cat", "dd"))
 
 
 def direct_read(path, offset):
@@ -233,6 +214,7 @@ t.join()
 """
 
 
+@lmtest.realkernel
 class RealSpinUp:
     """The tests, run once per backend by the classes below."""
 
@@ -278,17 +260,10 @@ class RealSpinUp:
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              stdin=subprocess.DEVNULL)
         self.procs.append(p)
-        self.addCleanup(self.close_child, p)
+        self.addCleanup(lmtest.close_child, p)
         banner = p.stderr.readline()
         self.assertIn("Watching spin-ups", banner, self.daemon_log())
         return LineReader(p.stdout)
-
-    def close_child(self, p):
-        if p.poll() is None:
-            p.terminate()
-            p.wait(timeout=10)
-        p.stdout.close()
-        p.stderr.close()
 
     def daemon_pid(self):
         """The daemon's own pid (self.daemon may be a wrapper's), from the bus."""
@@ -651,5 +626,4 @@ class TracefsSpinUpTest(RealSpinUp, DaemonTestCase):
 
 
 if __name__ == "__main__":
-    lmtest.enter_private_mount_namespace(__file__, NS_MARK)
     lmtest.main()

@@ -35,7 +35,6 @@ ITEM_PATH = "/StatusNotifierItem"
 MENU_IFACE = "com.canonical.dbusmenu"
 MENU_PATH = "/MenuBar"
 INTERVAL = 3
-NS_MARK = "LM_TEST_TRAY_NAMESPACE"
 
 SESSION_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -139,18 +138,11 @@ class TrayMixin:
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL)
         self.procs.append(p)
-        self.addCleanup(self.close_child, p)
+        self.addCleanup(lmtest.close_child, p)
         self.watcher = p
         self.watcher_lines = LineReader(p.stdout)
         line = self.watcher_lines.get(15)
         self.assertEqual(line, "READY\n", "the fake watcher did not start")
-
-    def close_child(self, p):
-        # Stopped before its pipe is closed: the reader thread holds it.
-        if p.poll() is None:
-            p.terminate()
-            p.wait(timeout=10)
-        p.stdout.close()
 
     def stop_watcher(self):
         self.watcher.terminate()
@@ -577,7 +569,6 @@ class TodayTooltipTest(TodayMixin, TrayMixin, SpinUpBusTest):
         # The menu item for the report is there and may be clicked.
         self.assertIs(self.menu_items()[REPORT_ITEM][1].get("enabled", True), True)
 
-
     def test_thread_named_wakers_are_their_program(self):
         """Spin-ups by a browser's named threads ("Cache2 I/O", "DOM
         Worker": block_dump prints the thread's name and id) are the
@@ -809,12 +800,8 @@ class ReportTest(TrayMixin, DaemonTestCase):
         self.wait_item_back()
 
 
-def in_private_namespace():
-    return lmtest.in_private_mount_namespace(NS_MARK)
-
-
-@unittest.skipUnless(lmtest.is_root() and in_private_namespace(),
-                     "a real spin-up needs root and a private mount namespace for a loop disk")
+@lmtest.realkernel
+@unittest.skipUnless(*lmtest.can_run("root", "namespace"))
 class RealSpinUpTest(TrayMixin, DaemonTestCase):
     """A cat of an uncached file on an idle loop disk, seen by the real
     kernel's tracepoints, pops up naming cat."""
@@ -944,6 +931,4 @@ class NvmeTooltipTest(TrayMixin, test_report.NvmeSummaryTest):
 
 
 if __name__ == "__main__":
-    # test_spinup_realkernel's loop-disk helpers check their own mark too.
-    lmtest.enter_private_mount_namespace(__file__, NS_MARK, also=("LM_TEST_SPINUP_NAMESPACE",))
     lmtest.main()

@@ -29,7 +29,6 @@ from lmtest import DaemonTestCase, mountinfo, read_real_vm, write_real_vm
 
 UNIT = os.path.join(lmtest.SRCDIR, "data", "laptop-moded.service.in")
 REMOUNT_TYPES = ("ext3", "ext4", "reiserfs", "btrfs")
-NS_MARK = "LM_TEST_UNIT_HARDENING_NAMESPACE"
 CAP_NUMBERS = {"CAP_SYS_ADMIN": 21, "CAP_SYS_RAWIO": 17, "CAP_SYSLOG": 34, "CAP_BPF": 39,
                "CAP_PERFMON": 38, "CAP_DAC_OVERRIDE": 1, "CAP_NET_ADMIN": 12,
                "CAP_SYS_RESOURCE": 24}
@@ -79,33 +78,13 @@ def proc_status(pid):
         return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
 
 
-def key_file_list(items):
-    return "".join(i.replace("\\", "\\\\").replace(";", "\\;") + ";" for i in items)
-
-
-def can_run():
-    if os.geteuid() != 0:
-        return False, "needs root: loop devices, mounts, the real /proc/sys/vm"
-    if not lmtest.in_private_mount_namespace(NS_MARK):
-        return False, "could not enter a private mount namespace (unshare -m failed)"
-    if not UNIT_CAPS:
-        return False, "the unit has no CapabilityBoundingSet="
-    for tool in ("setpriv", "losetup", "mkfs.ext4", "mount"):
-        if shutil.which(tool) is None:
-            return False, "needs %s" % tool
-    if not os.access("/proc/sys/vm/dirty_ratio", os.W_OK):
-        return False, "/proc/sys/vm is not writable here"
-    r = subprocess.run(["losetup", "--find"], capture_output=True, text=True)
-    if r.returncode != 0 or not os.path.exists(r.stdout.strip() or "/nonexistent"):
-        return False, "no free loop device"
-    return True, ""
-
-
-lmtest.enter_private_mount_namespace(__file__, NS_MARK)
-OK, WHY = can_run()
+OK, WHY = ((False, "the unit has no CapabilityBoundingSet=") if not UNIT_CAPS else
+           lmtest.can_run("root", "namespace", "vm", "loop",
+                          tools=("setpriv", "losetup", "mkfs.ext4", "mount")))
 HAVE_BTF = os.path.exists("/sys/kernel/btf/vmlinux")
 
 
+@lmtest.realkernel
 @unittest.skipUnless(OK, WHY)
 class UnitHardeningTest(DaemonTestCase):
     fake_root = False
@@ -115,7 +94,7 @@ class UnitHardeningTest(DaemonTestCase):
         self.addCleanup(write_real_vm, self.machine)  # runs last
         theirs = sorted({mp.decode("utf-8", "surrogateescape") for mp, (_, _, t, _) in
                          mountinfo().items() if t in REMOUNT_TYPES})
-        self.config_text = "[LaptopMode]\nMode=off\nNoRemount=%s\n" % key_file_list(theirs)
+        self.config_text = "[LaptopMode]\nMode=off\nNoRemount=%s\n" % lmtest.key_file_list(theirs)
         super().setUp()
         self.fs = lmtest.LoopFilesystem(self.tmp, "disk", size_mb=64)
         self.addCleanup(self.fs.cleanup)
