@@ -948,7 +948,8 @@ def wait_quiet(test, pid, quiet=1.0, timeout=30):
     test.fail("pid %d never stayed asleep for %.1f s" % (pid, quiet))
 
 
-REALKERNEL_LOCK = "/tmp/lm-realkernel.lock"
+# LM_REALKERNEL_LOCK: another lock file, for tests of lmtest itself.
+REALKERNEL_LOCK = os.environ.get("LM_REALKERNEL_LOCK", "/tmp/lm-realkernel.lock")
 
 # The meson suites of the Python tests. A case is an integration test (fake
 # root, mocks, its own bus) unless it or its class is marked @realkernel.
