@@ -232,24 +232,11 @@ on_event (void *ctx, void *data, size_t size)
 /* What happened before attribution came on is unknown (the object may have
  * been loaded for the engine long before): its start counts as the last
  * I/O of every disk already seen, as for those seen later (start_ns). */
-static void
-reset_disks (struct lm_attrib_bpf *skel, __u64 start_ns)
+static gboolean
+reset_disk (struct lm_attrib_disk *d, gpointer user_data)
 {
-  int fd = bpf_map__fd (skel->maps.disks);
-  __u32 key, next;
-  __u32 *prev = NULL;
-
-  while (bpf_map_get_next_key (fd, prev, &next) == 0)
-    {
-      struct lm_attrib_disk d;
-
-      key = next;
-      prev = &key;
-      if (bpf_map_lookup_elem (fd, &key, &d) != 0)
-        continue;
-      d.last_io = start_ns;
-      bpf_map_update_elem (fd, &key, &d, BPF_EXIST);
-    }
+  d->last_io = *(const __u64 *) user_data;
+  return TRUE;
 }
 
 static LmAttrib *
@@ -268,7 +255,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
   clock_gettime (CLOCK_BOOTTIME, &now);
   a->skel->data->idle_ns = (__u64) config->idle_ms * 1000000;
   a->skel->bss->start_ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
-  reset_disks (a->skel, a->skel->bss->start_ns);
+  lm_bpf_shared_disks_foreach (reset_disk, &a->skel->bss->start_ns);
   a->skel->bss->attrib_on = 1;
   if (!lm_bpf_ring_open (&a->ring, bpf_map__fd (a->skel->maps.events), on_event, a, PROGRAM, error)
       || !lm_bpf_ring_open (&a->activity, bpf_map__fd (a->skel->maps.activity), on_run_woken, a,

@@ -23,11 +23,21 @@ static struct lm_attrib_bpf *shared;
 static guint refs;
 static guint engine_users;
 
-/* Passthrough requests are watched where only they pass (fentry on
- * blk_execute_rq and blk_execute_rq_nowait) or, where fentry is missing,
- * on block_rq_issue, where every request passes. */
+/* Passthrough requests are watched where only they pass, blk_execute_rq()
+ * and blk_execute_rq_nowait(), by fentry or else by kprobes; where neither
+ * attaches, on block_rq_issue, where every request passes. Loading is tried
+ * with what may fail to load (fentry: refused where there are no
+ * trampolines, or by a kernel that forbids them) first; each kind of
+ * program is attached by hand after the rest (attach_passthrough). */
+enum
+{
+  LOAD_FENTRY,  /* fentry, kprobes and block_rq_issue */
+  LOAD_KPROBE,  /* kprobes and block_rq_issue */
+  LOAD_RQ_ISSUE /* block_rq_issue alone */
+};
+
 static struct lm_attrib_bpf *
-open_and_load (gboolean fentry, gboolean configure, int *err)
+open_and_load (int what, gboolean configure, int *err)
 {
   struct lm_attrib_bpf *skel = lm_attrib_bpf__open ();
 
@@ -36,9 +46,17 @@ open_and_load (gboolean fentry, gboolean configure, int *err)
       *err = errno;
       return NULL;
     }
-  bpf_program__set_autoload (skel->progs.lm_execute_rq, fentry);
-  bpf_program__set_autoload (skel->progs.lm_execute_rq_nowait, fentry);
-  bpf_program__set_autoload (skel->progs.lm_rq_issue, !fentry);
+  struct bpf_program *fentry[] = { skel->progs.lm_execute_rq, skel->progs.lm_execute_rq_nowait };
+  struct bpf_program *kprobe[]
+      = { skel->progs.lm_kprobe_execute_rq, skel->progs.lm_kprobe_execute_rq_nowait };
+  for (guint i = 0; i < G_N_ELEMENTS (fentry); i++)
+    {
+      bpf_program__set_autoload (fentry[i], what == LOAD_FENTRY);
+      bpf_program__set_autoattach (fentry[i], FALSE);
+      bpf_program__set_autoload (kprobe[i], what != LOAD_RQ_ISSUE && skel->rodata->have_kprobe_arg);
+      bpf_program__set_autoattach (kprobe[i], FALSE);
+    }
+  bpf_program__set_autoattach (skel->progs.lm_rq_issue, FALSE);
   if (configure)
     {
       skel->rodata->self_tgid = (__u32) getpid ();
@@ -57,22 +75,65 @@ open_and_load (gboolean fentry, gboolean configure, int *err)
 static struct lm_attrib_bpf *
 load (gboolean configure, int *err)
 {
-  struct lm_attrib_bpf *skel = open_and_load (TRUE, configure, err);
+  static const char *const without[] = { "fentry", "kprobes" };
 
-  if (skel != NULL)
-    return skel;
-  g_debug ("Loading with fentry on blk_execute_rq failed (%s); watching block_rq_issue instead",
-           g_strerror (*err < 0 ? -*err : *err));
-  return open_and_load (FALSE, configure, err);
+  for (int what = LOAD_FENTRY;; what++)
+    {
+      struct lm_attrib_bpf *skel = open_and_load (what, configure, err);
+      if (skel != NULL || what == LOAD_RQ_ISSUE)
+        return skel;
+      g_debug ("Loading with %s on blk_execute_rq failed (%s); trying without", without[what],
+               g_strerror (*err < 0 ? -*err : *err));
+    }
+}
+
+/* Both programs of a pair attached (into the skeleton's links, which
+ * lm_attrib_bpf__destroy() detaches), or neither. */
+static gboolean
+attach_pair (struct bpf_program *a, struct bpf_link **la, struct bpf_program *b,
+             struct bpf_link **lb, const char *what)
+{
+  if (!bpf_program__autoload (a) || !bpf_program__autoload (b))
+    return FALSE;
+  *la = bpf_program__attach (a);
+  if (*la != NULL)
+    *lb = bpf_program__attach (b);
+  if (*la != NULL && *lb != NULL)
+    return TRUE;
+  g_debug ("Attaching %s on blk_execute_rq failed (%s)", what, g_strerror (errno));
+  if (*la != NULL)
+    bpf_link__destroy (*la);
+  *la = NULL;
+  return FALSE;
+}
+
+/* What watches passthrough requests, for the log; NULL (errno set) when
+ * not even block_rq_issue attached. */
+static const char *
+attach_passthrough (struct lm_attrib_bpf *skel)
+{
+  __typeof__ (skel->progs) *p = &skel->progs;
+  __typeof__ (skel->links) *l = &skel->links;
+
+  if (attach_pair (p->lm_execute_rq, &l->lm_execute_rq, p->lm_execute_rq_nowait,
+                   &l->lm_execute_rq_nowait, "fentry"))
+    return "fentry on blk_execute_rq()";
+  if (attach_pair (p->lm_kprobe_execute_rq, &l->lm_kprobe_execute_rq,
+                   p->lm_kprobe_execute_rq_nowait, &l->lm_kprobe_execute_rq_nowait, "kprobes"))
+    return "kprobes on blk_execute_rq()";
+  l->lm_rq_issue = bpf_program__attach (p->lm_rq_issue);
+  if (l->lm_rq_issue == NULL)
+    return NULL;
+  return "block_rq_issue (every request passes it: no fentry nor kprobe on blk_execute_rq())";
 }
 
 static void
 add_excluded (struct lm_attrib_bpf *skel)
 {
-  lm_excluded_add_disks_map (bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disks),
-                             G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
-                             G_STRUCT_OFFSET (struct lm_attrib_disk, last_io),
-                             bpf_map__fd (skel->maps.dirtiers));
+  lm_excluded_add_disks_map (
+      bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disk_index),
+      bpf_map__fd (skel->maps.disks), G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
+      G_STRUCT_OFFSET (struct lm_attrib_disk, last_io), bpf_map__fd (skel->maps.dirtiers));
 }
 
 struct lm_attrib_bpf *
@@ -95,21 +156,12 @@ lm_bpf_shared_ref (const char *program, GError **error)
   /* Before attaching: no I/O of an excluded disk is ever looked at. */
   add_excluded (skel);
   err = lm_attrib_bpf__attach (skel);
-  if (err != 0 && bpf_program__autoload (skel->progs.lm_execute_rq))
+  const char *how = NULL;
+  if (err == 0)
     {
-      /* Loaded but not attachable (no trampoline for it): block_rq_issue. */
-      g_debug ("Attaching fentry on blk_execute_rq failed (%s); watching block_rq_issue instead",
-               g_strerror (err < 0 ? -err : err));
-      lm_excluded_remove_map (bpf_map__fd (skel->maps.excluded));
-      lm_attrib_bpf__destroy (skel);
-      skel = open_and_load (FALSE, TRUE, &err);
-      if (skel == NULL)
-        {
-          lm_bpf_set_error (error, err, "load", program);
-          return NULL;
-        }
-      add_excluded (skel);
-      err = lm_attrib_bpf__attach (skel);
+      how = attach_passthrough (skel);
+      if (how == NULL)
+        err = -errno;
     }
   if (err != 0)
     {
@@ -118,6 +170,7 @@ lm_bpf_shared_ref (const char *program, GError **error)
       lm_attrib_bpf__destroy (skel);
       return NULL;
     }
+  g_message ("Passthrough requests (SG_IO, NVMe) watched by %s", how);
   shared = skel;
   refs = 1;
   return shared;
@@ -156,25 +209,57 @@ lm_bpf_shared_probe (const char *program, GError **error)
   return TRUE;
 }
 
-/* What a fresh object had: no disk armed, no removable filesystem known. */
-static void
-engine_reset (void)
+gboolean
+lm_bpf_shared_disk_get (guint32 key, guint32 *slot, struct lm_attrib_disk *d)
 {
-  int fd = bpf_map__fd (shared->maps.disks);
-  __u32 key, next;
+  g_return_val_if_fail (shared != NULL, FALSE);
+  return bpf_map_lookup_elem (bpf_map__fd (shared->maps.disk_index), &key, slot) == 0
+         && bpf_map_lookup_elem (bpf_map__fd (shared->maps.disks), slot, d) == 0;
+}
+
+gboolean
+lm_bpf_shared_disk_put (guint32 slot, const struct lm_attrib_disk *d)
+{
+  g_return_val_if_fail (shared != NULL, FALSE);
+  return bpf_map_update_elem (bpf_map__fd (shared->maps.disks), &slot, d, BPF_EXIST) == 0;
+}
+
+void
+lm_bpf_shared_disks_foreach (LmBpfDiskFunc func, gpointer user_data)
+{
+  int fd = bpf_map__fd (shared->maps.disk_index);
+  __u32 key, next, slot;
   __u32 *prev = NULL;
 
+  g_return_if_fail (shared != NULL);
   while (bpf_map_get_next_key (fd, prev, &next) == 0)
     {
       struct lm_attrib_disk d;
 
       key = next;
       prev = &key;
-      if (bpf_map_lookup_elem (fd, &key, &d) != 0 || d.armed == 0)
-        continue;
-      d.armed = 0;
-      bpf_map_update_elem (fd, &key, &d, BPF_EXIST);
+      if (lm_bpf_shared_disk_get (key, &slot, &d) && func (&d, user_data))
+        lm_bpf_shared_disk_put (slot, &d);
     }
+}
+
+static gboolean
+disarm (struct lm_attrib_disk *d, gpointer user_data)
+{
+  if (d->armed == 0)
+    return FALSE;
+  d->armed = 0;
+  return TRUE;
+}
+
+/* What a fresh object had: no disk armed, no removable filesystem known. */
+static void
+engine_reset (void)
+{
+  __u32 next;
+  int fd;
+
+  lm_bpf_shared_disks_foreach (disarm, NULL);
   fd = bpf_map__fd (shared->maps.removable);
   while (bpf_map_get_next_key (fd, NULL, &next) == 0)
     if (bpf_map_delete_elem (fd, &next) != 0)

@@ -12,6 +12,7 @@
 #if LM_HAVE_BPF
 #include <linux/types.h>
 
+#include "lm-attrib-bpf-event.h"
 #include "lm-attrib.skel.h"
 
 G_BEGIN_DECLS
@@ -22,6 +23,16 @@ struct lm_attrib_bpf *lm_bpf_shared_ref (const char *program, GError **error);
 void lm_bpf_shared_unref (void);
 /* Loading is the only honest test; done once, its answer kept. */
 gboolean lm_bpf_shared_probe (const char *program, GError **error);
+
+/* Disk @key's slot (lm-disks.bpf.h): its index and a copy of it; FALSE
+ * when the programs have not met the disk yet. A copy written back with
+ * lm_bpf_shared_disk_put() replaces what the programs wrote meanwhile:
+ * only for the rare changes (disarming, a reset). */
+gboolean lm_bpf_shared_disk_get (guint32 key, guint32 *slot, struct lm_attrib_disk *d);
+gboolean lm_bpf_shared_disk_put (guint32 slot, const struct lm_attrib_disk *d);
+/* @func on a copy of every disk's slot, written back when it returns TRUE. */
+typedef gboolean (*LmBpfDiskFunc) (struct lm_attrib_disk *d, gpointer user_data);
+void lm_bpf_shared_disks_foreach (LmBpfDiskFunc func, gpointer user_data);
 
 /* The engine's part on (counted: an engine being replaced may overlap its
  * successor) or off. From off to on, every disk is disarmed and the

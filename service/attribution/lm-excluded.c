@@ -22,7 +22,8 @@ typedef struct
   int excluded_fd;
   int last_io_fd;
   int dirtiers_fd;
-  int disks_fd; /* a program's per-disk map, or -1 (lm_excluded_add_disks_map) */
+  int index_fd; /* a program's disk → slot map, or -1 (lm_excluded_add_disks_map) */
+  int disks_fd; /* its slots */
   gssize excluded_off;
   gssize last_io_off;
 } Map;
@@ -82,20 +83,21 @@ sync_disks (const Map *m, GHashTable *now)
 {
   struct bpf_map_info info = { 0 };
   __u32 len = sizeof info;
-  __u32 key, next;
+  __u32 key, next, slot;
   __u32 *prev = NULL;
 
-  if (bpf_obj_get_info_by_fd (m->disks_fd, &info, &len) != 0 || info.key_size != sizeof key)
+  if (bpf_obj_get_info_by_fd (m->disks_fd, &info, &len) != 0 || info.key_size != sizeof slot)
     return;
   g_autofree guint8 *value = g_malloc0 (info.value_size);
-  while (bpf_map_get_next_key (m->disks_fd, prev, &next) == 0)
+  while (bpf_map_get_next_key (m->index_fd, prev, &next) == 0)
     {
       guint32 *flag = (guint32 *) (value + m->excluded_off);
       guint32 want;
 
       key = next;
       prev = &key;
-      if (bpf_map_lookup_elem (m->disks_fd, &key, value) != 0)
+      if (bpf_map_lookup_elem (m->index_fd, &key, &slot) != 0
+          || bpf_map_lookup_elem (m->disks_fd, &slot, value) != 0)
         continue;
       want = key_in (now, key) ? 1 : 0;
       if (*flag == want)
@@ -106,7 +108,7 @@ sync_disks (const Map *m, GHashTable *now)
           memcpy (value + m->last_io_off, &t, sizeof t);
         }
       *flag = want;
-      bpf_map_update_elem (m->disks_fd, &key, value, BPF_EXIST);
+      bpf_map_update_elem (m->disks_fd, &slot, value, BPF_EXIST);
     }
 }
 #endif
@@ -152,7 +154,7 @@ sync_map (const Map *m, GHashTable *before, GHashTable *now)
     }
   /* After the hash: a disk the program meets from now on reads the new
    * set from it; one it met before has its copy of the flag rewritten. */
-  if (m->disks_fd >= 0)
+  if (m->index_fd >= 0)
     sync_disks (m, now);
 #endif
 }
@@ -247,16 +249,16 @@ lm_excluded_has (const char *name)
 void
 lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd)
 {
-  Map m = { excluded_fd, last_io_fd, dirtiers_fd, -1, -1, -1 };
+  Map m = { excluded_fd, last_io_fd, dirtiers_fd, -1, -1, -1, -1 };
 
   add_map (&m);
 }
 
 void
-lm_excluded_add_disks_map (int excluded_fd, int disks_fd, gssize excluded_off, gssize last_io_off,
-                           int dirtiers_fd)
+lm_excluded_add_disks_map (int excluded_fd, int index_fd, int disks_fd, gssize excluded_off,
+                           gssize last_io_off, int dirtiers_fd)
 {
-  Map m = { excluded_fd, -1, dirtiers_fd, disks_fd, excluded_off, last_io_off };
+  Map m = { excluded_fd, -1, dirtiers_fd, index_fd, disks_fd, excluded_off, last_io_off };
 
   add_map (&m);
 }

@@ -24,11 +24,12 @@ gboolean lm_excluded_key_of (const char *name, guint32 *key);
  * while nobody looked is not taken for an idle gap. @dirtiers_fd, or -1:
  * its last dirtier per disk, forgotten then (it dirtied before the gap). */
 void lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd);
-/* The same, for a program that copies the flag into its per-disk map
- * @disks_fd (u32 key as above): the u32 at @excluded_off of each value is
- * kept 1 for an excluded disk and 0 otherwise; @last_io_off, or -1: a u64
+/* The same, for a program that copies the flag into its per-disk slots:
+ * @index_fd maps each disk it met (u32 key as above) to its slot (u32) in
+ * the array @disks_fd; the u32 at @excluded_off of each slot is kept 1 for
+ * an excluded disk and 0 otherwise; @last_io_off, or -1: a u64
  * CLOCK_BOOTTIME set to now for a disk watched again. */
-void lm_excluded_add_disks_map (int excluded_fd, int disks_fd, gssize excluded_off,
+void lm_excluded_add_disks_map (int excluded_fd, int index_fd, int disks_fd, gssize excluded_off,
                                 gssize last_io_off, int dirtiers_fd);
 void lm_excluded_remove_map (int excluded_fd);
 /* Forget everything (tests). */

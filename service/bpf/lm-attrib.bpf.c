@@ -47,16 +47,6 @@ __u32 engine_on = 0;
 __u64 idle_ns = 20000000000ULL;
 __u64 start_ns = 0;
 
-/* Each whole disk's state, MKDEV (major, first_minor) → its slot: one
- * lookup per bio, keyed by nothing bigger than the disk. */
-struct
-{
-  __uint (type, BPF_MAP_TYPE_HASH);
-  __uint (max_entries, MAX_DISKS);
-  __type (key, __u32);
-  __type (value, struct lm_attrib_disk);
-} disks SEC (".maps");
-
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
@@ -75,8 +65,8 @@ struct
 
 /* Disks (and what is stacked on them only) with Exclude=true, kept by the
  * daemon (lm-excluded.c): their I/O is not looked at, so it never wakes
- * user space. Read once per disk, into its slot's flag (disk_slot), which
- * lm-excluded.c rewrites when the set changes. */
+ * user space. Read once per disk, into its slot's flag (disk_slot_new),
+ * which lm-excluded.c rewrites when the set changes. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_HASH);
@@ -84,6 +74,10 @@ struct
   __type (key, __u32);
   __type (value, __u8);
 } excluded SEC (".maps");
+
+/* Each whole disk's state ("disks"), found through a cache of its slot
+ * index: no hash lookup per bio. */
+#include "lm-disks.bpf.h"
 
 /* --- the engine's ---------------------------------------------------------- */
 
@@ -132,22 +126,14 @@ current_is_kthread (void)
   return (bpf_get_current_task_btf ()->flags & PF_KTHREAD) != 0;
 }
 
-/* Disk @key's slot, made on its first I/O: what happened before monitoring
- * began is unknown, so its last I/O is the start; whether it is excluded
- * is looked up this once. (A disk first met while lm-excluded.c rewrites
- * the set may keep the old flag until the next change: a few microseconds'
- * window at a disk's first I/O.) */
-static __always_inline struct lm_attrib_disk *
-disk_slot (__u32 key)
+/* Whether @now falls in the second of a process's reads (or writes) on
+ * disk @d last noted in "runs": then there is nothing to note. */
+static __always_inline int
+second_noted (struct lm_attrib_disk *d, int write, __u64 now)
 {
-  struct lm_attrib_disk *d = bpf_map_lookup_elem (&disks, &key);
+  __u64 end = write ? d->act_end[1] : d->act_end[0];
 
-  if (d != 0)
-    return d;
-  struct lm_attrib_disk init = { .last_io = start_ns };
-  init.excluded = bpf_map_lookup_elem (&excluded, &key) != 0;
-  bpf_map_update_elem (&disks, &key, &init, BPF_NOEXIST);
-  return bpf_map_lookup_elem (&disks, &key);
+  return now < end && now + 1000000000ULL >= end;
 }
 
 /* A read or write second of a process's I/O on disk @d: the "runs" map is
@@ -157,7 +143,7 @@ note_second (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
 {
   __u64 *end = write ? &d->act_end[1] : &d->act_end[0];
 
-  if (now < *end && now + 1000000000ULL >= *end)
+  if (second_noted (d, write, now))
     return;
   *end = (now / 1000000000ULL + 1) * 1000000000ULL;
   note_activity (key, write ? LM_BPF_ACT_WRITE : LM_BPF_ACT_READ, now);
@@ -266,47 +252,41 @@ engine_arm (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
   send_armed (write, key, now);
 }
 
-/* Every bio of the machine passes here, once for attribution and the
- * engine together, so the common case comes first and costs little: a
- * disk that did I/O less than an eighth of idle_ns ago cannot be waking
- * up, and only its last I/O time (a process's second of activity, the
- * engine's last arming I/O) is refreshed, from the jiffies
- * (lm-jclock.bpf.h). */
-SEC ("tp_btf/block_bio_queue")
-int
-BPF_PROG (lm_bio_queue, struct bio *bio)
-{
-  struct block_device *bdev = bio->bi_bdev;
-  struct lm_attrib_disk *d;
-  struct lm_jclock *clock;
-  struct gendisk *disk;
-  __u64 now, prev;
-  __u32 key;
-  int user, write;
+/* What lm_bio_queue does for a process's bio on disk @d when its fast path
+ * found something to do: bit 0 of @what: a write; bit 1: a new second of
+ * activity; bit 2: the engine's time to refresh or the disk to arm. Apart,
+ * so that the fast path keeps its few registers. */
+#define LM_BIO_WRITE 1
+#define LM_BIO_ACT 2
+#define LM_BIO_ARM 4
 
-  /* A pure flush carries no data and does not by itself spin a disk up. */
-  if (bdev == 0 || bio->bi_iter.bi_size == 0)
+static __noinline int
+bio_noted (struct lm_attrib_disk *d, __u32 key, __u32 what, __u64 now)
+{
+  int write = (what & LM_BIO_WRITE) != 0;
+
+  if (d == 0 || current_is_kthread ())
     return 0;
-  disk = bdev->bd_disk;
-  if (disk == 0)
+  if (what & LM_BIO_ACT)
+    note_second (d, key, write, now);
+  if (what & LM_BIO_ARM)
+    engine_arm (d, key, write, now);
+  return 0;
+}
+
+/* A bio on disk @d past the fast path's window: the precise clock, the
+ * idle-gap test and, for a spin-up, the record. */
+static __noinline int
+bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
+{
+  struct lm_jclock *clock;
+  __u64 now, prev;
+  int user;
+
+  if (d == 0)
     return 0;
-  key = disk_key (disk);
-  d = disk_slot (key);
-  if (d == 0 || d->excluded)
-    return 0;
-  user = !current_is_kthread ();
-  write = (bio->bi_opf & REQ_OP_MASK) != 0;
   clock = (struct lm_jclock *) d->clock;
-  if (lm_jclock_fast (clock, &now))
-    {
-      if (now > d->last_io)
-        d->last_io = now;
-      if (user && attrib_on)
-        note_second (d, key, write, now);
-      if (user && engine_on)
-        engine_arm (d, key, write, now);
-      return 0;
-    }
+  user = !current_is_kthread ();
   now = lm_jclock_sync (clock, idle_ns >> 3);
   if (user && attrib_on)
     note_second (d, key, write, now);
@@ -363,6 +343,52 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
         }
     }
   bpf_ringbuf_submit (e, 0);
+  return 0;
+}
+
+/* Every bio of the machine passes here, once for attribution and the
+ * engine together, so the common case comes first and costs little: a
+ * disk that did I/O less than an eighth of idle_ns ago cannot be waking
+ * up, and only its last I/O time (a process's second of activity, the
+ * engine's last arming I/O) is refreshed, from the jiffies
+ * (lm-jclock.bpf.h). Its slot is found without a hash lookup
+ * (lm-disks.bpf.h). */
+SEC ("tp_btf/block_bio_queue")
+int
+BPF_PROG (lm_bio_queue, struct bio *bio)
+{
+  struct block_device *bdev = bio->bi_bdev;
+  struct lm_attrib_disk *d;
+  struct gendisk *disk;
+  __u64 now;
+  __u32 key, what;
+  int write;
+
+  /* A pure flush carries no data and does not by itself spin a disk up. */
+  if (bdev == 0 || bio->bi_iter.bi_size == 0)
+    return 0;
+  disk = bdev->bd_disk;
+  if (disk == 0)
+    return 0;
+  key = disk_key (disk);
+  d = disk_slot (key);
+  if (d == 0 || d->excluded)
+    return 0;
+  write = (bio->bi_opf & REQ_OP_MASK) != 0;
+  if (!lm_jclock_fast ((struct lm_jclock *) d->clock, &now))
+    return bio_slow (bio, d, key, write);
+  if (now > d->last_io)
+    d->last_io = now;
+  /* Most bios find nothing to do for either part (the same second of
+   * activity, the engine's time already this jiffy's): tested before who
+   * issued the bio, which takes a helper call. */
+  what = write ? LM_BIO_WRITE : 0;
+  if (attrib_on && !second_noted (d, write, now))
+    what |= LM_BIO_ACT;
+  if (engine_on && (now > d->last_ns || d->armed == 0))
+    what |= LM_BIO_ARM;
+  if (what & (LM_BIO_ACT | LM_BIO_ARM))
+    return bio_noted (d, key, what, now);
   return 0;
 }
 
@@ -461,41 +487,35 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
  * straight to the dispatch list). They are all sent by blk_execute_rq()
  * (synchronous: SG_IO, NVME_IOCTL_*, virtio-blk's serial number) or
  * blk_execute_rq_nowait() (sg, NVMe over io_uring), which nothing else
- * calls: watched there (fentry), they cost the machine's ordinary I/O
- * nothing. Where fentry cannot attach (arm64 before 6.0), block_rq_issue,
+ * calls: watched there, by fentry or else by a kprobe, they cost the
+ * machine's ordinary I/O nothing. Where neither attaches, block_rq_issue,
  * which every request passes, is watched instead (lm-bpf-shared.c). */
 #define LM_REQ_OP_DRV_IN 34
 #define LM_REQ_OP_DRV_OUT 35
+
+static __always_inline int
+is_passthrough (__u32 op)
+{
+  return op == LM_REQ_OP_DRV_IN || op == LM_REQ_OP_DRV_OUT;
+}
 
 /* A synchronous ioctl (SG_IO, NVME_IOCTL_*) dispatches its request in the
  * submitter's own context, so current is who to blame. A kernel thread
  * here is a driver's own command (removable-media polling, a runtime
  * resume) or a queue run on behalf of someone we cannot name: neither is
- * counted, so polling never hides a disk's idle gap. */
+ * counted, so polling never hides a disk's idle gap. @op: the request's,
+ * a passthrough one; @key: its disk's. */
 static __always_inline int
-passthrough (struct request *rq)
+passthrough (__u32 op, __u32 key)
 {
-  __u32 op = rq->cmd_flags & REQ_OP_MASK;
   struct lm_attrib_disk *d;
-  struct request_queue *q;
-  struct gendisk *disk;
   __u64 now, id, prev;
-  __u32 key;
 
-  if (op != LM_REQ_OP_DRV_IN && op != LM_REQ_OP_DRV_OUT)
-    return 0;
   if (!attrib_on)
     return 0;
   id = lm_current_pid_tgid (1);
   if ((__u32) (id >> 32) == self_tgid || current_is_kthread ())
     return 0;
-  q = rq->q;
-  if (q == 0)
-    return 0;
-  disk = q->disk;
-  if (disk == 0)
-    return 0;
-  key = disk_key (disk);
   d = disk_slot (key);
   if (d == 0 || d->excluded)
     return 0;
@@ -521,25 +541,93 @@ passthrough (struct request *rq)
   return 0;
 }
 
+/* @rq: a pointer the verifier knows (BTF: fentry, tp_btf). */
+static __always_inline int
+passthrough_rq (struct request *rq)
+{
+  __u32 op = rq->cmd_flags & REQ_OP_MASK;
+  struct request_queue *q;
+  struct gendisk *disk;
+
+  if (!is_passthrough (op))
+    return 0;
+  q = rq->q;
+  if (q == 0)
+    return 0;
+  disk = q->disk;
+  if (disk == 0)
+    return 0;
+  return passthrough (op, disk_key (disk));
+}
+
 SEC ("fentry/blk_execute_rq")
 int
 BPF_PROG (lm_execute_rq, struct request *rq, bool at_head)
 {
-  return passthrough (rq);
+  return passthrough_rq (rq);
 }
 
 SEC ("fentry/blk_execute_rq_nowait")
 int
 BPF_PROG (lm_execute_rq_nowait, struct request *rq, bool at_head)
 {
-  return passthrough (rq);
+  return passthrough_rq (rq);
 }
 
-/* The fallback: every request passes here, so one load and a compare for
- * all but the rare passthrough one. */
+/* Kprobes, where trampolines are refused (a kernel that allows no fentry
+ * on this architecture, or a locked-down one) but kprobes are built in:
+ * attached through the perf kprobe PMU, no tracefs needed. @rq is then
+ * a plain kernel pointer, read with bpf_probe_read_kernel. Only where
+ * lm-vmlinux.h knows the first argument's register (have_kprobe_arg). */
+struct pt_regs;
+
+#ifdef LM_KPROBE_ARG1
+const volatile __u32 have_kprobe_arg = 1;
+
+static __always_inline int
+passthrough_kprobe (struct pt_regs *regs)
+{
+  struct request *rq = (struct request *) LM_KPROBE_ARG1 (regs);
+  __u32 op = BPF_CORE_READ (rq, cmd_flags) & REQ_OP_MASK;
+  struct gendisk *disk;
+
+  if (!is_passthrough (op))
+    return 0;
+  disk = BPF_CORE_READ (rq, q, disk);
+  if (disk == 0)
+    return 0;
+  return passthrough (op, ((__u32) BPF_CORE_READ (disk, major) << 20)
+                              | ((__u32) BPF_CORE_READ (disk, first_minor) & 0xfffff));
+}
+#else
+const volatile __u32 have_kprobe_arg = 0;
+
+static __always_inline int
+passthrough_kprobe (struct pt_regs *regs)
+{
+  return 0;
+}
+#endif
+
+SEC ("kprobe/blk_execute_rq")
+int
+lm_kprobe_execute_rq (struct pt_regs *regs)
+{
+  return passthrough_kprobe (regs);
+}
+
+SEC ("kprobe/blk_execute_rq_nowait")
+int
+lm_kprobe_execute_rq_nowait (struct pt_regs *regs)
+{
+  return passthrough_kprobe (regs);
+}
+
+/* The last resort: every request passes here, so one load and a compare
+ * for all but the rare passthrough one. */
 SEC ("tp_btf/block_rq_issue")
 int
 BPF_PROG (lm_rq_issue, struct request *rq)
 {
-  return passthrough (rq);
+  return passthrough_rq (rq);
 }

@@ -40,7 +40,9 @@ lm_jclock_fast (struct lm_jclock *c, __u64 *now)
   /* Unsigned: a time another CPU just moved past j is not fast. */
   if (j - c->last_j >= c->win_j || since_sync * ns_per_jiffy >= LM_JCLOCK_RESYNC_NS)
     return 0;
-  c->last_j = j;
+  /* Written only when it changes: the line is shared by the CPUs. */
+  if (c->last_j != j)
+    c->last_j = j;
   *now = c->sync_ns + since_sync * ns_per_jiffy;
   return 1;
 }

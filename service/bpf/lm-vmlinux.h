@@ -31,6 +31,7 @@ typedef __u32 blk_opf_t;
 enum bpf_map_type
 {
   BPF_MAP_TYPE_HASH = 1,
+  BPF_MAP_TYPE_ARRAY = 2,
   BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -135,5 +136,22 @@ struct request
   struct request_queue *q;
   blk_opf_t cmd_flags;
 };
+
+/* A kprobe's registers, for the first argument of the probed function
+ * (LM_KPROBE_ARG1), by the kernel's own field names (not the UAPI's that
+ * bpf_tracing.h's PT_REGS_PARM1 wants). Only where it is written here. */
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs
+{
+  unsigned long di;
+};
+#define LM_KPROBE_ARG1(regs) ((regs)->di)
+#elif defined(__TARGET_ARCH_arm64)
+struct pt_regs
+{
+  __u64 regs[31]; /* inside an anonymous union; CO-RE finds it there */
+};
+#define LM_KPROBE_ARG1(regs) ((regs)->regs[0])
+#endif
 
 #pragma clang attribute pop

@@ -157,15 +157,15 @@ disk_timer (gpointer user_data)
 {
   LmFlushDisk *d = user_data;
   LmFlush *self = d->owner;
-  int fd = bpf_map__fd (self->skel->maps.disks);
   guint64 last_ns = 0;
+  guint32 slot;
 
   d->timer = 0;
   for (guint i = 0; i < d->members->len; i++)
     {
       struct lm_attrib_disk st;
       guint32 key = g_array_index (d->members, guint32, i);
-      if (bpf_map_lookup_elem (fd, &key, &st) == 0)
+      if (lm_bpf_shared_disk_get (key, &slot, &st))
         last_ns = MAX (last_ns, st.last_ns);
     }
   gint64 wait_ns = (gint64) self->seconds * 1000000000 - (lm_flush_boot_ns () - (gint64) last_ns);
@@ -184,10 +184,10 @@ disk_timer (gpointer user_data)
     {
       struct lm_attrib_disk st;
       guint32 key = g_array_index (d->members, guint32, i);
-      if (bpf_map_lookup_elem (fd, &key, &st) != 0)
+      if (!lm_bpf_shared_disk_get (key, &slot, &st))
         continue;
       st.armed = 0;
-      if (bpf_map_update_elem (fd, &key, &st, BPF_EXIST) != 0)
+      if (!lm_bpf_shared_disk_put (slot, &st))
         g_debug ("Cannot disarm disk %u:%u: %s", key >> 20, key & 0xfffff, g_strerror (errno));
     }
   d->last_io_ns = last_ns;
