@@ -8,6 +8,7 @@
 #include "lm-expedite.h"
 
 #include "lm-io.h"
+#include "lm-journal-apply.h"
 #include "lm-journal.h"
 #include "lm-paths.h"
 
@@ -39,7 +40,7 @@ lm_expedite_start (LmState *state)
     return TRUE;
   g_debug ("Not expediting grace periods: %s", error->message);
   lm_journal_forget (state, PART, KEY);
-  lm_state_save_soon (state);
+  lm_journal_save_soon (state);
   return FALSE;
 }
 
@@ -78,7 +79,7 @@ lm_expedite_end (LmState *state)
       return;
     }
   lm_journal_forget (state, PART, KEY);
-  lm_state_save_soon (state); /* a lost forget only writes the original again */
+  lm_journal_save_soon (state); /* a lost forget only writes the original again */
 }
 
 gboolean
