@@ -648,6 +648,15 @@ class DaemonTestCase(unittest.TestCase):
             time.sleep(0.25)
 
 
+_stopped_by = None  # the signal that stopped the run, for its TAP report
+
+
+def _interrupted(signum, frame):
+    global _stopped_by
+    _stopped_by = signal.Signals(signum).name
+    raise KeyboardInterrupt(_stopped_by)
+
+
 class _TapResult(unittest.TestResult):
     """One TAP line per test method on @tap; the usual verbose report and
     every traceback on stderr. A method that never ran because its
@@ -690,6 +699,8 @@ class _TapResult(unittest.TestResult):
         if state["skip"] is not None and state["ok"]:
             self._line(True, tid, " # SKIP %s" % (state["skip"] or "no reason given"))
             self._say("%s ... skipped: %s" % (tid, state["skip"]))
+        elif _stopped_by is not None:
+            self._line(False, tid, " # stopped by %s" % _stopped_by)
         elif state["ok"]:
             self._line(True, tid, " # TODO expected failure" if state["xfail"] else "")
             self._say("%s ... ok" % tid)
@@ -777,7 +788,9 @@ class _TapRunner:
     with protocol: 'tap'); stdout is pointed at stderr while the tests run,
     so that nothing a test or its children print can break the stream."""
 
-    def run(self, test):
+    def run(self, test, check=None):
+        """Runs @test; then @check(), when given, returns problems found
+        after the cases (each a TAP comment, and the run fails)."""
         import sys
 
         def ids(t):
@@ -793,9 +806,18 @@ class _TapRunner:
         tap.write("TAP version 13\n")
         result = _TapResult(tap, list(ids(test)))
         result.failfast = False
-        test(result)
+        try:
+            test(result)
+        except KeyboardInterrupt:
+            pass  # stopTest reported the case it stopped (_interrupted)
         result.finish()
-        self.failed = result.bad > 0 or not result.wasSuccessful()
+        problems = check() if check is not None else []
+        for line in problems:
+            tap.write("# %s\n" % line)
+        self.failed = (result.bad > 0 or not result.wasSuccessful() or bool(problems)
+                       or _stopped_by is not None)
+        if _stopped_by is not None:
+            tap.write("Bail out! stopped by %s\n" % _stopped_by)
         tap.close()
         return result
 
@@ -995,6 +1017,51 @@ def hold_realkernel_lock():
     return f
 
 
+# What a real-kernel file may change on the machine and must leave as it
+# found it: the daemon's sysctls and the grace-period switch it flips around
+# remounts. A byte value and its ratio twin are one setting (writing one
+# zeroes the other), so they are kept and put back as a pair.
+MACHINE_VALUES = ("/proc/sys/vm/laptop_mode", "/proc/sys/vm/dirty_expire_centisecs",
+                  "/proc/sys/vm/dirty_writeback_centisecs", "/sys/kernel/rcu_expedited")
+MACHINE_TWINS = (("/proc/sys/vm/dirty_ratio", "/proc/sys/vm/dirty_bytes"),
+                 ("/proc/sys/vm/dirty_background_ratio", "/proc/sys/vm/dirty_background_bytes"))
+
+
+# LM_TEST_MACHINE_ROOT: a directory standing for "/", for tests of lmtest.
+MACHINE_ROOT = os.environ.get("LM_TEST_MACHINE_ROOT", "")
+
+
+def _read_machine():
+    def value(path):
+        try:
+            with open(MACHINE_ROOT + path) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+    got = {p: value(p) for p in MACHINE_VALUES}
+    for pair in MACHINE_TWINS:
+        got.update({p: value(p) for p in pair})
+    return got
+
+
+def _put_machine_back(before):
+    """Writes back whatever differs from @before; returns what differed, as
+    "path: was -> now" lines (empty when the machine is as it was)."""
+    now = _read_machine()
+    changed = ["%s: %s -> %s" % (p, before[p], now[p]) for p in before if before[p] != now[p]]
+    writes = [p for p in MACHINE_VALUES if before[p] != now[p] and before[p] is not None]
+    for ratio, size in MACHINE_TWINS:
+        if (before[ratio], before[size]) != (now[ratio], now[size]):
+            writes.append(size if before[size] not in (None, "0") else ratio)
+    for p in writes:
+        try:
+            with open(MACHINE_ROOT + p, "w") as f:
+                f.write(before[p] + "\n")
+        except OSError as e:
+            changed.append("%s: could not put back %s: %s" % (p, before[p], e))
+    return changed
+
+
 def main():
     """Runs this file's cases of one suite (LM_TIER, which meson sets; every
     case when unset) with a TAP report (one line per test method, skips
@@ -1030,6 +1097,15 @@ def main():
     if any(tier_of(c) == REALKERNEL for c in selected):
         enter_private_mounts(sys.argv[0], names)
         _held.append(hold_realkernel_lock())
+    realkernel_run = any(tier_of(c) == REALKERNEL for c in selected)
+    before = _read_machine() if realkernel_run else None
+    if realkernel_run:
+        # meson's timeout sends SIGTERM: unwind so the values still go back.
+        signal.signal(signal.SIGTERM, _interrupted)
     runner = _TapRunner()
-    runner.run(unittest.TestSuite(selected))
+    # Each test restores what it changed; this catches one that did not
+    # (a failure of its own) and still leaves the machine as it was.
+    check = (lambda: ["left changed by this file (put back): " + line
+                      for line in _put_machine_back(before)]) if realkernel_run else None
+    runner.run(unittest.TestSuite(selected), check)
     sys.exit(1 if runner.failed else 0)
