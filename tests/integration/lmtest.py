@@ -84,6 +84,9 @@ SYSCTL_VM = {
     "dirty_background_bytes": "0",
 }
 
+# LM_TEST_MACHINE_ROOT: a directory standing for "/" in read_real_vm and
+# write_real_vm, for tests of lmtest itself.
+MACHINE_ROOT = os.environ.get("LM_TEST_MACHINE_ROOT", "")
 VM_KEYS = ["laptop_mode", "dirty_writeback_centisecs", "dirty_expire_centisecs",
            "dirty_ratio", "dirty_background_ratio", "dirty_bytes", "dirty_background_bytes"]
 
@@ -303,7 +306,7 @@ class FakeRoot:
 def read_real_vm():
     d = {}
     for name in VM_KEYS:
-        p = "/proc/sys/vm/" + name
+        p = MACHINE_ROOT + "/proc/sys/vm/" + name
         if os.path.exists(p):
             with open(p) as f:
                 d[name] = f.read().strip()
@@ -318,7 +321,7 @@ def write_real_vm(values):
         v = values[name]
         if name in ("dirty_bytes", "dirty_background_bytes", "dirty_ratio", "dirty_background_ratio") and v == "0":
             continue
-        with open("/proc/sys/vm/" + name, "w") as f:
+        with open(MACHINE_ROOT + "/proc/sys/vm/" + name, "w") as f:
             f.write(v + "\n")
 
 
@@ -1017,48 +1020,38 @@ def hold_realkernel_lock():
     return f
 
 
-# What a real-kernel file may change on the machine and must leave as it
-# found it: the daemon's sysctls and the grace-period switch it flips around
-# remounts. A byte value and its ratio twin are one setting (writing one
-# zeroes the other), so they are kept and put back as a pair.
-MACHINE_VALUES = ("/proc/sys/vm/laptop_mode", "/proc/sys/vm/dirty_expire_centisecs",
-                  "/proc/sys/vm/dirty_writeback_centisecs", "/sys/kernel/rcu_expedited")
-MACHINE_TWINS = (("/proc/sys/vm/dirty_ratio", "/proc/sys/vm/dirty_bytes"),
-                 ("/proc/sys/vm/dirty_background_ratio", "/proc/sys/vm/dirty_background_bytes"))
+# What else a real-kernel file may change on the machine besides VM_KEYS:
+# the grace-period switch the daemon flips around remounts.
+RCU_EXPEDITED = "/sys/kernel/rcu_expedited"
 
 
-# LM_TEST_MACHINE_ROOT: a directory standing for "/", for tests of lmtest.
-MACHINE_ROOT = os.environ.get("LM_TEST_MACHINE_ROOT", "")
-
-
-def _read_machine():
-    def value(path):
-        try:
-            with open(MACHINE_ROOT + path) as f:
-                return f.read().strip()
-        except OSError:
-            return None
-    got = {p: value(p) for p in MACHINE_VALUES}
-    for pair in MACHINE_TWINS:
-        got.update({p: value(p) for p in pair})
-    return got
+def _machine():
+    """VM_KEYS and RCU_EXPEDITED as they are now, by path."""
+    values = {"/proc/sys/vm/" + k: v for k, v in read_real_vm().items()}
+    try:
+        with open(MACHINE_ROOT + RCU_EXPEDITED) as f:
+            values[RCU_EXPEDITED] = f.read().strip()
+    except OSError:
+        pass
+    return values
 
 
 def _put_machine_back(before):
-    """Writes back whatever differs from @before; returns what differed, as
-    "path: was -> now" lines (empty when the machine is as it was)."""
-    now = _read_machine()
-    changed = ["%s: %s -> %s" % (p, before[p], now[p]) for p in before if before[p] != now[p]]
-    writes = [p for p in MACHINE_VALUES if before[p] != now[p] and before[p] is not None]
-    for ratio, size in MACHINE_TWINS:
-        if (before[ratio], before[size]) != (now[ratio], now[size]):
-            writes.append(size if before[size] not in (None, "0") else ratio)
-    for p in writes:
-        try:
-            with open(MACHINE_ROOT + p, "w") as f:
-                f.write(before[p] + "\n")
-        except OSError as e:
-            changed.append("%s: could not put back %s: %s" % (p, before[p], e))
+    """Writes back @before (from _machine()) where the machine differs now;
+    returns what differed, as "path: was -> now" lines."""
+    now = _machine()
+    changed = ["%s: %s -> %s" % (p, before.get(p), now.get(p))
+               for p in sorted(set(before) | set(now)) if before.get(p) != now.get(p)]
+    if not changed:
+        return []
+    try:
+        write_real_vm({p[len("/proc/sys/vm/"):]: v for p, v in before.items()
+                       if p.startswith("/proc/sys/vm/")})
+        if RCU_EXPEDITED in before:
+            with open(MACHINE_ROOT + RCU_EXPEDITED, "w") as f:
+                f.write(before[RCU_EXPEDITED] + "\n")
+    except OSError as e:
+        changed.append("could not put the values back: %s" % e)
     return changed
 
 
@@ -1094,18 +1087,17 @@ def main():
     if problem is not None:
         print("TAP version 13\nBail out! %s" % problem, flush=True)
         sys.exit(1)
+    check = None
     if any(tier_of(c) == REALKERNEL for c in selected):
         enter_private_mounts(sys.argv[0], names)
         _held.append(hold_realkernel_lock())
-    realkernel_run = any(tier_of(c) == REALKERNEL for c in selected)
-    before = _read_machine() if realkernel_run else None
-    if realkernel_run:
+        # Each test restores what it changed; this catches one that did not
+        # (a failure of its own) and still leaves the machine as it was.
+        before = _machine()
+        check = lambda: ["left changed by this file (put back): " + line  # noqa: E731
+                         for line in _put_machine_back(before)]
         # meson's timeout sends SIGTERM: unwind so the values still go back.
         signal.signal(signal.SIGTERM, _interrupted)
     runner = _TapRunner()
-    # Each test restores what it changed; this catches one that did not
-    # (a failure of its own) and still leaves the machine as it was.
-    check = (lambda: ["left changed by this file (put back): " + line
-                      for line in _put_machine_back(before)]) if realkernel_run else None
     runner.run(unittest.TestSuite(selected), check)
     sys.exit(1 if runner.failed else 0)
