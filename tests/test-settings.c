@@ -6,6 +6,7 @@
 
 #include "lm-error.h"
 #include "lm-settings.h"
+#include "lm-settings-keys.h"
 
 static GVariant *
 parse_asv (const char *text)
@@ -359,7 +360,7 @@ test_bounds_quote (void)
   const char *items[] = { item, NULL };
   g_autoptr (GVariant) rel = one_setting ("NoRemount", g_variant_new_strv (items, -1));
 
-  assert_refused (rel, "NoRemount must list absolute paths, not “\\x1b\\x1b");
+  assert_refused (rel, "NoRemount must be a list of absolute paths, not “\\x1b\\x1b");
   assert_refused (rel, "…”");
   assert_refused (mode, "Mode must be one of");
 }
@@ -468,6 +469,67 @@ test_bounds_key_file (void)
   g_assert_nonnull (strstr (error->message, "lists at most 256 entries, not 257"));
 }
 
+/* A value that is not UTF-8 is refused for every key, whatever its type,
+ * with a sentence built from what that key accepts. On a string key
+ * without choices (NvmeLatencyToleranceUs) this once joined a NULL list:
+ * a CRITICAL (fatal here), and "must be one of “(null)”" for the user. */
+static void
+test_range_error_every_key (void)
+{
+  gsize n_keys;
+  const LmSettingKey *keys = lm_settings_keys (&n_keys);
+  guint seen_types = 0;
+
+  /* String keys without choices first: on the old code their CRITICAL
+   * aborts before any wording check could fail. */
+  for (gsize pass = 0; pass < 2 * n_keys; pass++)
+    {
+      const LmSettingKey *k = &keys[pass % n_keys];
+      if ((pass < n_keys) != (k->type == 's' && k->choices == NULL))
+        continue;
+      g_autoptr (LmSettings) s = lm_settings_new ();
+      g_autoptr (GKeyFile) kf = g_key_file_new ();
+      g_autoptr (GError) error = NULL;
+      g_autofree char *text = g_strdup_printf ("[LaptopMode]\n%s=\xff\xfe\n", k->key);
+      g_autofree char *want = g_strdup_printf ("%s in test.conf must be ", k->key);
+      const char *expect;
+
+      g_assert_true (g_key_file_load_from_data (kf, text, -1, G_KEY_FILE_KEEP_COMMENTS, NULL));
+      /* Where the CRITICAL came from: a string key with no list of choices. */
+      if (k->type == 's' && k->choices == NULL)
+        g_test_message ("%s: a string key without choices", k->key);
+      g_assert_false (lm_settings_load_key_file (s, kf, "test.conf", &error));
+      g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+      g_test_message ("%s: %s", k->key, error->message);
+      g_assert_true (g_str_has_prefix (error->message, want));
+      g_assert_null (strstr (error->message, "(null)"));
+      g_assert_nonnull (strstr (error->message, ", not “\\xff\\xfe”"));
+      switch (k->type)
+        {
+          case 'u':
+            expect = "must be a whole number from ";
+            seen_types |= 1;
+            break;
+          case 'b':
+            expect = "must be true or false, not";
+            seen_types |= 2;
+            break;
+          case 'a':
+            expect
+                = k->choices != NULL ? "must be a list of “" : "must be a list of absolute paths";
+            seen_types |= k->choices != NULL ? 4 : 8;
+            break;
+          default:
+            expect = k->choices != NULL ? "must be one of “" : "must be “keep”, “auto”, “any” or ";
+            seen_types |= k->choices != NULL ? 16 : 32;
+            break;
+        }
+      g_assert_nonnull (strstr (error->message, expect));
+    }
+  /* Every kind of row is in the table, so each branch above ran. */
+  g_assert_cmpuint (seen_types, ==, 63);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -481,6 +543,7 @@ main (int argc, char **argv)
   g_test_add_func ("/settings/save-round-trip", test_save_round_trip);
   g_test_add_func ("/settings/hostile-round-trip", test_hostile_round_trip);
   g_test_add_func ("/settings/hand-written-lists", test_hand_written_lists);
+  g_test_add_func ("/settings/range-error-every-key", test_range_error_every_key);
   g_test_add_func ("/settings/bounds/lists", test_bounds_lists);
   g_test_add_func ("/settings/bounds/path", test_bounds_path);
   g_test_add_func ("/settings/bounds/quote", test_bounds_quote);

@@ -41,8 +41,7 @@ lm_hwpower_check_latency (const char *value, GError **error)
       || g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT32, &n, NULL))
     return TRUE;
   g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-               "NvmeLatencyToleranceUs must be “keep”, “auto”, “any” or a whole number of "
-               "microseconds from 0 to 2147483647");
+               "NvmeLatencyToleranceUs must be " LM_HWPOWER_LATENCY_SYNTAX);
   return FALSE;
 }
 

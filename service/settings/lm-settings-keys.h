@@ -22,6 +22,7 @@ typedef struct
 const LmSettingKey *lm_settings_keys (gsize *n_keys);
 const LmSettingKey *lm_settings_find_key (const char *name);
 char *lm_settings_known_keys (void);
+char *lm_settings_key_accepts (const LmSettingKey *k);
 void lm_settings_set_range_error (GError **error, const LmSettingKey *k, const char *origin,
                                   const char *got);
 gboolean lm_settings_set_uint (LmSettings *s, const LmSettingKey *k, guint64 value,

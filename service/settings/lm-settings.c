@@ -175,33 +175,40 @@ lm_settings_known_keys (void)
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
+/* What @k accepts, in the words of its error message; built from the key's
+ * own row, so a key of any type gets a true sentence. */
+char *
+lm_settings_key_accepts (const LmSettingKey *k)
+{
+  g_autofree char *list = NULL;
+
+  if (k->choices != NULL)
+    list = g_strjoinv ("”, “", (char **) k->choices);
+  switch (k->type)
+    {
+      case 'u':
+        return g_strdup_printf ("a whole number from %u to %u", k->min, k->max);
+      case 'b':
+        return g_strdup ("true or false");
+      case 'a':
+        return list != NULL ? g_strdup_printf ("a list of “%s”", list)
+                            : g_strdup ("a list of absolute paths");
+      default:
+        if (list != NULL)
+          return g_strdup_printf ("one of “%s”", list);
+        /* Without choices: the syntax lm_settings_set_string checks. */
+        return g_strdup (LM_HWPOWER_LATENCY_SYNTAX);
+    }
+}
+
 void
 lm_settings_set_range_error (GError **error, const LmSettingKey *k, const char *origin,
                              const char *got)
 {
-  if (k->type == 'u')
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "%s%s%s must be a whole number from %u to %u, not %s", k->key,
-                   origin ? " in " : "", origin ? origin : "", k->min, k->max, got);
-    }
-  else if (k->type == 'b')
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s must be true or false, not %s",
-                   k->key, origin ? " in " : "", origin ? origin : "", got);
-    }
-  else if (k->type == 'a' && k->choices == NULL)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "%s%s%s must list absolute paths, not %s", k->key, origin ? " in " : "",
-                   origin ? origin : "", got);
-    }
-  else
-    {
-      g_autofree char *list = g_strjoinv ("”, “", (char **) k->choices);
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s must be one of “%s”, not %s",
-                   k->key, origin ? " in " : "", origin ? origin : "", list, got);
-    }
+  g_autofree char *accepts = lm_settings_key_accepts (k);
+
+  g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s must be %s, not %s", k->key,
+               origin ? " in " : "", origin ? origin : "", accepts, got);
 }
 
 gboolean

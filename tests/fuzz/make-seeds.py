@@ -101,6 +101,11 @@ def settings():
     put("settings", "# comment\n[LaptopMode]\nAttribution=tracefs\nSpinUpIdle=30\nSpinUpHistory=true\n"
         "DiskRecheck=0\nEngine=userspace\nLowBatteryPercent=5\nDirtyRatio=60\n")
     put("settings", "")
+    # Issue 34: a value that is not UTF-8 for each kind of key; on the string
+    # key without choices its error message once joined a NULL list.
+    for key in ("NvmeLatencyToleranceUs", "Mode", "MaxLostWork", "Remount", "NoRemount",
+                "RemountTypes"):
+        put("settings", b"[LaptopMode]\n" + key.encode() + b"=\xff\xfe\n")
 
 
 def state():

@@ -1,5 +1,6 @@
-/* scratch.c: the fuzz targets' private scratch directory, made once per
- * process and removed at exit; never a shared, predictable path. */
+/* scratch.c: what every fuzz target links beside its own code: a private
+ * scratch directory, made once per process and removed at exit (never a
+ * shared, predictable path), and GLib criticals turned into abort(). */
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,6 +8,51 @@
 #include "lm-fuzz.h"
 
 static char *scratch;
+
+/* A GLib critical (a g_return_if_fail that failed) or error is a crash.
+ * G_DEBUG=fatal-criticals would raise SIGTRAP, which libFuzzer does not
+ * catch: it would write no input and print no statistics. abort() is a
+ * signal it handles like any crash. Warnings stay warnings: the parsers
+ * log hostile input on purpose. */
+static gboolean
+fatal_level (GLogLevelFlags level)
+{
+  return (level & (G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_ERROR)) != 0;
+}
+
+static void
+abort_on_critical (const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+  if (fatal_level (level))
+    {
+      fprintf (stderr, "%s-CRITICAL (a crash for the fuzzer): %s\n", domain ? domain : "**",
+               message);
+      abort ();
+    }
+  g_log_default_handler (domain, level, message, data);
+}
+
+static GLogWriterOutput
+abort_on_critical_structured (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+                              gpointer data)
+{
+  if (fatal_level (level))
+    {
+      for (gsize i = 0; i < n_fields; i++)
+        if (g_str_equal (fields[i].key, "MESSAGE") && fields[i].length < 0)
+          fprintf (stderr, "CRITICAL (a crash for the fuzzer): %s\n",
+                   (const char *) fields[i].value);
+      abort ();
+    }
+  return g_log_writer_default (level, fields, n_fields, data);
+}
+
+__attribute__ ((constructor)) static void
+install_log_trap (void)
+{
+  g_log_set_default_handler (abort_on_critical, NULL);
+  g_log_set_writer_func (abort_on_critical_structured, NULL, NULL);
+}
 
 static void
 remove_scratch (void)
