@@ -148,9 +148,11 @@ test_newtask_rename (LmFakeRoot *f, gconstpointer data)
   assert_task (&t, 90, "kworker/1:2", "kworker/1:2");
 }
 
-/* exec names the program (after its file, or after the rename before it
- * for fexecve); a thread's exec takes its leader's pid; a kernel thread's
- * helper becomes a process. */
+/* An exec is a rename (the kernel names the task after its file) under
+ * the leader's pid: the program's name; /proc is asked again for the uid
+ * (a set-user-ID file); a thread's exec leaves the leader named. A helper a
+ * kernel thread starts (modprobe) is a process: only kthreadd makes kernel
+ * threads. */
 static void
 test_exec (LmFakeRoot *f, gconstpointer data)
 {
@@ -160,33 +162,35 @@ test_exec (LmFakeRoot *f, gconstpointer data)
 
   put_task (f, 500, 500, "bash", 1000, 0, start_ticks (-10));
   lm_tracefs_tasks_newtask (tasks, 500, 510, "bash", 0x1200011, now);
-  lm_tracefs_tasks_rename (tasks, 510, "dd", now + 1);
-  lm_tracefs_tasks_exec (tasks, 510, 510, "dd", now + 2);
+  put_task (f, 510, 510, "dd", 1000, 0, start_ticks (-1));
+  g_assert_true (lm_tracefs_tasks_lookup (tasks, 510, "bash", now + 1, &t));
+  g_assert_cmpint (t.uid, ==, 1000);
+  /* exec of a set-user-ID dd: renamed, and /proc says root now. */
+  put_task (f, 510, 510, "dd", 0, 0, start_ticks (-1));
+  lm_tracefs_tasks_rename (tasks, 510, "dd", now + 2);
   g_assert_true (lm_tracefs_tasks_lookup (tasks, 510, "bash", now + 3, &t));
   assert_task (&t, 510, "dd", "dd");
+  g_assert_cmpint (t.uid, ==, 0);
 
-  /* fexecve: the name came with the rename. */
-  lm_tracefs_tasks_newtask (tasks, 500, 511, "bash", 0x1200011, now + 4);
-  lm_tracefs_tasks_rename (tasks, 511, "script", now + 5);
-  lm_tracefs_tasks_exec (tasks, 511, 511, "", now + 6);
-  g_assert_true (lm_tracefs_tasks_lookup (tasks, 511, "bash", now + 7, &t));
-  assert_task (&t, 511, "script", "script");
-
-  /* A thread (520, of 510) execs: it is 510 now, and 520 is no more. */
+  /* A thread (520, of 510) execs: the rename comes under 510. */
   lm_tracefs_tasks_newtask (tasks, 510, 520, "dd", THREAD_FLAGS, now + 8);
   lm_tracefs_tasks_rename (tasks, 510, "sh", now + 9);
-  lm_tracefs_tasks_exec (tasks, 510, 520, "sh", now + 10);
   g_assert_true (lm_tracefs_tasks_lookup (tasks, 510, "sh", now + 11, &t));
   assert_task (&t, 510, "sh", "sh");
-  g_assert_false (lm_tracefs_tasks_lookup (tasks, 520, "dd", now + 11, &t));
 
-  /* modprobe started by a kworker: a process once it execs. */
+  /* modprobe started by a kworker: a process from the start. */
   put_task (f, 60, 60, "kworker/0:1", 0, PF_KTHREAD, start_ticks (-1000));
   lm_tracefs_tasks_newtask (tasks, 60, 530, "kworker/0:1", 0x800100, now + 12);
-  lm_tracefs_tasks_exec (tasks, 530, 530, "modprobe", now + 13);
+  lm_tracefs_tasks_rename (tasks, 530, "modprobe", now + 13);
   g_assert_true (lm_tracefs_tasks_lookup (tasks, 530, "modprobe", now + 14, &t));
   g_assert_false (t.kthread);
   assert_task (&t, 530, "modprobe", "modprobe");
+  /* What kthreadd makes is the kernel's. */
+  put_task (f, 2, 2, "kthreadd", 0, PF_KTHREAD, start_ticks (-1000));
+  lm_tracefs_tasks_newtask (tasks, 2, 540, "kthreadd", 0x800100, now + 15);
+  lm_tracefs_tasks_rename (tasks, 540, "kworker/1:2", now + 16);
+  g_assert_true (lm_tracefs_tasks_lookup (tasks, 540, "kworker/1:2", now + 17, &t));
+  g_assert_true (t.kthread);
 }
 
 /* A writer that exited before its line was read is never blamed on the
@@ -220,11 +224,11 @@ test_reuse (LmFakeRoot *f, gconstpointer data)
   put_task (f, 900, 900, "bash", 1000, 0, start_ticks (-10));
   put_task (f, 1, 1, "systemd", 0, 0, start_ticks (-1000));
   lm_tracefs_tasks_newtask (tasks, 900, 901, "bash", 0x1200011, now);
-  lm_tracefs_tasks_exec (tasks, 901, 901, "dd", now + 1);
+  lm_tracefs_tasks_rename (tasks, 901, "dd", now + 1);
   g_assert_true (lm_tracefs_tasks_lookup (tasks, 901, "dd", now + 2, &t));
   assert_task (&t, 901, "dd", "dd");
   lm_tracefs_tasks_newtask (tasks, 1, 901, "systemd", 0x1200011, now + 3);
-  lm_tracefs_tasks_exec (tasks, 901, 901, "sshd", now + 4);
+  lm_tracefs_tasks_rename (tasks, 901, "sshd", now + 4);
   g_assert_true (lm_tracefs_tasks_lookup (tasks, 901, "dd", now + 5, &t));
   assert_task (&t, 901, "sshd", "sshd");
 }

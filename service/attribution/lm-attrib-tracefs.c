@@ -252,7 +252,18 @@ handle_line (char *line, gsize length, gpointer user_data)
   LmAttribTask task;
   LmSpinUp spinup;
 
-  switch (lm_tracefs_parse_line (line, length, &r))
+  LmTracefsKind kind = lm_tracefs_parse_line (line, length, &r);
+
+  /* The trace clock is CLOCK_MONOTONIC and lines are read after the fact:
+   * a time stamp ahead of now is no line of the kernel's, and would move
+   * a disk's last I/O past its real spin-ups. */
+  if (kind != LM_TRACEFS_NONE && kind != LM_TRACEFS_LOST
+      && r.usec > g_get_monotonic_time () + G_USEC_PER_SEC)
+    {
+      g_debug ("A trace line stamped %" G_GINT64_FORMAT " µs, ahead of the clock: ignored", r.usec);
+      return;
+    }
+  switch (kind)
     {
       case LM_TRACEFS_BIO:
         {
@@ -276,9 +287,6 @@ handle_line (char *line, gsize length, gpointer user_data)
         break;
       case LM_TRACEFS_RENAME:
         lm_tracefs_tasks_rename (a->tasks, r.task_pid, r.task_name, r.usec);
-        break;
-      case LM_TRACEFS_EXEC:
-        lm_tracefs_tasks_exec (a->tasks, r.task_pid, r.old_pid, r.task_name, r.usec);
         break;
       case LM_TRACEFS_LOST:
         g_debug ("The trace dropped events: asking /proc about tasks again");
@@ -354,11 +362,13 @@ tracefs_start (const LmAttribConfig *config, GError **error)
     { "writeback", "writeback_mark_inode_dirty" },
     { "block", "block_rq_issue" },
   };
-  /* A thread's process and names, followed in trace order. */
+  /* A thread's process and names, followed in trace order. Not
+   * sched_process_exec: it prints the file name raw, and a file named
+   * "x\n<a whole block_bio_queue line>" would forge an event; exec
+   * renames the task (task_rename) after its file anyway. */
   static const char *const task_events[][2] = {
     { "task", "task_newtask" },
     { "task", "task_rename" },
-    { "sched", "sched_process_exec" },
   };
 
   a->config = *config;

@@ -1,6 +1,10 @@
 /* lm-tracefs-parse.c: parser of the lines of a tracefs trace_pipe.
  * A line is "<comm>-<pid> [<cpu>] <flags> <secs>.<usecs>: <event>: <fields>";
- * the task name may hold spaces and dashes, so it is parsed backwards. */
+ * the task name may hold spaces and dashes, so it is parsed backwards.
+ * The events followed print no text a process chose beyond its task name
+ * (15 bytes, too short for a marker and a line): sched_process_exec's
+ * file name could hold newlines and whole forged lines, so it is not
+ * followed (lm-attrib-tracefs.c). */
 #include "lm-tracefs-parse.h"
 
 #include <string.h>
@@ -10,13 +14,26 @@
 #define RQ_ISSUE_MARKER ": block_rq_issue: "
 #define NEWTASK_MARKER ": task_newtask: "
 #define RENAME_MARKER ": task_rename: "
-#define EXEC_MARKER ": sched_process_exec: "
 /* ftrace right-aligns the task name in 16 columns: a name of its own
  * choosing (": task_rename: " fits in 15 bytes) is never taken for the
  * event's name when the search starts past them. */
 #define NAME_COLUMNS 16
 
-/* The header before the marker; @line is a private copy, cut in place. */
+/* The latency flags between the CPU and the time stamp ("d..1." and the
+ * like, irq-info on; absent with it off): one short word, no field's text. */
+static gboolean
+is_flags (const char *word)
+{
+  gsize n = strlen (word);
+
+  return n > 0 && n <= 8
+         && strspn (word, ".0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == n;
+}
+
+/* The header before the marker; @line is a private copy, cut in place.
+ * Exactly "<comm>-<pid> [<cpu>] [<flags>] <secs>.<usecs>" and nothing
+ * else before the marker: an event's field that held a marker (text a
+ * process chose) leaves more words there and is refused. */
 static gboolean
 split_header (char *line, LmTracefsRecord *r)
 {
@@ -31,8 +48,15 @@ split_header (char *line, LmTracefsRecord *r)
       || !g_ascii_string_to_unsigned (secs[1], 10, 0, 999999, &us, NULL))
     return FALSE;
   r->usec = (gint64) (s * G_USEC_PER_SEC + us);
+  g_strchomp (line);
+  char *flags = strrchr (line, ' ');
+  if (flags != NULL && flags > line && flags[-1] == ']' && is_flags (flags + 1))
+    *flags = '\0';
+  gsize len = strlen (line);
   char *cpu = strrchr (line, '[');
-  if (cpu == NULL || cpu == line)
+  if (cpu == NULL || cpu == line || len == 0 || line[len - 1] != ']'
+      || strspn (cpu + 1, "0123456789") != (gsize) (line + len - 1 - (cpu + 1))
+      || cpu + 1 == line + len - 1)
     return FALSE;
   *cpu = '\0';
   g_strchomp (line);
@@ -224,28 +248,30 @@ parse_rename (char *fields, LmTracefsRecord *r)
   return take_name (newcomm + 9, oom, r);
 }
 
-/* "filename=/usr/bin/dd pid=4242 old_pid=4242": the kernel names the task
- * after the file's last component, cut to 15 bytes, except for a file
- * that has no name of its own (fexecve), where a task_rename line gave
- * the name already. */
+/* "CPU:<n> [LOST <n> EVENTS]" or "CPU:<n> [LOST EVENTS]", the whole line. */
 static gboolean
-parse_exec (char *fields, LmTracefsRecord *r)
+is_lost_note (const char *line)
 {
-  char *old = last_before (fields, fields + strlen (fields), " old_pid=");
-  char *pid = old != NULL ? last_before (fields, old, " pid=") : NULL;
+  const char *p = line;
 
-  if (!g_str_has_prefix (fields, "filename=") || pid == NULL)
+  if (!g_str_has_prefix (p, "CPU:"))
     return FALSE;
-  *pid = *old = '\0';
-  if (!parse_pid (pid + 5, &r->task_pid) || !parse_pid (old + 9, &r->old_pid))
+  p += 4;
+  if (!g_ascii_isdigit (*p))
     return FALSE;
-  const char *file = fields + 9;
-  const char *base = strrchr (file, '/');
-  base = base != NULL ? base + 1 : file;
-  if (g_str_has_prefix (file, "/dev/fd/") && strchr (file + 8, '/') == NULL)
-    base = "";
-  g_strlcpy (r->task_name, base, sizeof r->task_name);
-  return TRUE;
+  while (g_ascii_isdigit (*p))
+    p++;
+  if (!g_str_has_prefix (p, " [LOST "))
+    return FALSE;
+  p += 7;
+  if (g_ascii_isdigit (*p))
+    {
+      while (g_ascii_isdigit (*p))
+        p++;
+      if (*p++ != ' ')
+        return FALSE;
+    }
+  return g_str_equal (p, "EVENTS]");
 }
 
 /* Where @marker starts in @line, searched past the task name's columns. */
@@ -267,22 +293,15 @@ lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
   gboolean ok = FALSE;
 
   memset (record, 0, sizeof *record);
-  /* A task's line starts with its name right-aligned in 16 columns, so
-   * with a space: one that starts with "CPU:" is ftrace's own. */
-  if (g_str_has_prefix (copy, "CPU:") && strstr (copy, " [LOST ") != NULL)
+  /* ftrace's own note, exactly: "CPU:1 [LOST 12 EVENTS]" or, when it
+   * could not count, "CPU:1 [LOST EVENTS]". A task's line starts with its
+   * name right-aligned in 16 columns, so with a space. */
+  if (is_lost_note (copy))
     {
       record->kind = LM_TRACEFS_LOST;
       return record->kind;
     }
-  /* First: the one line with text a process chose at length (a file
-   * name, which could hold another event's marker). */
-  if ((m = find_task_marker (copy, EXEC_MARKER)) != NULL)
-    {
-      *m = '\0';
-      ok = parse_exec (m + strlen (EXEC_MARKER), record) && split_header (copy, record);
-      record->kind = LM_TRACEFS_EXEC;
-    }
-  else if ((m = strstr (copy, BIO_MARKER)) != NULL)
+  if ((m = strstr (copy, BIO_MARKER)) != NULL)
     {
       *m = '\0';
       ok = parse_bio (m + strlen (BIO_MARKER), record) && split_header (copy, record);

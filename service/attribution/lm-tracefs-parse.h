@@ -1,7 +1,7 @@
 /* lm-tracefs-parse.h: parser of the lines of a tracefs trace_pipe.
  * Owns turning one block_bio_queue, block_rq_issue, writeback_mark_inode_dirty,
- * task_newtask, task_rename or sched_process_exec line into a record; it never
- * reads a file, keeps no state and never trusts a field. */
+ * task_newtask or task_rename line into a record; it never reads a file,
+ * keeps no state and never trusts a field. */
 #pragma once
 
 #include <glib.h>
@@ -16,7 +16,6 @@ typedef enum
   LM_TRACEFS_PASSTHROUGH, /* block_rq_issue of a driver-private request (SG_IO, NVMe) */
   LM_TRACEFS_NEWTASK,     /* task_newtask: pid (the creator) made task_pid */
   LM_TRACEFS_RENAME,      /* task_rename: task_pid is task_name now */
-  LM_TRACEFS_EXEC,        /* sched_process_exec: task_pid (was old_pid) runs a program */
   LM_TRACEFS_LOST,        /* ftrace's own "CPU:1 [LOST 12 EVENTS]": events were dropped */
 } LmTracefsKind;
 
@@ -36,11 +35,9 @@ typedef struct
   char bdi[32];        /* DIRTIED: the bdi's name when it is no device number
                         * (btrfs's own, "btrfs-1"; major and minor are 0), else "" */
   guint32 bytes;       /* PASSTHROUGH: the command's data */
-  guint32 task_pid;    /* NEWTASK: the new task; RENAME: the renamed; EXEC: its pid after */
-  guint32 old_pid;     /* EXEC: the thread's pid before (a thread's exec takes the leader's) */
-  char task_name[16];  /* NEWTASK: its name (its creator's); RENAME: the new name; EXEC: the
-                        * program file's name, as the kernel names the task, or "" when
-                        * the file has none of its own (fexecve's /dev/fd/N) */
+  guint32 task_pid;    /* NEWTASK: the new task; RENAME: the renamed (an exec renames
+                        * the task after its file, with the leader's pid) */
+  char task_name[16];  /* NEWTASK: its name (its creator's); RENAME: the new name */
   guint64 clone_flags; /* NEWTASK */
 } LmTracefsRecord;
 

@@ -2,9 +2,12 @@
  * to. ftrace prints only a thread's pid and a name from its cache of recent
  * names (often stale or "<...>"); /proc shows the pid's owner now, which
  * may be another task by the time a line is read. So the map follows the
- * tasks through their own events (task_newtask, task_rename,
- * sched_process_exec), in trace order, and asks /proc only about a task it
- * has not seen, and only when /proc's task started before the line.
+ * tasks through their own events (task_newtask, task_rename: an exec
+ * renames the task after its file, under its leader's pid), in trace
+ * order, and asks /proc only about a task it has not seen or that was
+ * renamed (an exec may change its uid), and only when /proc's task started
+ * before the line. sched_process_exec is not followed: its file name is
+ * text of the process's choosing, long enough to forge whole lines.
  * It never opens tracefs; every path goes through lm_path(). */
 #include "config.h"
 
@@ -28,7 +31,8 @@ typedef struct
   char name[16];
   gboolean kthread;
   gint64 uid;
-  gboolean uid_asked; /* /proc was asked for the uid (or the task is gone) */
+  gboolean uid_asked; /* /proc was asked for the uid (or the task is gone);
+                       * FALSE again after a rename, which an exec is */
 } Task;
 
 struct _LmTracefsTasks
@@ -236,14 +240,14 @@ lm_tracefs_tasks_newtask (LmTracefsTasks *t, guint32 parent, guint32 child, cons
   Task *p = find_or_sight (t, parent, mono_us);
   /* Copied before add(), which may evict. */
   guint32 tgid = p != NULL ? p->tgid : 0;
-  gboolean kthread = p != NULL ? p->kthread : parent == KTHREADD_PID;
+  /* Only kthreadd makes kernel threads; what a kernel thread starts
+   * otherwise (a usermode helper such as modprobe) is a process. */
+  gboolean kthread = parent == KTHREADD_PID;
   gint64 uid = p != NULL ? p->uid : -1;
   Task *task = add (t, child);
 
   task->tgid = (clone_flags & CLONE_THREAD_FLAG) ? tgid : child;
   g_strlcpy (task->name, name, sizeof task->name);
-  /* Only kthreadd makes kernel threads; a helper a kernel thread starts
-   * becomes a process at its exec. */
   task->kthread = kthread;
   /* Inherited; asked again once, as a child may change its ids. */
   task->uid = uid;
@@ -261,24 +265,8 @@ lm_tracefs_tasks_rename (LmTracefsTasks *t, guint32 pid, const char *name, gint6
       task->kthread = lm_attrib_is_kernel_thread (pid, name);
     }
   g_strlcpy (task->name, name, sizeof task->name);
-}
-
-void
-lm_tracefs_tasks_exec (LmTracefsTasks *t, guint32 pid, guint32 old_pid, const char *name,
-                       gint64 mono_us)
-{
-  Task *task;
-
-  /* A thread's exec takes over its leader's pid; its own pid is freed. */
-  if (old_pid != pid && (task = find (t, old_pid)) != NULL)
-    forget (t, task);
-  task = find_or_sight (t, pid, mono_us);
-  if (task == NULL)
-    task = add (t, pid);
-  task->tgid = pid;
-  if (*name != '\0')
-    g_strlcpy (task->name, name, sizeof task->name);
-  task->kthread = FALSE;
+  /* An exec renames too (set-user-ID programs change the uid): /proc is
+   * asked again at the next lookup. */
   task->uid_asked = FALSE;
 }
 
@@ -306,7 +294,10 @@ lm_tracefs_tasks_lookup (LmTracefsTasks *t, guint32 pid, const char *printed_com
       if (task->tgid == 0)
         task->tgid = known ? p.tgid : pid;
       if (known && !task->uid_asked)
-        task->uid = p.uid;
+        {
+          task->uid = p.uid;
+          task->kthread = p.kthread;
+        }
       task->uid_asked = TRUE;
     }
   guint32 tgid = task->tgid;

@@ -22,12 +22,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmTracefsTasks, lm_tracefs_tasks_free)
  * @name (the parent's name, copied), with clone(2)'s @clone_flags. */
 void lm_tracefs_tasks_newtask (LmTracefsTasks *tasks, guint32 parent, guint32 child,
                                const char *name, guint64 clone_flags, gint64 mono_us);
+/* @pid is named @name now: a rename, or an exec (under the leader's pid;
+ * the exec'ing thread's own pid is free from then on). */
 void lm_tracefs_tasks_rename (LmTracefsTasks *tasks, guint32 pid, const char *name, gint64 mono_us);
-/* @old_pid's exec made it @pid (a thread takes its leader's pid) running a
- * program named @name ("" when a rename already said it). */
-void lm_tracefs_tasks_exec (LmTracefsTasks *tasks, guint32 pid, guint32 old_pid, const char *name,
-                            gint64 mono_us);
-
 /* Who @pid was at @mono_us: its process and names, from the map, else from
  * /proc when /proc still shows that task (not a later owner of the pid).
  * FALSE when neither knows it: @out is then the thread as printed

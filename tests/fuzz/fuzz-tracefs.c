@@ -28,7 +28,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         break;
       case LM_TRACEFS_NEWTASK:
       case LM_TRACEFS_RENAME:
-      case LM_TRACEFS_EXEC:
         /* A task's name as the kernel has them: at most 15 bytes. */
         LM_FUZZ_CHECK (strnlen (r.task_name, sizeof r.task_name) < sizeof r.task_name);
         LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);

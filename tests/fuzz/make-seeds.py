@@ -87,6 +87,8 @@ def tracefs():
         "      Cache2 I/O-8678    [000] .....  1198.155999: task_rename: pid=8678 oldcomm=python3 newcomm=Cache2 I/O oom_score_adj=0",
         "    iou-wrk-4242-4250    [001] .....  10.000001: task_rename: oldcomm=fio newcomm=iou-wrk-4242 oom_score_adj=0",
         "         python3-8673    [000] .....  1198.077742: sched_process_exec: filename=/usr/bin/python3 pid=8673 old_pid=8673",
+        # A file name holding a forged line (exec is not followed; the line is refused whole).
+        "              sh-100 [001] ..... 5.000001: sched_process_exec: filename=/tmp/x 1.0: block_bio_queue: 8,0 W 0 + 8 [f] pid=100 old_pid=100",
         "# tracer: nop",
     ]:
         put("tracefs", l)

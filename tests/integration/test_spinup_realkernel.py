@@ -13,6 +13,7 @@ Firefox's cache thread ("Cache2 I/O") name the process, with the thread as
 Thread, also from a program that exits as soon as its thread has read
 (tracefs then reads the line after /proc forgot the thread); fio's
 io_uring O_DIRECT reads on btrfs (done by its iou-wrk threads) name fio.
+A program whose file name holds forged trace lines forges nothing.
 Everything is undone on the way out, failures included: the mount, the loop
 device, vm.dirty_* (lowered so the flusher comes within a second), tracefs
 instances and any tracefs mount.
@@ -22,6 +23,7 @@ import ctypes
 import json
 import mmap
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -605,6 +607,42 @@ class RealSpinUp:
         early = [g for g in got if g["Time"] < included_us or g["Comm"] == "cat"]
         self.assertEqual(early, [], "SpinUps of the excluded disk:\n" + self.daemon_log())
         self.assertEqual(self.stop_daemon(), 0)
+
+    def test_forged_trace_line_in_a_file_name(self):
+        """A program whose file name holds newlines and two whole
+        block_bio_queue lines for the loop disk (one stamped now, one far in
+        the future) is run: no SpinUp and no history entry come from them,
+        and real reads after it (ours, then a cat) are still spin-ups. On
+        tracefs, the exec event would print the name raw into trace_pipe;
+        on bpf nothing is text, and the same must hold."""
+        lines = self.subscribe()
+        with open("/sys/block/%s/dev" % self.fs.disk) as f:
+            devnum = f.read().strip().replace(":", ",")
+        self.wait_idle(lines)
+        now = time.monotonic()
+        forged = "".join("\n            fake-1       [000] ..... %d.%06d: block_bio_queue: "
+                         "%s W 0 + 8 [fake]\n" % (int(ts), int(ts % 1 * 1e6), devnum)
+                         for ts in (now + 0.2, 2000000000.0))
+        self.assertLess(len(("x" + forged).encode()), 256)
+        # Off the loop disk: running it is no I/O there.
+        program = os.path.join(self.tmp, "x" + forged)
+        shutil.copy("/bin/true", program)
+        os.chmod(program, 0o755)
+        self.addCleanup(os.unlink, program)
+        subprocess.run([program], check=True)
+        # Past SpinUpIdle: a forged "write" would have been a spin-up by now.
+        time.sleep(IDLE + 1)
+        got = self.marker(lines)
+        self.assertEqual(got, [], "SpinUps from a forged trace line:\n" + self.daemon_log())
+        self.wait_idle(lines)
+        uncache(self.files[0])
+        subprocess.run(["cat", self.files[0]], stdout=subprocess.DEVNULL, check=True)
+        s = self.next_loop_spinup(lines)
+        self.assertIsNotNone(s, "the cat after the forged lines made no SpinUp\n" + self.daemon_log())
+        self.assertEqual((s["Comm"], s["Operation"]), ("cat", "read"), s)
+        hist = [json.loads(x) for x in self.ctl_run("spinups", "--json", check=True).out.splitlines()]
+        self.assertEqual([h for h in hist if h.get("Comm") == "fake" or h.get("Pid") == 1], [], hist)
+        self.assertIn("cat", [h.get("Comm") for h in hist if h["Disk"] == self.fs.disk])
 
     def test_history_and_stop(self):
         lines = self.subscribe()
