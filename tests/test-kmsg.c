@@ -1,6 +1,8 @@
 /* test-kmsg.c: the block_dump line parser on every historical format, on
  * the captures from the patched 6.12 kernel and on garbage (fuzzed). */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -335,7 +337,7 @@ test_model_on_capture (void)
       switch (lm_kmsg_parse_line (lines[i], strlen (lines[i]), &r))
         {
           case LM_KMSG_DIRTIED:
-            lm_attrib_model_dirtied (model, r.dev, r.pid, r.comm, r.number, r.name);
+            lm_attrib_model_dirtied (model, r.dev, r.usec, r.pid, r.comm, r.number, r.name);
             break;
           case LM_KMSG_BIO:
             if (!lm_attrib_model_io (model, r.dev, r.usec, r.pid, r.comm, r.write, r.sector, &s))
@@ -377,10 +379,20 @@ test_model_on_capture (void)
  * thread's id and name; /proc says whose thread it is. A thread /proc no
  * longer shows, or shows under another name (its tid reused), stays as
  * the kernel printed it. */
+/* /proc/PID/stat of a task started @ticks after boot. */
+static char *
+stat_line (guint pid, guint64 ticks)
+{
+  return g_strdup_printf ("%u (x) S 1 %u %u 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %" G_GUINT64_FORMAT
+                          " 1000 100 18446744073709551615\n",
+                          pid, pid, pid, ticks);
+}
+
 static void
 test_model_threads (LmFakeRoot *f, gconstpointer data)
 {
   g_autoptr (LmAttribModel) model = lm_attrib_model_new (10, 0);
+  static const guint boot_tasks[] = { 1301, 1234, 77 };
   LmSpinUp s;
 
   lm_fake_root_put (f, "proc/1301/comm", "Cache2 I/O\n");
@@ -391,6 +403,13 @@ test_model_threads (LmFakeRoot *f, gconstpointer data)
                     "Name:\tfirefox-esr\nTgid:\t1234\nPid:\t1234\nUid:\t1000\t1000\n");
   lm_fake_root_put (f, "proc/77/comm", "other\n");
   lm_fake_root_put (f, "proc/77/status", "Name:\tother\nTgid:\t1\n");
+  /* Started at boot: there when the lines below were logged. */
+  for (guint i = 0; i < G_N_ELEMENTS (boot_tasks); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("proc/%u/stat", boot_tasks[i]);
+      g_autofree char *stat = stat_line (boot_tasks[i], 0);
+      lm_fake_root_put (f, path, stat);
+    }
 
   g_assert_true (lm_attrib_model_io (model, "sda", 100000, 1301, "Cache2 I/O", FALSE, 8, &s));
   g_assert_cmpstr (s.comm, ==, "firefox-esr");
@@ -405,7 +424,7 @@ test_model_threads (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpstr (s.thread, ==, "");
 
   /* Dirtied by the thread, written by the flusher. */
-  lm_attrib_model_dirtied (model, "sdc", 1301, "Cache2 I/O", 12, "cache-entry");
+  lm_attrib_model_dirtied (model, "sdc", -1, 1301, "Cache2 I/O", 12, "cache-entry");
   g_assert_true (lm_attrib_model_io (model, "sdc", 100000, 40, "kworker/u8:0", TRUE, 8, &s));
   g_assert_cmpint (s.via, ==, LM_VIA_WRITEBACK);
   g_assert_cmpstr (s.comm, ==, "firefox-esr");
@@ -432,6 +451,53 @@ test_model_threads (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpuint (s.pid, ==, 77);
 }
 
+/* block_dump: a pid /proc shows owned by a task started after the line
+ * (another user's program exited; the pid went to this user's): neither
+ * its uid nor its process is the line's. As the kernel printed it, uid
+ * unknown, so a view of one's own processes redacts it. */
+static void
+test_model_reused_pid (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmAttribModel) model = lm_attrib_model_new (10, 0);
+  long hz = sysconf (_SC_CLK_TCK);
+  struct timespec boot;
+  LmSpinUp s;
+
+  g_assert_cmpint (clock_gettime (CLOCK_BOOTTIME, &boot), ==, 0);
+  /* Started a second ago; the line was logged at 100 ms after boot. */
+  guint64 now_ticks = (guint64) (boot.tv_sec - 1) * (guint64) hz;
+  g_autofree char *late = stat_line (1400, now_ticks);
+  g_autofree char *early = stat_line (1401, 0);
+  for (guint pid = 1400; pid <= 1401; pid++)
+    {
+      g_autofree char *comm = g_strdup_printf ("proc/%u/comm", pid);
+      g_autofree char *status = g_strdup_printf ("proc/%u/status", pid);
+      g_autofree char *text
+          = g_strdup_printf ("Name:\tsecret\nTgid:\t%u\nPid:\t%u\nUid:\t1000\t1000\n", pid, pid);
+      lm_fake_root_put (f, comm, "secret\n");
+      lm_fake_root_put (f, status, text);
+    }
+  lm_fake_root_put (f, "proc/1400/stat", late);
+  lm_fake_root_put (f, "proc/1401/stat", early);
+
+  g_assert_true (lm_attrib_model_io (model, "sda", 100000, 1400, "secret", FALSE, 8, &s));
+  g_assert_cmpint (s.uid, ==, -1);
+  g_assert_cmpuint (s.pid, ==, 1400);
+  /* Its dirtying, written back later: not the new owner's either. */
+  lm_attrib_model_dirtied (model, "sdb", 100000, 1400, "secret", 12, "notes.txt");
+  g_assert_true (lm_attrib_model_io (model, "sdb", 200000, 40, "kworker/u8:0", TRUE, 8, &s));
+  g_assert_cmpint (s.via, ==, LM_VIA_WRITEBACK);
+  g_assert_cmpint (s.uid, ==, -1);
+  /* The control: the same, started before the line, is trusted. */
+  g_assert_true (lm_attrib_model_io (model, "sdc", 100000, 1401, "secret", FALSE, 8, &s));
+  g_assert_cmpint (s.uid, ==, 1000);
+  /* No stat at all (gone between the reads): not trusted. */
+  lm_fake_root_put (f, "proc/1402/comm", "secret\n");
+  lm_fake_root_put (f, "proc/1402/status", "Name:\tsecret\nTgid:\t1402\nUid:\t1000\t1000\n");
+  g_assert_true (lm_attrib_model_io (model, "sdd", 100000, 1402, "secret", FALSE, 8, &s));
+  g_assert_cmpint (s.uid, ==, -1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -443,6 +509,8 @@ main (int argc, char **argv)
   g_test_add_func ("/kmsg/fuzz", test_fuzz);
   g_test_add_func ("/kmsg/model-on-capture", test_model_on_capture);
   g_test_add ("/kmsg/model-threads", LmFakeRoot, NULL, lm_fake_root_setup, test_model_threads,
+              lm_fake_root_teardown);
+  g_test_add ("/kmsg/model-reused-pid", LmFakeRoot, NULL, lm_fake_root_setup, test_model_reused_pid,
               lm_fake_root_teardown);
   return g_test_run ();
 }

@@ -80,9 +80,11 @@ handle_line (char *text, gsize length, gpointer user_data)
       case LM_KMSG_DIRTIED:
         {
           g_autofree char *disk = lm_blockdev_disk_for_name (r.dev);
+          gint64 when = r.usec >= 0 ? r.usec : g_get_monotonic_time ();
           /* proc, tmpfs and other filesystems without a disk never wake one. */
           if (disk != NULL)
-            lm_attrib_model_dirtied (a->model, disk, r.pid, r.comm, r.has_number ? r.number : 0,
+            lm_attrib_model_dirtied (a->model, disk, when, r.pid, r.comm,
+                                     r.has_number ? r.number : 0,
                                      r.object == LM_KMSG_OBJECT_INODE ? r.name : NULL);
           break;
         }

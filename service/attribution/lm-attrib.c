@@ -6,6 +6,8 @@
 #include "lm-attrib.h"
 
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "lm-error.h"
 #include "lm-blockdev.h"
@@ -230,8 +232,57 @@ lm_attrib_process_of (guint32 tid, const char *thread, guint32 *tgid, char comm[
   return TRUE;
 }
 
+/* The offset of CLOCK_BOOTTIME (which /proc's start times count in) from
+ * CLOCK_MONOTONIC (the trace clock): the time spent suspended. */
+static gint64
+boot_offset_us (void)
+{
+  struct timespec boot, mono;
+
+  if (clock_gettime (CLOCK_BOOTTIME, &boot) != 0 || clock_gettime (CLOCK_MONOTONIC, &mono) != 0)
+    return 0;
+  return ((gint64) boot.tv_sec - mono.tv_sec) * G_USEC_PER_SEC
+         + (boot.tv_nsec - mono.tv_nsec) / 1000;
+}
+
+gboolean
+lm_attrib_proc_stat (guint32 pid, guint64 *flags, gint64 *start_mono_us)
+{
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/stat", pid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *stat = NULL;
+  guint64 start_ticks;
+  long hz = sysconf (_SC_CLK_TCK);
+
+  if (pid == 0 || hz <= 0 || !g_file_get_contents (path, &stat, NULL, NULL))
+    return FALSE;
+  /* After the name in parentheses, which may hold anything:
+   * state ppid pgrp session tty_nr tpgid flags ... starttime (the 20th). */
+  const char *close = strrchr (stat, ')');
+  if (close == NULL || close[1] != ' ')
+    return FALSE;
+  g_auto (GStrv) f = g_strsplit (close + 2, " ", 21);
+  if (g_strv_length (f) < 20 || !g_ascii_string_to_unsigned (f[6], 10, 0, G_MAXUINT64, flags, NULL)
+      || !g_ascii_string_to_unsigned (f[19], 10, 0, G_MAXUINT64 / G_USEC_PER_SEC, &start_ticks,
+                                      NULL))
+    return FALSE;
+  /* Whole ticks, rounded down: never later than the truth. */
+  *start_mono_us = (gint64) (start_ticks * G_USEC_PER_SEC / (guint64) hz) - boot_offset_us ();
+  return TRUE;
+}
+
+gboolean
+lm_attrib_proc_started_by (guint32 pid, gint64 mono_us)
+{
+  guint64 flags;
+  gint64 start;
+
+  return lm_attrib_proc_stat (pid, &flags, &start) && start <= mono_us;
+}
+
 void
-lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid, LmAttribTask *out)
+lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid, gint64 mono_us,
+                          LmAttribTask *out)
 {
   memset (out, 0, sizeof *out);
   out->tid = out->pid = tid;
@@ -242,6 +293,14 @@ lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid, Lm
   /* The process, not the thread, where /proc still shows it. */
   if (!out->kthread)
     lm_attrib_process_of (tid, thread, &out->pid, out->comm);
+  /* Last: a task /proc shows as @tid that started after the event owns a
+   * pid reused since; what was read of it is not the event's. */
+  if (!out->kthread && mono_us >= 0 && !lm_attrib_proc_started_by (tid, mono_us))
+    {
+      out->pid = tid;
+      out->uid = -1;
+      g_strlcpy (out->comm, thread, sizeof out->comm);
+    }
 }
 
 /* "" when the thread's name says nothing the process's does not. */
@@ -389,7 +448,7 @@ lm_attrib_model_io (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 
 
   if (!lm_attrib_model_woke (m, disk, mono_us))
     return FALSE;
-  lm_attrib_task_from_proc (pid, comm, TRUE, &task);
+  lm_attrib_task_from_proc (pid, comm, TRUE, mono_us, &task);
   lm_attrib_model_spinup (m, disk, mono_us, &task, write, sector, out);
   return TRUE;
 }
@@ -422,8 +481,8 @@ lm_attrib_model_dirtied_by (LmAttribModel *m, const char *disk, const LmAttribTa
  * writeback time the process has often exited. Only for a new dirtier, as
  * one process dirties many pages in a row. */
 void
-lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const char *comm,
-                         guint64 inode, const char *name)
+lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, gint64 mono_us, guint32 pid,
+                         const char *comm, guint64 inode, const char *name)
 {
   LmDiskState *d = disk_state (m, disk);
   LmAttribTask task;
@@ -437,7 +496,7 @@ lm_attrib_model_dirtied (LmAttribModel *m, const char *disk, guint32 pid, const 
       g_strlcpy (task.thread, d->dirtier_thread, sizeof task.thread);
     }
   else
-    lm_attrib_task_from_proc (pid, comm, TRUE, &task);
+    lm_attrib_task_from_proc (pid, comm, TRUE, mono_us, &task);
   task.kthread = FALSE;
   lm_attrib_model_dirtied_by (m, disk, &task, inode, name);
 }

@@ -116,11 +116,13 @@ typedef struct
   gint64 uid;       /* -1 when not known */
 } LmAttribTask;
 
-/* @tid (named @thread as the kernel printed it) resolved from /proc now,
- * for a backend with no record of tasks of its own; the uid only when
- * @with_uid. A thread /proc no longer shows under that name stays its own
- * process. */
-void lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid,
+/* @tid (named @thread as the kernel printed it at @mono_us) resolved from
+ * /proc now, for a backend with no record of tasks of its own; the uid
+ * only when @with_uid. A thread /proc no longer shows under that name
+ * stays its own process; one /proc shows started after @mono_us (a pid
+ * reused since; not checked when @mono_us is negative) is the thread as
+ * printed, its uid unknown (-1), so no view takes it for its own. */
+void lm_attrib_task_from_proc (guint32 tid, const char *thread, gboolean with_uid, gint64 mono_us,
                                LmAttribTask *out);
 
 /* The spin-up model for backends that see every I/O in user space. */
@@ -133,8 +135,8 @@ void lm_attrib_model_free (LmAttribModel *model);
  * spin-up or a new dirtier. */
 gboolean lm_attrib_model_io (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
                              const char *comm, gboolean write, guint64 sector, LmSpinUp *out);
-void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, guint32 pid, const char *comm,
-                              guint64 inode, const char *name);
+void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, gint64 mono_us, guint32 pid,
+                              const char *comm, guint64 inode, const char *name);
 /* The same two steps for a backend that resolves tasks itself: whether
  * I/O on @disk at @mono_us ends an idle gap (and is to be reported), then
  * the spin-up of @task; and who dirtied data on @disk. */
@@ -149,6 +151,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribModel, lm_attrib_model_free)
 /* Helpers; every path goes through lm_path(). Disks of devices: lm-blockdev.h. */
 gboolean lm_attrib_is_kernel_thread (guint32 pid, const char *comm);
 gint64 lm_attrib_uid_of (guint32 pid);
+/* /proc/PID/stat's flags and start time on CLOCK_MONOTONIC, never later
+ * than the truth (whole ticks, rounded down); FALSE when /proc does not
+ * show it. */
+gboolean lm_attrib_proc_stat (guint32 pid, guint64 *flags, gint64 *start_mono_us);
+/* /proc shows a task as @pid that was there at @mono_us (not a later owner). */
+gboolean lm_attrib_proc_started_by (guint32 pid, gint64 mono_us);
 gint64 lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);
 /* The process thread @tid (named @thread) belongs to: its tgid and its
  * leader's name. FALSE, with @tgid and @comm untouched, when /proc no

@@ -115,34 +115,6 @@ status_number (const char *status, const char *key, guint64 *value)
          && g_ascii_string_to_unsigned (fields[0], 10, 0, G_MAXUINT32, value, NULL);
 }
 
-/* The offset of CLOCK_BOOTTIME (which /proc's start times count in) from
- * CLOCK_MONOTONIC (the trace clock): the time spent suspended. */
-static gint64
-boot_offset_us (void)
-{
-  struct timespec boot, mono;
-
-  if (clock_gettime (CLOCK_BOOTTIME, &boot) != 0 || clock_gettime (CLOCK_MONOTONIC, &mono) != 0)
-    return 0;
-  return ((gint64) boot.tv_sec - mono.tv_sec) * G_USEC_PER_SEC
-         + (boot.tv_nsec - mono.tv_nsec) / 1000;
-}
-
-/* /proc/PID/stat's flags and start time, after the name in parentheses. */
-static gboolean
-parse_stat (const char *stat, guint64 *flags, guint64 *start_ticks)
-{
-  const char *close = stat != NULL ? strrchr (stat, ')') : NULL;
-
-  if (close == NULL || close[1] != ' ')
-    return FALSE;
-  /* state ppid pgrp session tty_nr tpgid flags ... starttime (the 20th). */
-  g_auto (GStrv) f = g_strsplit (close + 2, " ", 21);
-  return g_strv_length (f) >= 20
-         && g_ascii_string_to_unsigned (f[6], 10, 0, G_MAXUINT64, flags, NULL)
-         && g_ascii_string_to_unsigned (f[19], 10, 0, G_MAXUINT64, start_ticks, NULL);
-}
-
 /* The task /proc shows as @pid, if it is the one that ran at @mono_us: a
  * task that started later owns a pid reused since. stat is read last:
  * a task started by then before @mono_us was there at the reads before. */
@@ -151,15 +123,11 @@ proc_task (guint32 pid, gint64 mono_us, ProcTask *out)
 {
   g_autofree char *comm = pid != 0 ? read_proc (pid, "comm") : NULL;
   g_autofree char *status = comm != NULL ? read_proc (pid, "status") : NULL;
-  g_autofree char *stat = status != NULL ? read_proc (pid, "stat") : NULL;
-  guint64 tgid, uid, flags, start_ticks;
-  long hz = sysconf (_SC_CLK_TCK);
+  guint64 tgid, uid, flags;
+  gint64 start;
 
-  if (stat == NULL || !status_number (status, "Tgid", &tgid) || tgid == 0
-      || !parse_stat (stat, &flags, &start_ticks) || hz <= 0)
-    return FALSE;
-  /* Start times are whole ticks, rounded down: never later than the truth. */
-  if ((gint64) (start_ticks * G_USEC_PER_SEC / (guint64) hz) > mono_us + boot_offset_us ())
+  if (status == NULL || !status_number (status, "Tgid", &tgid) || tgid == 0
+      || !lm_attrib_proc_stat (pid, &flags, &start) || start > mono_us)
     return FALSE;
   out->tgid = (guint32) tgid;
   g_strchomp (comm);

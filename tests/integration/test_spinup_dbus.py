@@ -373,13 +373,56 @@ class PerUserViewTest(SpinUpBusTest):
                                     .read().replace("@GROUP@", self.admins),
         }
         super().setUp()
-        # Whose the processes are: the daemon reads /proc/PID/status.
+        # Whose the processes are: the daemon reads /proc/PID/status, and
+        # /proc/PID/stat to know that the task was there when its line was
+        # logged (these since boot).
         for pid, role in ((201, "viewer"), (202, "other")):
-            uid = pwd.getpwnam(self.users[role]).pw_uid
-            os.makedirs(self.root.file("/proc/%d" % pid))
-            self.root.write("/proc/%d/status" % pid, "Name:\tx\nUid:\t%d\t%d\t%d\t%d\n"
-                            % (uid, uid, uid, uid))
+            self.put_task(pid, self.users[role], 0)
         self.start_daemon()
+
+    def put_task(self, pid, user, start_ticks):
+        uid = pwd.getpwnam(user).pw_uid
+        os.makedirs(self.root.file("/proc/%d" % pid), exist_ok=True)
+        self.root.write("/proc/%d/status" % pid, "Name:\tx\nUid:\t%d\t%d\t%d\t%d\n"
+                        % (uid, uid, uid, uid))
+        self.root.write("/proc/%d/stat" % pid, "%d (x) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+                        "%d 1000 100 18446744073709551615\n" % (pid, pid, pid, start_ticks))
+
+    def test_reused_pid_is_not_the_new_owners(self):
+        """block_dump gives a pid and a name; the uid comes from /proc. Here
+        another user's program wrote and exited, and its pid now belongs to
+        the viewer's process, started after the line: the viewer must see
+        another user's process, never the name or path."""
+        viewer_uid = pwd.getpwnam(self.users["viewer"]).pw_uid
+        _, vbanner, viewer = self.watch(user=self.users["viewer"])
+        self.assertIn("Watching spin-ups", vbanner, self.daemon_log())
+        _, abanner, admin = self.watch(user=self.users["admin"])
+        self.assertIn("Watching spin-ups", abanner, self.daemon_log())
+        time.sleep(1.5)  # past SpinUpIdle since the daemon started
+        # The viewer's task as pid 203, started 0.2 s ago; the line 0.5 s ago.
+        hz = os.sysconf("SC_CLK_TCK")
+        self.put_task(203, self.users["viewer"],
+                      int((time.clock_gettime(time.CLOCK_BOOTTIME) - 0.2) * hz))
+        self.kmsg((-0.5, "secret(203): dirtied inode 12 (diary.txt) on sda1"),
+                  (-0.5, "secret(203): READ block 8 on sda1 (8 sectors)"))
+        (seen,) = self.spinups(viewer, 1)
+        self.assertEqual(seen.get("OtherUser"), True, seen)
+        for key in ("Comm", "Pid", "Path", "Thread", "SubmitterComm"):
+            self.assertNotIn(key, seen)
+        self.assertNotEqual(seen.get("Uid"), viewer_uid)
+        (full,) = self.spinups(admin, 1)
+        self.assertEqual((full["Comm"], full["Pid"]), ("secret", 203), full)
+        self.assertNotEqual(full.get("Uid"), viewer_uid)
+        r = self.ctl_run("spinups", "--json", user=self.users["viewer"], check=True)
+        self.assertNotIn("secret", r.out)
+        self.assertNotIn("diary", r.out)
+        # The control: the same pid and line, the task there since boot,
+        # is the viewer's own.
+        self.put_task(203, self.users["viewer"], 0)
+        time.sleep(1.5)
+        self.kmsg((0.5, "secret(203): READ block 16 on sda1 (8 sectors)"))
+        (own,) = self.spinups(viewer, 1)
+        self.assertEqual((own["Comm"], own["Uid"]), ("secret", viewer_uid), own)
 
     def spinups(self, lines, n):
         got = []
