@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 
+#include "lm-disk-policy.h"
 #include "lm-error.h"
 #include "lm-settings.h"
 #include "lm-settings-keys.h"
@@ -240,6 +241,126 @@ test_hostile_round_trip (void)
       g_assert_cmpuint (g_strv_length (back->remount_types), ==, 0);
       g_assert_cmpstrv (back->no_remount, items);
       g_assert_true (lm_settings_equal (s, back));
+      g_unlink (path);
+    }
+}
+
+/* Every string a setting holds, hostile or not, either comes back from
+ * the config file exactly or is refused by Configure with the settings
+ * as they were: each string key's accepted values, and DiskSettings ids
+ * with ';', '\', '#', quotes and non-ASCII (kept), or tabs, blanks at the
+ * ends, newlines, brackets and '=' (refused: a section name cannot hold
+ * them). */
+static void
+test_hostile_strings_round_trip (void)
+{
+  static const char *const hostile[] = {
+    "a;b",
+    "back\\slash\\",
+    "caf\xc3\xa9\xe2\x80\xae",
+    "#not-a-comment",
+    "x\\x41\\s",
+    "\"quoted\"",
+    "semi;",
+    ";lead",
+    "tab\there",
+    " lead",
+    "trail ",
+    "nl\nx",
+    "cr\rx",
+    "br[ack]et",
+    "a=b",
+    "",
+    "sl/ash",
+  };
+  static const char *const string_values[][6] = {
+    { "Mode", "off", "on", "auto", NULL },
+    { "Engine", "auto", "kernel", "userspace", NULL },
+    { "Attribution", "auto", "bpf", "tracefs", "block_dump", "none" },
+    { "SataLinkPolicy", "min_power", "keep", "", "med_power_with_dipm", NULL },
+    { "NvmeLatencyToleranceUs", "keep", "auto", "any", "0", "2147483647" },
+  };
+
+  /* String keys: what is accepted comes back; hostile variants of it are
+   * refused and change nothing. */
+  for (gsize i = 0; i < G_N_ELEMENTS (string_values); i++)
+    for (gsize j = 1; j < G_N_ELEMENTS (string_values[i]) && string_values[i][j] != NULL; j++)
+      {
+        const char *key = string_values[i][0], *value = string_values[i][j];
+        g_autofree char *path = write_temp ("");
+        g_autoptr (LmSettings) s = lm_settings_new ();
+        g_autoptr (GError) error = NULL;
+        g_autoptr (GVariant) asv
+            = g_variant_ref_sink (g_variant_new_parsed ("{%s: <%s>}", key, value));
+
+        g_assert_true (lm_settings_update (s, asv, &error));
+        g_assert_no_error (error);
+        g_assert_true (lm_settings_save (s, path, &error));
+        g_autoptr (LmSettings) back = lm_settings_load (path, &error);
+        g_assert_no_error (error);
+        g_assert_true (lm_settings_equal (s, back));
+        g_unlink (path);
+        for (gsize h = 0; h < G_N_ELEMENTS (hostile); h++)
+          {
+            g_autofree char *bad = g_strconcat (value, hostile[h], NULL);
+            g_autoptr (LmSettings) before = lm_settings_copy (s);
+            g_autoptr (GVariant) bad_asv
+                = g_variant_ref_sink (g_variant_new_parsed ("{%s: <%s>}", key, bad));
+            g_autoptr (GError) bad_error = NULL;
+            if (*hostile[h] == '\0')
+              continue;
+            g_assert_false (lm_settings_update (s, bad_asv, &bad_error));
+            g_assert_error (bad_error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+            g_assert_true (lm_settings_equal (s, before));
+          }
+      }
+
+  /* DiskSettings ids. */
+  for (gsize h = 0; h < G_N_ELEMENTS (hostile); h++)
+    {
+      g_autofree char *id = g_strconcat ("ata-", hostile[h], NULL);
+      g_autofree char *path = write_temp ("");
+      g_autoptr (LmSettings) s = lm_settings_new ();
+      g_autoptr (LmSettings) before = lm_settings_new ();
+      g_autoptr (GError) error = NULL;
+      GVariantBuilder disk, disks, all;
+
+      g_variant_builder_init (&disk, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&disk, "{sv}", "APM", g_variant_new_uint32 (128));
+      g_variant_builder_init (&disks, G_VARIANT_TYPE ("a{sa{sv}}"));
+      g_variant_builder_add (&disks, "{sa{sv}}", id, &disk);
+      g_variant_builder_init (&all, G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&all, "{sv}", "DiskSettings", g_variant_builder_end (&disks));
+      g_autoptr (GVariant) asv = g_variant_ref_sink (g_variant_builder_end (&all));
+      gboolean valid = strpbrk (hostile[h], " \t\n\r[]=/") == NULL;
+
+      g_test_message ("id %s: %s", id, valid ? "kept" : "refused");
+      if (!valid)
+        {
+          g_assert_false (lm_settings_update (s, asv, &error));
+          g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+          g_assert_nonnull (strstr (error->message, "is not valid"));
+          g_assert_true (lm_settings_equal (s, before));
+          g_unlink (path);
+          continue;
+        }
+      g_assert_true (lm_settings_update (s, asv, &error));
+      g_assert_no_error (error);
+      g_assert_true (lm_settings_save (s, path, &error));
+      g_assert_no_error (error);
+      g_autoptr (LmSettings) back = lm_settings_load (path, &error);
+      g_assert_no_error (error);
+      g_assert_true (lm_settings_equal (s, back));
+      const LmDiskPolicy *p = lm_disk_policies_lookup (back->disks, id, NULL);
+      g_assert_nonnull (p);
+      g_assert_cmpint (p->apm, ==, 128);
+      g_assert_cmpuint (g_hash_table_size (back->disks), ==, 1);
+      /* Saved again: the same bytes (no escaping that grows). */
+      g_autofree char *first = NULL, *second = NULL;
+      g_assert_true (g_file_get_contents (path, &first, NULL, NULL));
+      g_assert_true (lm_settings_save (back, path, &error));
+      g_assert_true (g_file_get_contents (path, &second, NULL, NULL));
+      g_assert_cmpstr (first, ==, second);
       g_unlink (path);
     }
 }
@@ -542,6 +663,7 @@ main (int argc, char **argv)
   g_test_add_func ("/settings/load-bad", test_load_bad);
   g_test_add_func ("/settings/save-round-trip", test_save_round_trip);
   g_test_add_func ("/settings/hostile-round-trip", test_hostile_round_trip);
+  g_test_add_func ("/settings/hostile-strings-round-trip", test_hostile_strings_round_trip);
   g_test_add_func ("/settings/hand-written-lists", test_hand_written_lists);
   g_test_add_func ("/settings/range-error-every-key", test_range_error_every_key);
   g_test_add_func ("/settings/bounds/lists", test_bounds_lists);

@@ -214,6 +214,14 @@ def configure():
         asv({"NoRemount": GLib.Variant("as", [p]), "RemountTypes": GLib.Variant("as", ["btrfs"])})
     asv({"Mode": GLib.Variant("s", "on"), "NvmeLatencyToleranceUs": GLib.Variant("s", "keep"),
          "SataLinkPolicy": GLib.Variant("s", "")})
+    # Issue 36: DiskSettings ids and string values with tabs, ';', '\\', blanks
+    # at the ends and non-ASCII: kept exactly, or refused.
+    for ident in ["ata-a;b", "ata-back\\slash\\", "ata-caf\u00e9\u202e", "ata-#x", "ata-tab\tx",
+                  " ata-lead", "ata-trail ", "ata-\"q\""]:
+        asv({"DiskSettings": GLib.Variant("a{sa{sv}}", {ident: {"APM": GLib.Variant("u", 128)}})})
+    for key, value in [("Mode", "on\t"), ("Engine", " auto"), ("SataLinkPolicy", "keep;"),
+                       ("NvmeLatencyToleranceUs", "keep\\"), ("Attribution", "bpf\u00e9")]:
+        asv({key: GLib.Variant("s", value)})
 
 
 def smart():
