@@ -93,6 +93,50 @@ test_names (void)
   g_assert_cmpstr (r.comm, ==, "a-very-long-tas");
 }
 
+/* The writeback events around one inode's writeback, and the data flag of
+ * a dirtying: a time stamp marked dirty (sync(1), fsync) is no data. */
+static void
+test_writeback_events (void)
+{
+  LmTracefsRecord r;
+
+  g_assert_cmpint (parse ("              dd-26531   [000] .....  1792.926921: "
+                          "writeback_mark_inode_dirty: bdi 254:0: ino=10953180 state= "
+                          "flags=I_DIRTY_PAGES",
+                          &r),
+                   ==, LM_TRACEFS_DIRTIED);
+  g_assert_true (r.pages);
+  g_assert_cmpuint (r.ino, ==, 10953180);
+  g_assert_cmpint (parse ("            sync-26535   [000] .....  1793.231792: "
+                          "writeback_mark_inode_dirty: bdi 254:0: ino=10953180 "
+                          "state=I_DIRTY_PAGES flags=I_DIRTY_SYNC",
+                          &r),
+                   ==, LM_TRACEFS_DIRTIED);
+  g_assert_false (r.pages);
+  g_assert_cmpint (parse ("   kworker/u8:3-26535   [000] .....  1793.232691: "
+                          "writeback_single_inode_start: bdi btrfs-3: ino=257 "
+                          "state=I_DIRTY_SYNC|I_DIRTY_PAGES|I_SYNC dirtied_when=4295340504 age=0 "
+                          "index=4 to_write=0 wrote=0 cgroup_ino=1",
+                          &r),
+                   ==, LM_TRACEFS_WB_START);
+  g_assert_cmpstr (r.bdi, ==, "btrfs-3");
+  g_assert_cmpuint (r.ino, ==, 257);
+  g_assert_cmpuint (r.pid, ==, 26535);
+  g_assert_cmpint (parse ("   kworker/u8:3-26535   [000] .....  1793.232792: "
+                          "writeback_single_inode: bdi 254:0: ino=10953180 state=I_SYNC "
+                          "dirtied_when=4295340504 age=0 index=4 to_write=0 wrote=0 cgroup_ino=1",
+                          &r),
+                   ==, LM_TRACEFS_WB_END);
+  g_assert_false (r.dirty);
+  g_assert_cmpuint (r.major, ==, 254);
+  g_assert_cmpint (parse ("   kworker/u8:3-26535   [000] .....  1793.232792: "
+                          "writeback_single_inode: bdi 254:0: ino=7 state=I_DIRTY_PAGES|I_SYNC "
+                          "dirtied_when=4295340504 age=0 index=4 to_write=0 wrote=0 cgroup_ino=1",
+                          &r),
+                   ==, LM_TRACEFS_WB_END);
+  g_assert_true (r.dirty);
+}
+
 static void
 test_rejected (void)
 {
@@ -347,6 +391,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/tracefs/bio", test_bio);
   g_test_add_func ("/tracefs/names", test_names);
+  g_test_add_func ("/tracefs/writeback-events", test_writeback_events);
   g_test_add_func ("/tracefs/rejected", test_rejected);
   g_test_add_func ("/tracefs/length", test_length);
   g_test_add_func ("/tracefs/passthrough", test_passthrough);

@@ -1,8 +1,8 @@
 /* lm-attrib-bpf.c: the bpf attribution backend: turns on the attribution
  * part of the BPF object shared with the engine (lm-attrib.bpf.c, loaded by
- * lm-bpf-shared.c: block_bio_queue, passthrough requests and
- * writeback_mark_inode_dirty) and reads its ring buffers from the main
- * loop. Never polls: the fd wakes us per spin-up. */
+ * lm-bpf-shared.c: block_bio_queue, passthrough requests,
+ * writeback_mark_inode_dirty and writeback_single_inode) and reads its ring
+ * buffers from the main loop. Never polls: the fd wakes us per spin-up. */
 #include "config.h"
 
 #include "lm-attrib-config.h"
@@ -40,6 +40,7 @@ struct _LmAttrib
   struct lm_attrib_bpf *skel;
   LmBpfRing ring;
   LmBpfRing activity; /* woken only when half full; else drained */
+  LmAttribUppers *uppers;
 };
 
 static void bpf_drain (LmAttrib *a);
@@ -53,6 +54,7 @@ bpf_stop (LmAttrib *a)
     bpf_drain (a); /* what the kernel collected must not be lost at a stop */
   lm_bpf_ring_close (&a->activity);
   lm_bpf_ring_close (&a->ring);
+  g_clear_pointer (&a->uppers, lm_attrib_uppers_free);
   if (a->skel != NULL)
     {
       a->skel->bss->attrib_on = 0;
@@ -162,33 +164,55 @@ on_run_woken (void *ctx, void *data, size_t size)
   return on_run (ctx, data, size);
 }
 
-/* A kernel thread's write with no dirtier under the disk's own key: the
- * disk may sit under a stack (LUKS, LVM, md, btrfs), whose filesystems'
- * dirtiers the program keeps under their own keys. Once per spin-up. */
+/* The task a record's names and numbers describe. */
 static void
-stacked_dirtier (LmAttrib *a, LmBpfSpinupRecord *e)
+record_task (LmAttribTask *t, guint32 pid, guint32 uid, const char *comm, const char *thread)
 {
-  g_autoptr (GArray) keys = lm_attrib_stack_keys (e->major, e->minor);
-  int fd = bpf_map__fd (a->skel->maps.dirtiers);
+  memset (t, 0, sizeof *t);
+  t->tid = t->pid = pid;
+  t->uid = uid;
+  g_strlcpy (t->comm, comm, sizeof t->comm);
+  g_strlcpy (t->thread, thread, sizeof t->thread);
+}
 
-  for (guint i = 0; i < keys->len; i++)
+/* An upper device's (dm, md) spin-up: whose data its bio carried, for the
+ * disk beneath (lm-attrib-stack.c): the process that issued it, or the
+ * owner of its pages when a kernel thread did, or nobody. */
+static void
+note_upper (LmAttrib *a, const LmBpfSpinupRecord *e)
+{
+  gint64 usec = (gint64) (e->boot_ns / 1000);
+  LmAttribTask owner;
+
+  if (!e->kthread && !e->passthrough)
+    record_task (&owner, e->pid, e->uid, e->comm, e->thread);
+  else if (e->have_dirtier && !e->kswapd)
+    record_task (&owner, e->dirtier_pid, e->dirtier_uid, e->dirtier_comm, e->dirtier_thread);
+  else
     {
-      __u32 key = g_array_index (keys, guint32, i);
-      struct lm_bpf_dirtier d;
-
-      if (bpf_map_lookup_elem (fd, &key, &d) != 0)
-        continue;
-      e->have_dirtier = TRUE;
-      e->dirtier_ino = d.ino;
-      e->dirtier_pid = d.pid;
-      e->dirtier_uid = d.uid;
-      G_STATIC_ASSERT (sizeof e->dirtier_comm > sizeof d.comm);
-      memcpy (e->dirtier_comm, d.comm, sizeof d.comm);
-      e->dirtier_comm[sizeof d.comm] = '\0';
-      memcpy (e->dirtier_thread, d.thread, sizeof d.thread);
-      e->dirtier_thread[sizeof d.thread] = '\0';
+      lm_attrib_uppers_note (a->uppers, lm_bpf_record_disk_key (e->major, e->minor), usec, NULL, 0);
       return;
     }
+  lm_attrib_uppers_note (a->uppers, lm_bpf_record_disk_key (e->major, e->minor), usec, &owner,
+                         e->kthread ? e->dirtier_ino : 0);
+}
+
+/* A kernel thread's write whose pages are no file's, on a disk under a
+ * stack: the owner of what the stack's latest bio carried. */
+static void
+stacked_owner (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e)
+{
+  LmAttribTask owner;
+  guint64 ino;
+
+  if (!lm_attrib_uppers_owner (a->uppers, disk, (gint64) (e->boot_ns / 1000), &owner, &ino))
+    return;
+  e->have_dirtier = TRUE;
+  e->dirtier_ino = ino;
+  e->dirtier_pid = owner.pid;
+  e->dirtier_uid = (guint32) owner.uid;
+  g_strlcpy (e->dirtier_comm, owner.comm, sizeof e->dirtier_comm);
+  g_strlcpy (e->dirtier_thread, owner.thread, sizeof e->dirtier_thread);
 }
 
 static int
@@ -202,11 +226,14 @@ on_event (void *ctx, void *data, size_t size)
     return 0;
   g_autofree char *disk = lm_blockdev_disk_for_devnum (e.major, e.minor);
   /* A dm or md device is no disk: the disks under it report their own
-   * spin-ups (blamed through stacked_dirtier where a kernel thread wrote). */
+   * spin-ups, blamed through stacked_owner where a kernel thread wrote. */
   if (!lm_blockdev_is_listed (disk))
-    return 0;
+    {
+      note_upper (a, &e);
+      return 0;
+    }
   if (e.kthread && !e.have_dirtier && !e.kswapd && !e.passthrough)
-    stacked_dirtier (a, &e);
+    stacked_owner (a, disk, &e);
 
   g_strlcpy (s.disk, disk, sizeof s.disk);
   s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.boot_ns / 1000));
@@ -246,6 +273,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
   struct timespec now;
 
   a->config = *config;
+  a->uppers = lm_attrib_uppers_new ();
   a->skel = lm_bpf_shared_ref (PROGRAM, error);
   if (a->skel == NULL)
     {

@@ -1,9 +1,8 @@
-/* lm-attrib-stack.c: the superblocks stacked on a disk, as the BPF program
- * keys their dirtiers. The program remembers who dirtied a filesystem by
- * the superblock's device (a dm or md device, or btrfs's anonymous
- * number), while the write that wakes the disk comes from a kernel thread
- * (the flusher, dm-crypt's workers) on the physical disk beneath: only
- * user space knows the stack, and asks only at a spin-up. */
+/* lm-attrib-stack.c: the devices and superblocks stacked on a disk, and the
+ * owner of the data their latest bios carried, handed down to the disk. The program remembers who
+ * dirtied a filesystem by the superblock's device (a dm or md device, or btrfs's anonymous number),
+ * while the write that wakes the disk comes from a kernel thread (the flusher, dm-crypt's workers)
+ * on the physical disk beneath: only user space knows the stack, and asks only at a spin-up. */
 #include "lm-attrib-stack.h"
 
 #include <sys/sysmacros.h>
@@ -126,4 +125,86 @@ lm_attrib_stack_keys (guint disk_major, guint disk_minor)
   g_autofree char *name = lm_blockdev_disk_for_devnum (disk_major, disk_minor);
   add_stacked_devices (keys, name);
   return g_steal_pointer (&keys);
+}
+
+/* --- what upper devices carried -------------------------------------------- */
+
+/* How long after its upper device's bio a disk's write may come: the
+ * stacking driver's queueing, not a disk's idle time. */
+#define LM_ATTRIB_UPPER_WINDOW_US (2 * G_USEC_PER_SEC)
+/* Notes kept: one per upper device that woke; a machine has few. */
+#define UPPER_MAX 256
+
+typedef struct
+{
+  gint64 usec;
+  gboolean have_owner;
+  LmAttribTask owner;
+  guint64 ino;
+} UpperNote;
+
+struct _LmAttribUppers
+{
+  GHashTable *notes; /* key → UpperNote */
+};
+
+LmAttribUppers *
+lm_attrib_uppers_new (void)
+{
+  LmAttribUppers *u = g_new0 (LmAttribUppers, 1);
+
+  u->notes = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  return u;
+}
+
+void
+lm_attrib_uppers_free (LmAttribUppers *uppers)
+{
+  if (uppers == NULL)
+    return;
+  g_hash_table_unref (uppers->notes);
+  g_free (uppers);
+}
+
+void
+lm_attrib_uppers_note (LmAttribUppers *uppers, guint32 key, gint64 usec, const LmAttribTask *owner,
+                       guint64 ino)
+{
+  UpperNote *n = g_new0 (UpperNote, 1);
+
+  n->usec = usec;
+  if (owner != NULL)
+    {
+      n->have_owner = TRUE;
+      n->owner = *owner;
+      n->ino = ino;
+    }
+  if (g_hash_table_size (uppers->notes) >= UPPER_MAX)
+    g_hash_table_remove_all (uppers->notes);
+  g_hash_table_replace (uppers->notes, GUINT_TO_POINTER (key), n);
+}
+
+gboolean
+lm_attrib_uppers_owner (LmAttribUppers *uppers, const char *disk, gint64 usec, LmAttribTask *owner,
+                        guint64 *ino)
+{
+  const UpperNote *best = NULL;
+  guint32 disk_key;
+
+  if (g_hash_table_size (uppers->notes) == 0 || !lm_excluded_key_of (disk, &disk_key))
+    return FALSE;
+  g_autoptr (GArray) keys = lm_attrib_stack_keys (disk_key >> 20, disk_key & 0xfffff);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      const UpperNote *n = g_hash_table_lookup (
+          uppers->notes, GUINT_TO_POINTER (g_array_index (keys, guint32, i)));
+      if (n != NULL && n->usec <= usec && usec - n->usec <= LM_ATTRIB_UPPER_WINDOW_US
+          && (best == NULL || n->usec > best->usec))
+        best = n;
+    }
+  if (best == NULL || !best->have_owner)
+    return FALSE;
+  *owner = best->owner;
+  *ino = best->ino;
+  return TRUE;
 }

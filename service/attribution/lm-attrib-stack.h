@@ -4,6 +4,8 @@
 
 #include <glib.h>
 
+#include "lm-attrib.h"
+
 G_BEGIN_DECLS
 
 /* The BPF programs' dirtier keys (the kernel's packing: major << 20 | minor)
@@ -14,5 +16,25 @@ G_BEGIN_DECLS
  * The disk's own key is never among them (the program looked it up
  * already). Each once; empty when nothing is stacked. */
 GArray *lm_attrib_stack_keys (guint major, guint minor);
+
+/* The owner of the data each upper device's (dm, md) latest woken bio
+ * carried, handed down to the disk beneath: a stacking driver's worker
+ * (dm-crypt's kcryptd) writes bounce pages that are no file's. A note of
+ * "nobody's" (a journal's write through the stack) counts as well, so an
+ * older owner is never taken for a later write. Times on one clock, in µs. */
+typedef struct _LmAttribUppers LmAttribUppers;
+
+LmAttribUppers *lm_attrib_uppers_new (void);
+void lm_attrib_uppers_free (LmAttribUppers *uppers);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribUppers, lm_attrib_uppers_free)
+/* Upper device @key's bio at @usec carried @owner's data (NULL: nobody's),
+ * of inode @ino (0 when not known). */
+void lm_attrib_uppers_note (LmAttribUppers *uppers, guint32 key, gint64 usec,
+                            const LmAttribTask *owner, guint64 ino);
+/* The owner for a kernel thread's write at @usec to whole disk @disk: the
+ * latest note of a device stacked on it, if made at most two seconds
+ * before (a stacking driver's queueing) and naming somebody. */
+gboolean lm_attrib_uppers_owner (LmAttribUppers *uppers, const char *disk, gint64 usec,
+                                 LmAttribTask *owner, guint64 *ino);
 
 G_END_DECLS

@@ -8,6 +8,7 @@
 
 #include "lm-attrib-config.h"
 #include "lm-lines.h"
+#include "lm-tracefs-inodes.h"
 #include "lm-tracefs-parse.h"
 #include "lm-tracefs-tasks.h"
 
@@ -22,8 +23,12 @@
 
 #include <glib-unix.h>
 
+#include "lm-attrib-stack.h"
 #include "lm-attrib.h"
+#include "lm-blockdev.h"
+#include "lm-bpf-record.h"
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-io.h"
 #include "lm-journal-apply.h"
 #include "lm-paths.h"
@@ -124,76 +129,10 @@ struct _LmAttrib
   guint source;
   LmLines lines;
   GHashTable *disks; /* "maj,min" → disk name: sysfs once per device, not per event */
-  GHashTable *bdis;  /* bdi name → LmBdiDisks */
   LmTracefsTasks *tasks;
+  LmTracefsInodes *inodes; /* who dirtied which inode; which inode a thread writes */
+  LmAttribUppers *uppers;  /* whose data dm/md devices' latest woken bios carried */
 };
-
-typedef struct
-{
-  GPtrArray *disks;    /* whole disk names */
-  gint64 looked_up_us; /* monotonic; an empty answer is asked again later */
-} LmBdiDisks;
-
-static void
-bdi_disks_free (gpointer p)
-{
-  LmBdiDisks *b = p;
-
-  g_ptr_array_unref (b->disks);
-  g_free (b);
-}
-
-/* The disks that writeback through @bdi wakes, by name: the device's own
- * (a dm or md device is watched too) and the physical disks under it, or
- * every disk of a btrfs with a bdi of its own (lm-sb-disks.c's one
- * mapping). */
-static GPtrArray *
-bdi_disks (const char *bdi)
-{
-  GPtrArray *disks = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GArray) under = lm_sb_disks_for_bdi (bdi, NULL);
-  guint maj, min;
-  char end;
-
-  if (sscanf (bdi, "%u:%u%c", &maj, &min, &end) == 2)
-    {
-      char *own = lm_blockdev_disk_for_devnum (maj, min);
-      /* A device gone since ("MAJ:MIN"): nothing to watch. */
-      if (strchr (own, ':') == NULL)
-        g_ptr_array_add (disks, own);
-      else
-        g_free (own);
-    }
-  for (guint i = 0; under != NULL && i < under->len; i++)
-    {
-      dev_t d = g_array_index (under, dev_t, i);
-      char *disk = lm_blockdev_disk_for_devnum (major (d), minor (d));
-      if (strchr (disk, ':') == NULL
-          && !g_ptr_array_find_with_equal_func (disks, disk, g_str_equal, NULL))
-        g_ptr_array_add (disks, disk);
-      else
-        g_free (disk);
-    }
-  return disks;
-}
-
-/* Looked up once a minute per bdi, not at every line (a device number can
- * come back as another dm or loop device); a name nothing is found for (a
- * filesystem still mounting) is asked again sooner. */
-static GPtrArray *
-disks_of_bdi (LmAttrib *a, const char *bdi)
-{
-  LmBdiDisks *b = g_hash_table_lookup (a->bdis, bdi);
-  gint64 now = g_get_monotonic_time ();
-
-  if (b != NULL && now - b->looked_up_us < (b->disks->len > 0 ? 60 : 5) * G_USEC_PER_SEC)
-    return b->disks;
-  b = g_new0 (LmBdiDisks, 1);
-  b->disks = bdi_disks (bdi);
-  b->looked_up_us = now;
-  g_hash_table_replace (a->bdis, g_strdup (bdi), b);
-  return b->disks;
-}
 
 static const char *
 disk_of (LmAttrib *a, guint32 major, guint32 minor)
@@ -223,25 +162,83 @@ handle_passthrough (LmAttrib *a, const LmTracefsRecord *r)
     return;
   if (!lm_attrib_model_woke (a->model, disk, r->usec))
     return;
-  lm_attrib_model_spinup (a->model, disk, r->usec, &task, FALSE, 0, &spinup);
+  lm_attrib_model_spinup_owned (a->model, disk, r->usec, &task, FALSE, 0, NULL, 0, &spinup);
   spinup.via = LM_VIA_PASSTHROUGH;
   a->config.func (&spinup, a->config.user_data);
 }
 
-/* Who dirtied: named now, in trace order, as by writeback time the
- * process has often exited and its pid may be another's. */
+/* The bdi of a writeback event: "maj:min", or its own name (btrfs). */
+static char *
+bdi_name (const LmTracefsRecord *r)
+{
+  return r->bdi[0] != '\0' ? g_strdup (r->bdi) : g_strdup_printf ("%u:%u", r->major, r->minor);
+}
+
+/* Who dirtied an inode's data: named now, in trace order, as by writeback
+ * time the process has often exited and its pid may be another's. A time
+ * stamp marked dirty (sync(1), fsync) carries no data. */
 static void
 handle_dirtied (LmAttrib *a, const LmTracefsRecord *r)
 {
   LmAttribTask task;
+  g_autofree char *bdi = NULL;
 
-  g_autofree char *devnum
-      = r->bdi[0] == '\0' ? g_strdup_printf ("%u:%u", r->major, r->minor) : NULL;
-  GPtrArray *disks = disks_of_bdi (a, devnum != NULL ? devnum : r->bdi);
-
+  if (!r->pages)
+    return;
+  bdi = bdi_name (r);
   lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
-  for (guint i = 0; i < disks->len; i++)
-    lm_attrib_model_dirtied_by (a->model, disks->pdata[i], &task, r->ino, NULL);
+  lm_tracefs_inodes_dirtied (a->inodes, bdi, r->ino, &task, r->usec);
+}
+
+/* A bio: a spin-up when it ends its disk's idle gap. A kernel thread's is
+ * blamed on the owner of its data: the dirtier of the inode it is writing
+ * back, else, on a disk under a stack, whoever's data the stack's latest
+ * bio carried; else nobody's (the kernel's). A dm or md device's gap is
+ * only noted, for the disk beneath. Tasks are looked up only at a gap. */
+static void
+handle_bio (LmAttrib *a, const LmTracefsRecord *r)
+{
+  const char *disk = disk_of (a, r->major, r->minor);
+  LmAttribTask task, owner;
+  guint64 ino = 0;
+  gboolean have = FALSE;
+  LmSpinUp spinup;
+
+  if (!lm_attrib_model_gap (a->model, disk, r->usec))
+    return;
+  gboolean listed = lm_blockdev_is_listed (disk);
+  if (listed && lm_excluded_has (disk))
+    return;
+  lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
+  if (task.kthread)
+    have = lm_tracefs_inodes_owner (a->inodes, r->pid, r->usec, &owner, &ino);
+  if (!listed)
+    {
+      lm_attrib_uppers_note (a->uppers, lm_bpf_record_disk_key (r->major, r->minor), r->usec,
+                             !task.kthread ? &task
+                             : have        ? &owner
+                                           : NULL,
+                             have ? ino : 0);
+      return;
+    }
+  if (task.kthread && !have)
+    have = lm_attrib_uppers_owner (a->uppers, disk, r->usec, &owner, &ino);
+  lm_attrib_model_spinup_owned (a->model, disk, r->usec, &task, r->write, r->sector,
+                                have ? &owner : NULL, ino, &spinup);
+  a->config.func (&spinup, a->config.user_data);
+}
+
+/* The writeback of one inode by thread @pid: its bios carry that inode's
+ * data until the end event. */
+static void
+handle_writeback (LmAttrib *a, const LmTracefsRecord *r)
+{
+  g_autofree char *bdi = bdi_name (r);
+
+  if (r->kind == LM_TRACEFS_WB_START)
+    lm_tracefs_inodes_wb_start (a->inodes, r->pid, bdi, r->ino);
+  else
+    lm_tracefs_inodes_wb_end (a->inodes, r->pid, bdi, r->ino, r->dirty, r->usec);
 }
 
 static void
@@ -249,8 +246,6 @@ handle_line (char *line, gsize length, gpointer user_data)
 {
   LmAttrib *a = user_data;
   LmTracefsRecord r;
-  LmAttribTask task;
-  LmSpinUp spinup;
 
   LmTracefsKind kind = lm_tracefs_parse_line (line, length, &r);
 
@@ -266,18 +261,14 @@ handle_line (char *line, gsize length, gpointer user_data)
   switch (kind)
     {
       case LM_TRACEFS_BIO:
-        {
-          const char *disk = disk_of (a, r.major, r.minor);
-          /* The task is looked up only for a spin-up, not per I/O. */
-          if (!lm_attrib_model_woke (a->model, disk, r.usec))
-            break;
-          lm_tracefs_tasks_lookup (a->tasks, r.pid, r.comm, r.usec, &task);
-          lm_attrib_model_spinup (a->model, disk, r.usec, &task, r.write, r.sector, &spinup);
-          a->config.func (&spinup, a->config.user_data);
-          break;
-        }
+        handle_bio (a, &r);
+        break;
       case LM_TRACEFS_DIRTIED:
         handle_dirtied (a, &r);
+        break;
+      case LM_TRACEFS_WB_START:
+      case LM_TRACEFS_WB_END:
+        handle_writeback (a, &r);
         break;
       case LM_TRACEFS_PASSTHROUGH:
         handle_passthrough (a, &r);
@@ -337,8 +328,9 @@ tracefs_stop (LmAttrib *a)
     g_warning ("%s", error->message);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
-  g_clear_pointer (&a->bdis, g_hash_table_unref);
   g_clear_pointer (&a->tasks, lm_tracefs_tasks_free);
+  g_clear_pointer (&a->inodes, lm_tracefs_inodes_free);
+  g_clear_pointer (&a->uppers, lm_attrib_uppers_free);
   lm_lines_clear (&a->lines);
   g_free (a->tracing);
   g_free (a);
@@ -360,6 +352,8 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   static const char *const events[][2] = {
     { "block", "block_bio_queue" },
     { "writeback", "writeback_mark_inode_dirty" },
+    { "writeback", "writeback_single_inode_start" },
+    { "writeback", "writeback_single_inode" },
     { "block", "block_rq_issue" },
   };
   /* A thread's process and names, followed in trace order. Not
@@ -375,8 +369,9 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   a->fd = -1;
   lm_lines_init (&a->lines, LINE_MAX_BYTES, handle_line, a);
   a->disks = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  a->bdis = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, bdi_disks_free);
   a->tasks = lm_tracefs_tasks_new (LM_TRACEFS_TASKS_MAX);
+  a->inodes = lm_tracefs_inodes_new (LM_TRACEFS_INODES_MAX);
+  a->uppers = lm_attrib_uppers_new ();
   a->tracing = lm_path ("/sys/kernel/tracing");
 
   /* Written before the change it describes, so a crash is undone. */

@@ -405,22 +405,27 @@ disk_state (LmAttribModel *m, const char *disk)
  * An excluded disk's I/O is counted as activity but never reported, as
  * with bpf; nor is a dm or md device's: the disks under it report theirs. */
 gboolean
-lm_attrib_model_woke (LmAttribModel *m, const char *disk, gint64 mono_us)
+lm_attrib_model_gap (LmAttribModel *m, const char *disk, gint64 mono_us)
 {
   LmDiskState *d = disk_state (m, disk);
-  gboolean woke = mono_us - d->last_us > m->idle_us;
+  gboolean gap = mono_us - d->last_us > m->idle_us;
 
   if (mono_us > d->last_us)
     d->last_us = mono_us;
-  return woke && !lm_excluded_has (disk) && lm_blockdev_is_listed (disk);
+  return gap;
 }
 
-void
-lm_attrib_model_spinup (LmAttribModel *m, const char *disk, gint64 mono_us,
-                        const LmAttribTask *task, gboolean write, guint64 sector, LmSpinUp *out)
+gboolean
+lm_attrib_model_woke (LmAttribModel *m, const char *disk, gint64 mono_us)
 {
-  LmDiskState *d = disk_state (m, disk);
+  return lm_attrib_model_gap (m, disk, mono_us) && !lm_excluded_has (disk)
+         && lm_blockdev_is_listed (disk);
+}
 
+static void
+spinup_of (const char *disk, gint64 mono_us, const LmAttribTask *task, gboolean write,
+           guint64 sector, LmSpinUp *out)
+{
   memset (out, 0, sizeof *out);
   g_strlcpy (out->disk, disk, sizeof out->disk);
   out->time_us = lm_attrib_realtime_us (CLOCK_MONOTONIC, mono_us);
@@ -430,6 +435,30 @@ lm_attrib_model_spinup (LmAttribModel *m, const char *disk, gint64 mono_us,
   out->write = write;
   out->sector = sector;
   out->uid = task->kthread ? 0 : task->uid;
+}
+
+void
+lm_attrib_model_spinup_owned (LmAttribModel *m, const char *disk, gint64 mono_us,
+                              const LmAttribTask *task, gboolean write, guint64 sector,
+                              const LmAttribTask *owner, guint64 ino, LmSpinUp *out)
+{
+  gboolean kswapd = task->kthread && g_str_has_prefix (task->thread, "kswapd");
+
+  spinup_of (disk, mono_us, task, write, sector, out);
+  lm_attrib_finish (out, owner != NULL ? owner->pid : 0, owner != NULL ? owner->comm : "",
+                    owner != NULL ? owner->thread : "", owner != NULL ? owner->uid : -1, ino, NULL,
+                    owner != NULL && !kswapd, task->kthread);
+  if (kswapd)
+    g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
+}
+
+void
+lm_attrib_model_spinup (LmAttribModel *m, const char *disk, gint64 mono_us,
+                        const LmAttribTask *task, gboolean write, guint64 sector, LmSpinUp *out)
+{
+  LmDiskState *d = disk_state (m, disk);
+
+  spinup_of (disk, mono_us, task, write, sector, out);
   /* kswapd's page-out is reclaim (swap), nobody's dirty data. */
   gboolean kswapd = task->kthread && g_str_has_prefix (task->thread, "kswapd");
   lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_thread, d->dirtier_uid,

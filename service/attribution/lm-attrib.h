@@ -141,6 +141,13 @@ void lm_attrib_model_dirtied (LmAttribModel *model, const char *disk, gint64 mon
  * I/O on @disk at @mono_us ends an idle gap (and is to be reported), then
  * the spin-up of @task; and who dirtied data on @disk. */
 gboolean lm_attrib_model_woke (LmAttribModel *model, const char *disk, gint64 mono_us);
+/* The same gap test for any device (a dm or md device too, never reported). */
+gboolean lm_attrib_model_gap (LmAttribModel *model, const char *disk, gint64 mono_us);
+/* The spin-up of @task, whose data (for a kernel thread) is @owner's
+ * (NULL: nobody's, the kernel's), of inode @ino: the backend found it. */
+void lm_attrib_model_spinup_owned (LmAttribModel *model, const char *disk, gint64 mono_us,
+                                   const LmAttribTask *task, gboolean write, guint64 sector,
+                                   const LmAttribTask *owner, guint64 ino, LmSpinUp *out);
 void lm_attrib_model_spinup (LmAttribModel *model, const char *disk, gint64 mono_us,
                              const LmAttribTask *task, gboolean write, guint64 sector,
                              LmSpinUp *out);

@@ -130,10 +130,10 @@ attach_passthrough (struct lm_attrib_bpf *skel)
 static void
 add_excluded (struct lm_attrib_bpf *skel)
 {
-  lm_excluded_add_disks_map (
-      bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disk_index),
-      bpf_map__fd (skel->maps.disks), G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
-      G_STRUCT_OFFSET (struct lm_attrib_disk, last_io), bpf_map__fd (skel->maps.dirtiers));
+  lm_excluded_add_disks_map (bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disk_index),
+                             bpf_map__fd (skel->maps.disks),
+                             G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
+                             G_STRUCT_OFFSET (struct lm_attrib_disk, last_io), -1);
 }
 
 struct lm_attrib_bpf *

@@ -11,6 +11,8 @@
 
 #define BIO_MARKER ": block_bio_queue: "
 #define DIRTY_MARKER ": writeback_mark_inode_dirty: "
+#define WB_START_MARKER ": writeback_single_inode_start: "
+#define WB_END_MARKER ": writeback_single_inode: "
 #define RQ_ISSUE_MARKER ": block_rq_issue: "
 #define NEWTASK_MARKER ": task_newtask: "
 #define RENAME_MARKER ": task_rename: "
@@ -104,8 +106,21 @@ parse_bio (const char *fields, LmTracefsRecord *r)
   return TRUE;
 }
 
+/* The word after " @key=" in @fields, up to a space (or the end). */
+static char *
+field_word (const char *fields, const char *key)
+{
+  g_autofree char *needle = g_strdup_printf (" %s=", key);
+  const char *at = strstr (fields, needle);
+
+  if (at == NULL)
+    return NULL;
+  at += strlen (needle);
+  return g_strndup (at, strcspn (at, " "));
+}
+
 /* "bdi 7:0: ino=12 state=… flags=…", or "bdi btrfs-1: …" for a filesystem
- * with a bdi of its own. */
+ * with a bdi of its own; the writeback events print the same start. */
 static gboolean
 parse_dirtied (const char *fields, LmTracefsRecord *r)
 {
@@ -128,6 +143,10 @@ parse_dirtied (const char *fields, LmTracefsRecord *r)
       g_strlcpy (r->bdi, f[1], sizeof r->bdi);
     }
   r->ino = ino;
+  g_autofree char *flags = field_word (fields, "flags");
+  g_autofree char *state = field_word (fields, "state");
+  r->pages = flags != NULL && strstr (flags, "I_DIRTY_PAGES") != NULL;
+  r->dirty = state != NULL && strstr (state, "I_DIRTY") != NULL;
   return TRUE;
 }
 
@@ -312,6 +331,18 @@ lm_tracefs_parse_line (const char *line, gsize length, LmTracefsRecord *record)
       *m = '\0';
       ok = parse_dirtied (m + strlen (DIRTY_MARKER), record) && split_header (copy, record);
       record->kind = LM_TRACEFS_DIRTIED;
+    }
+  else if ((m = strstr (copy, WB_START_MARKER)) != NULL)
+    {
+      *m = '\0';
+      ok = parse_dirtied (m + strlen (WB_START_MARKER), record) && split_header (copy, record);
+      record->kind = LM_TRACEFS_WB_START;
+    }
+  else if ((m = strstr (copy, WB_END_MARKER)) != NULL)
+    {
+      *m = '\0';
+      ok = parse_dirtied (m + strlen (WB_END_MARKER), record) && split_header (copy, record);
+      record->kind = LM_TRACEFS_WB_END;
     }
   else if ((m = strstr (copy, RQ_ISSUE_MARKER)) != NULL)
     {

@@ -13,6 +13,8 @@ typedef enum
   LM_TRACEFS_NONE,        /* not an event we follow, or malformed: skip it */
   LM_TRACEFS_BIO,         /* block_bio_queue with data */
   LM_TRACEFS_DIRTIED,     /* writeback_mark_inode_dirty */
+  LM_TRACEFS_WB_START,    /* writeback_single_inode_start: this thread writes ino now */
+  LM_TRACEFS_WB_END,      /* writeback_single_inode: done with ino (clean or not) */
   LM_TRACEFS_PASSTHROUGH, /* block_rq_issue of a driver-private request (SG_IO, NVMe) */
   LM_TRACEFS_NEWTASK,     /* task_newtask: pid (the creator) made task_pid */
   LM_TRACEFS_RENAME,      /* task_rename: task_pid is task_name now */
@@ -31,8 +33,10 @@ typedef struct
   gboolean write;      /* BIO */
   guint64 sector;      /* BIO */
   guint32 sectors;     /* BIO: never 0 (a pure flush is NONE) */
-  guint64 ino;         /* DIRTIED */
-  char bdi[32];        /* DIRTIED: the bdi's name when it is no device number
+  guint64 ino;         /* DIRTIED, WB_START, WB_END */
+  gboolean pages;      /* DIRTIED: its pages (data) were dirtied, not only its times */
+  gboolean dirty;      /* WB_END: still dirty after this writeback */
+  char bdi[32];        /* DIRTIED, WB_*: the bdi's name when it is no device number
                         * (btrfs's own, "btrfs-1"; major and minor are 0), else "" */
   guint32 bytes;       /* PASSTHROUGH: the command's data */
   guint32 task_pid;    /* NEWTASK: the new task; RENAME: the renamed (an exec renames

@@ -16,7 +16,8 @@ struct lm_bpf_spinup
   __u32 uid;
   __u32 write;
   __u32 kthread;      /* the submitter is a kernel thread (flusher, journal) */
-  __u32 have_dirtier; /* a process dirtied data on this disk since monitoring began */
+  __u32 have_dirtier; /* the bio's data is a process's: the dirtier of its inode (or, in
+                       * user space, of the data an upper dm/md device's bio carried) */
   __u32 dirtier_pid;
   __u32 dirtier_uid;
   __u32 passthrough; /* a driver-private request (SG_IO, NVMe passthrough), not a bio */
@@ -32,16 +33,16 @@ struct lm_bpf_spinup
   __u32 pad;
 };
 
-/* The "dirtiers" map's value: the last process that dirtied data of a
- * filesystem, kept under its superblock's whole disk (or its anonymous
- * device number, btrfs). User space reads it for a disk under a stack
- * (lm-attrib-stack.c), where the superblock's key is not the disk's. */
-struct lm_bpf_dirtier
+/* The "inode_dirtiers" map's value (lm-inodes.bpf.h): the process that
+ * dirtied an inode, and when it was written clean (0 while dirty). */
+struct lm_inode_dirtier
 {
-  __u64 ino;
-  __u64 sb; /* the superblock, checked when found again through a holder */
+  __u64 dirtied_ns; /* CLOCK_BOOTTIME */
+  __u64 clean_ns;
   __u32 pid;
   __u32 uid;
+  __u32 regular; /* a regular file's: its pages are a process's wherever written */
+  __u32 pad;
   char comm[LM_BPF_COMM_LEN];   /* the process (its thread group leader) */
   char thread[LM_BPF_COMM_LEN]; /* the thread that dirtied */
 };

@@ -2,8 +2,8 @@
  * attribution backend (lm-attrib-bpf.c) and the user-space laptop-mode
  * engine (lm-flush.c) through lm-bpf-shared.c, so that each tracepoint runs
  * one program, with one per-disk lookup, whatever is on.
- * Attribution keeps each disk's last I/O time and last dirtier and sends a
- * record only for a spin-up (an I/O after idle_ns without any); the engine
+ * Attribution keeps each disk's last I/O time and each inode's dirtier and
+ * sends a record only for a spin-up (an I/O after idle_ns without any); the engine
  * keeps, per disk, the time of the last I/O that should lead to a flush and
  * tells user space only when a disk becomes armed, or when a filesystem on
  * a removable disk is first dirtied. User space never wakes for ordinary
@@ -46,16 +46,6 @@ __u32 engine_on = 0;
  * so its start counts as the last I/O of every disk. */
 __u64 idle_ns = 20000000000ULL;
 __u64 start_ns = 0;
-
-struct
-{
-  __uint (type, BPF_MAP_TYPE_HASH);
-  __uint (max_entries, MAX_DISKS);
-  /* the whole disk; for a superblock without one (btrfs) its anonymous
-   * s_dev (major 0, never a disk's) */
-  __type (key, __u32);
-  __type (value, struct lm_bpf_dirtier);
-} dirtiers SEC (".maps");
 
 struct
 {
@@ -162,28 +152,9 @@ current_names (char (*comm)[LM_BPF_COMM_LEN], char (*thread)[LM_BPF_COMM_LEN])
     __builtin_memcpy (comm, thread, sizeof *comm);
 }
 
-/* The dirtier of the filesystem a kernel thread's bio is for, when that
- * filesystem has no block device of its own (btrfs: an anonymous s_dev,
- * over one or more disks). The disk's holder is the superblock that
- * opened it; the pointer is checked against the one the dirtier was seen
- * with, so a holder that is no superblock (dm, md, swap) finds nothing. */
-static __always_inline struct lm_bpf_dirtier *
-holder_dirtier (struct bio *bio)
-{
-  struct super_block *sb = BPF_CORE_READ (bio, bi_bdev, bd_holder);
-  struct lm_bpf_dirtier *d;
-  __u32 dev;
-
-  if (sb == 0)
-    return 0;
-  dev = BPF_CORE_READ (sb, s_dev);
-  if (dev == 0 || (dev >> 20) != 0)
-    return 0;
-  d = bpf_map_lookup_elem (&dirtiers, &dev);
-  if (d == 0 || d->sb != (__u64) sb)
-    return 0;
-  return d;
-}
+/* Who dirtied each inode (inode_dirtiers): what a kernel thread writes is
+ * blamed on the owner of its data. */
+#include "lm-inodes.bpf.h"
 
 /* The idle-gap filter, in the kernel: TRUE once per gap of at least
  * idle_ns on disk @key (user space wakes only then), with *prev the disk's
@@ -329,13 +300,12 @@ bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
   e->kswapd = (bpf_get_current_task_btf ()->flags & PF_KSWAPD) != 0;
   if (e->kthread && !e->kswapd)
     {
-      struct lm_bpf_dirtier *d = holder_dirtier (bio);
-      if (d == 0)
-        d = bpf_map_lookup_elem (&dirtiers, &key);
+      __u64 ino = 0;
+      struct lm_inode_dirtier *d = bio_data_dirtier (bio, now, &ino);
       if (d != 0)
         {
           e->have_dirtier = 1;
-          e->dirtier_ino = d->ino;
+          e->dirtier_ino = ino;
           e->dirtier_pid = d->pid;
           e->dirtier_uid = d->uid;
           __builtin_memcpy (e->dirtier_comm, d->comm, sizeof e->dirtier_comm);
@@ -392,12 +362,6 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
   return 0;
 }
 
-/* Every inode dirtied by a process, remembered per disk: the writeback that
- * a flusher does later is that process's doing. Kernel threads dirty too
- * (journal, writeback's own time updates) and never replace a process.
- * A filesystem on disks without a block device of its own (btrfs) is
- * remembered by its anonymous device number, found again at a spin-up
- * through the disk's holder (holder_dirtier). */
 /* The engine's side: a removable disk's filesystem dirtied: user space is
  * told once, and writes it within the stock expiry. Kernel threads count
  * (a loop device's worker dirties its backing file); the engine's own
@@ -424,6 +388,10 @@ removable_dirtied (struct super_block *sb)
   bpf_ringbuf_submit (e, 0);
 }
 
+/* Every inode a process dirties, with who did it (lm-inodes.bpf.h): the
+ * writeback a flusher does later is that process's doing. Kernel threads
+ * dirty too (journal, writeback's own time updates) and are never
+ * recorded: their data is nobody's. */
 SEC ("tp_btf/writeback_mark_inode_dirty")
 int
 BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
@@ -431,7 +399,7 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
   struct super_block *sb;
   struct block_device *bdev;
   struct gendisk *disk = 0;
-  struct lm_bpf_dirtier d = {}, *old;
+  __u64 now;
   __u32 key;
 
   sb = inode->i_sb;
@@ -452,7 +420,6 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
       slot = disk_slot (key);
       if (slot == 0 || slot->excluded)
         return 0;
-      note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
   else
     {
@@ -460,22 +427,13 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
       if ((sb->s_type->fs_flags & FS_REQUIRES_DEV) == 0)
         return 0;
       key = sb->s_dev;
+      /* Its disks are found in user space when the run is read. */
       if (key == 0 || (key >> 20) != 0)
         return 0;
-      /* Its disks are found in user space when the run is read. */
-      note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns ());
     }
-  d.pid = lm_current_pid_tgid (1) >> 32;
-  d.ino = inode->i_ino;
-  /* A process writing a file dirties it page by page: one map write for
-   * the first page is enough. */
-  old = bpf_map_lookup_elem (&dirtiers, &key);
-  if (old != 0 && old->pid == d.pid && old->ino == d.ino)
-    return 0;
-  d.uid = (__u32) bpf_get_current_uid_gid ();
-  d.sb = (__u64) sb;
-  current_names (&d.comm, &d.thread);
-  bpf_map_update_elem (&dirtiers, &key, &d, BPF_ANY);
+  now = bpf_ktime_get_boot_ns ();
+  note_activity (key, LM_BPF_ACT_DIRTY, now);
+  inode_dirtied (inode, flags, now);
   return 0;
 }
 

@@ -32,6 +32,7 @@ enum bpf_map_type
 {
   BPF_MAP_TYPE_HASH = 1,
   BPF_MAP_TYPE_ARRAY = 2,
+  BPF_MAP_TYPE_LRU_HASH = 9,
   BPF_MAP_TYPE_RINGBUF = 27,
 };
 
@@ -69,11 +70,30 @@ struct bvec_iter
   unsigned int bi_size;
 };
 
+/* A page of the page cache: its mapping is its file's (low bits set:
+ * anonymous or movable, no file). */
+struct inode;
+struct address_space
+{
+  struct inode *host;
+};
+
+struct page
+{
+  struct address_space *mapping; /* inside anonymous unions; CO-RE finds it */
+};
+
+struct bio_vec
+{
+  struct page *bv_page;
+};
+
 struct bio
 {
   struct block_device *bi_bdev;
   blk_opf_t bi_opf;
   struct bvec_iter bi_iter;
+  struct bio_vec *bi_io_vec;
 };
 
 struct file_system_type
@@ -88,10 +108,29 @@ struct super_block
   struct block_device *s_bdev;
 };
 
+/* The dirty bits of an inode's state, an enum since 6.x (the values are
+ * relocated; lm-inodes.bpf.h has the older defines). */
+enum inode_state_flags_t
+{
+  I_DIRTY_SYNC = 16,
+  I_DIRTY_DATASYNC = 32,
+  I_DIRTY_PAGES = 64,
+  I_DIRTY_TIME = 4096,
+};
+
 struct inode
 {
+  unsigned short i_mode;
   unsigned long i_ino;
   struct super_block *i_sb;
+  enum inode_state_flags_t i_state;
+};
+
+/* The same, on kernels whose i_state is an unsigned long (a CO-RE flavour:
+ * libbpf matches it to struct inode). */
+struct inode___ulong
+{
+  unsigned long i_state;
 };
 
 /* Pid namespaces (lm-pidns.bpf.h): a task's numbers per level. */

@@ -26,6 +26,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
         LM_FUZZ_CHECK (r.usec >= 0);
         break;
+      case LM_TRACEFS_WB_START:
+      case LM_TRACEFS_WB_END:
+        LM_FUZZ_CHECK (strnlen (r.bdi, sizeof r.bdi) < sizeof r.bdi);
+        LM_FUZZ_CHECK (strnlen (r.comm, sizeof r.comm) < sizeof r.comm);
+        LM_FUZZ_CHECK (r.usec >= 0);
+        break;
       case LM_TRACEFS_NEWTASK:
       case LM_TRACEFS_RENAME:
         /* A task's name as the kernel has them: at most 15 bytes. */

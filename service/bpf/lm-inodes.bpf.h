@@ -1,0 +1,208 @@
+/* lm-inodes.bpf.h: who dirtied each inode, and the owner of the data a bio
+ * carries. A kernel thread's write is blamed on the process that dirtied
+ * the data it writes: the regular file its pages belong to, else the inode
+ * the thread is writing back (the flusher writing btrfs's btree for the
+ * files it expires); never on whoever last dirtied something else on the
+ * disk. A filesystem's own writes outside a writeback (journal commits,
+ * log covering, btrfs's transaction commits) carry no process's data.
+ * Included by lm-attrib.bpf.c only, after its helpers. */
+#pragma once
+
+/* Bounded, least recently used first out: 16384 inodes of 64 bytes each
+ * (1 MiB of the kernel's memory), more than the dirty inodes a laptop
+ * holds at once. */
+#define LM_INODE_DIRTIERS 16384
+/* An inode written clean is forgotten this long after: a filesystem that
+ * submits its data from workers (btrfs) may queue the bios just after the
+ * flusher has moved on. */
+#define LM_CLEAN_GRACE_NS (30ULL * 1000000000ULL)
+
+struct lm_inode_key
+{
+  __u32 dev; /* the superblock's s_dev (btrfs: its anonymous number) */
+  __u32 pad;
+  __u64 ino;
+};
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_LRU_HASH);
+  __uint (max_entries, LM_INODE_DIRTIERS);
+  __type (key, struct lm_inode_key);
+  __type (value, struct lm_inode_dirtier);
+} inode_dirtiers SEC (".maps");
+
+/* The inode each thread is writing back, between writeback_single_inode_start
+ * and writeback_single_inode (key: tid): the flushers, and sync. */
+#define LM_WB_WINDOWS 256
+
+struct
+{
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, LM_WB_WINDOWS);
+  __type (key, __u32);
+  __type (value, struct lm_inode_key);
+} wb_windows SEC (".maps");
+
+static __always_inline void
+inode_key (struct inode *inode, struct lm_inode_key *key)
+{
+  key->dev = BPF_CORE_READ (inode, i_sb, s_dev);
+  key->pad = 0;
+  key->ino = BPF_CORE_READ (inode, i_ino);
+}
+
+#define LM_S_IFMT 0170000
+#define LM_S_IFREG 0100000
+
+/* I_DIRTY_PAGES, as __mark_inode_dirty's flags have it (see dirty_mask). */
+static __always_inline __u64
+dirty_pages_flag (void)
+{
+  if (bpf_core_enum_value_exists (enum inode_state_flags_t, I_DIRTY_PAGES))
+    return bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_PAGES);
+  return 4;
+}
+
+/* A process dirtied pages of @inode (@flags: __mark_inode_dirty's): one
+ * map write while it stays the dirtier and the inode stays dirty. A time
+ * stamp marked dirty (sync(1) and fsync mark I_DIRTY_SYNC) carries no
+ * data. Whether it is a regular file is kept: only a regular file's pages
+ * are a process's wherever they are written (a filesystem's own inodes,
+ * btrfs's btree, are written by its threads on their own too). */
+static __always_inline void
+inode_dirtied (struct inode *inode, int flags, __u64 now)
+{
+  struct lm_inode_key key;
+  struct lm_inode_dirtier d = {}, *old;
+
+  if (((__u64) flags & dirty_pages_flag ()) == 0)
+    return;
+  inode_key (inode, &key);
+  d.pid = lm_current_pid_tgid (1) >> 32;
+  old = bpf_map_lookup_elem (&inode_dirtiers, &key);
+  if (old != 0 && old->pid == d.pid && old->clean_ns == 0)
+    return;
+  d.dirtied_ns = now;
+  d.regular = (inode->i_mode & LM_S_IFMT) == LM_S_IFREG;
+  d.uid = (__u32) bpf_get_current_uid_gid ();
+  current_names (&d.comm, &d.thread);
+  bpf_map_update_elem (&inode_dirtiers, &key, &d, BPF_ANY);
+}
+
+/* The inode's dirty bits: I_DIRTY_SYNC, _DATASYNC, _PAGES and _TIME, whose
+ * values moved (an enum since 6.x; defines, bits 0-2 and 11, before). */
+static __always_inline __u64
+dirty_mask (void)
+{
+  if (bpf_core_enum_value_exists (enum inode_state_flags_t, I_DIRTY_PAGES))
+    return bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_SYNC)
+           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_DATASYNC)
+           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_PAGES)
+           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_TIME);
+  return 0x807;
+}
+
+/* @inode's state bits: an enum (6.x), an unsigned long before. */
+static __always_inline int
+inode_state (struct inode *inode, __u64 *state)
+{
+  struct inode___ulong *old = (void *) inode;
+
+  *state = 0;
+  if (bpf_core_field_exists (inode->i_state))
+    return bpf_probe_read_kernel (state, bpf_core_field_size (inode->i_state), &inode->i_state)
+           == 0;
+  if (bpf_core_field_exists (old->i_state))
+    return bpf_probe_read_kernel (state, sizeof old->i_state, &old->i_state) == 0;
+  return 0;
+}
+
+/* The current thread starts writing @inode back. */
+SEC ("tp_btf/writeback_single_inode_start")
+int
+BPF_PROG (lm_inode_writing, struct inode *inode)
+{
+  struct lm_inode_key key;
+  __u32 tid;
+
+  if (!attrib_on)
+    return 0;
+  inode_key (inode, &key);
+  tid = (__u32) bpf_get_current_pid_tgid ();
+  bpf_map_update_elem (&wb_windows, &tid, &key, BPF_ANY);
+  return 0;
+}
+
+/* After a writeback of @inode: the thread's window ends; clean now, its
+ * dirtier stands for no data (after the grace). */
+SEC ("tp_btf/writeback_single_inode")
+int
+BPF_PROG (lm_inode_written, struct inode *inode)
+{
+  struct lm_inode_key key;
+  struct lm_inode_dirtier *d;
+  __u64 state;
+  __u32 tid = (__u32) bpf_get_current_pid_tgid ();
+
+  bpf_map_delete_elem (&wb_windows, &tid);
+  if (!attrib_on)
+    return 0;
+  inode_key (inode, &key);
+  d = bpf_map_lookup_elem (&inode_dirtiers, &key);
+  if (d == 0 || d->clean_ns != 0)
+    return 0;
+  if (inode_state (inode, &state) && (state & dirty_mask ()) == 0)
+    d->clean_ns = bpf_ktime_get_boot_ns ();
+  return 0;
+}
+
+/* @key's dirtier, unless written clean longer ago than the grace. */
+static __always_inline struct lm_inode_dirtier *
+live_dirtier (struct lm_inode_key *key, __u64 now)
+{
+  struct lm_inode_dirtier *d = bpf_map_lookup_elem (&inode_dirtiers, key);
+
+  if (d == 0 || (d->clean_ns != 0 && now > d->clean_ns + LM_CLEAN_GRACE_NS))
+    return 0;
+  return d;
+}
+
+/* The process whose data a kernel thread's @bio carries, and its inode:
+ * the dirtier of the regular file its first page belongs to (a page of
+ * the page cache: anonymous and movable pages, and a stacking driver's
+ * bounce pages, belong to none); else of the inode the thread is writing
+ * back. */
+static __always_inline struct lm_inode_dirtier *
+bio_data_dirtier (struct bio *bio, __u64 now, __u64 *ino)
+{
+  struct lm_inode_key key, *window;
+  struct lm_inode_dirtier *d;
+  struct bio_vec *bv = BPF_CORE_READ (bio, bi_io_vec);
+  struct page *page = bv != 0 ? BPF_CORE_READ (bv, bv_page) : 0;
+  struct address_space *mapping = page != 0 ? BPF_CORE_READ (page, mapping) : 0;
+  struct inode *inode = 0;
+  __u32 tid;
+
+  if (mapping != 0 && ((__u64) mapping & 3) == 0)
+    inode = BPF_CORE_READ (mapping, host);
+  if (inode != 0)
+    {
+      inode_key (inode, &key);
+      d = live_dirtier (&key, now);
+      if (d != 0 && d->regular)
+        {
+          *ino = key.ino;
+          return d;
+        }
+    }
+  tid = (__u32) bpf_get_current_pid_tgid ();
+  window = bpf_map_lookup_elem (&wb_windows, &tid);
+  if (window == 0)
+    return 0;
+  key = *window;
+  d = live_dirtier (&key, now);
+  if (d != 0)
+    *ino = key.ino;
+  return d;
+}
