@@ -54,6 +54,19 @@ inode_key (struct inode *inode, struct lm_inode_key *key)
 
 #define LM_S_IFMT 0170000
 #define LM_S_IFREG 0100000
+#define LM_BTRFS_SUPER_MAGIC 0x9123683E
+#define LM_BTRFS_BTREE_INODE 1
+
+/* A regular file's: not a filesystem's own inode. btrfs's btree inode is
+ * made with new_inode(), whose i_mode is whatever the recycled slab object
+ * held: told apart by its number. */
+static __always_inline int
+is_regular_file (struct inode *inode)
+{
+  if ((inode->i_mode & LM_S_IFMT) != LM_S_IFREG)
+    return 0;
+  return !(inode->i_sb->s_magic == LM_BTRFS_SUPER_MAGIC && inode->i_ino == LM_BTRFS_BTREE_INODE);
+}
 
 /* I_DIRTY_PAGES, as __mark_inode_dirty's flags have it (see dirty_mask). */
 static __always_inline __u64
@@ -84,7 +97,7 @@ inode_dirtied (struct inode *inode, int flags, __u64 now)
   if (old != 0 && old->pid == d.pid && old->clean_ns == 0)
     return;
   d.dirtied_ns = now;
-  d.regular = (inode->i_mode & LM_S_IFMT) == LM_S_IFREG;
+  d.regular = is_regular_file (inode);
   d.uid = (__u32) bpf_get_current_uid_gid ();
   current_names (&d.comm, &d.thread);
   bpf_map_update_elem (&inode_dirtiers, &key, &d, BPF_ANY);

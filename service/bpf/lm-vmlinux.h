@@ -103,6 +103,7 @@ struct file_system_type
 
 struct super_block
 {
+  unsigned long s_magic;
   dev_t s_dev;
   struct file_system_type *s_type;
   struct block_device *s_bdev;

@@ -14,6 +14,10 @@ Thread, also from a program that exits as soon as its thread has read
 (tracefs then reads the line after /proc forgot the thread); fio's
 io_uring O_DIRECT reads on btrfs (done by its iou-wrk threads) name fio.
 A program whose file name holds forged trace lines forges nothing.
+Blame follows the data: three programs dirtying one filesystem in
+several orders are each named only for the inode their data is in; a
+program that wrote and fsynced is not named for the filesystem's own
+writes after (ext4, btrfs, xfs).
 Everything is undone on the way out, failures included: the mount, the loop
 device, vm.dirty_* (lowered so the flusher comes within a second), tracefs
 instances and any tracefs mount.
@@ -607,6 +611,108 @@ class RealSpinUp:
         early = [g for g in got if g["Time"] < included_us or g["Comm"] == "cat"]
         self.assertEqual(early, [], "SpinUps of the excluded disk:\n" + self.daemon_log())
         self.assertEqual(self.stop_daemon(), 0)
+
+    # Three programs (dd under other names: the kernel names a task after
+    # its file) and how much each writes, in KiB.
+    WRITERS = {"wr-a": 8, "wr-b": 64, "wr-c": 256}
+
+    def writer_programs(self, mnt):
+        """The writers' programs (off the loop disk) and their files on
+        @mnt, written once and synced: an overwrite then allocates nothing
+        (ext4, xfs), so the flusher's first write is data. inode → writer."""
+        inodes = {}
+        for name, kib in self.WRITERS.items():
+            program = os.path.join(self.tmp, name)
+            if not os.path.exists(program):
+                shutil.copy("/bin/dd", program)
+            path = os.path.join(mnt, "f-" + name)
+            with open(path, "wb") as f:
+                f.write(os.urandom(kib << 10))
+            inodes[os.stat(path).st_ino] = name
+        os.sync()
+        return inodes
+
+    def write_as(self, name, mnt):
+        subprocess.run([os.path.join(self.tmp, name), "if=/dev/urandom",
+                        "of=" + os.path.join(mnt, "f-" + name), "bs=1k",
+                        "count=%d" % self.WRITERS[name], "conv=notrunc", "status=none"],
+                       check=True)
+
+    def three_writers(self, lines, fstype, mnt, disk):
+        """In several orders, the writers dirty their own files 0.3 s apart;
+        the flusher then writes them out, oldest first. Every writeback
+        SpinUp names the writer of the inode its write carries, and the
+        first is the oldest's; never the last to dirty something. btrfs's
+        btree (inode 1), written for all three in the flusher's pass, may
+        name any of them."""
+        inodes = self.writer_programs(mnt)
+        for order in (("wr-a", "wr-b", "wr-c"), ("wr-c", "wr-b", "wr-a"), ("wr-b", "wr-c", "wr-a")):
+            self.wait_idle(lines, disks=[disk])
+            for name in order:
+                self.write_as(name, mnt)
+                time.sleep(0.3)
+            got = [json.loads(x) for x in lines.drain(IDLE + 4)]
+            got = [g for g in got if g["Disk"] == disk]
+            what = "%s, order %s: %r\n%s" % (fstype, order, got, self.daemon_log())
+            wb = [g for g in got if g["Via"] == "writeback"]
+            self.assertTrue(wb, "no writeback SpinUp: " + what)
+            for g in wb:
+                if fstype == "btrfs" and g.get("Inode") == 1:
+                    self.assertIn(g["Comm"], self.WRITERS, what)
+                    continue
+                self.assertIn(g.get("Inode"), inodes, what)
+                self.assertEqual(g["Comm"], inodes[g["Inode"]], what)
+            first = wb[0]
+            if not (fstype == "btrfs" and first.get("Inode") == 1):
+                self.assertEqual(first["Comm"], order[0], what)
+
+    def test_three_writers_ext4(self):
+        lines = self.subscribe()
+        self.three_writers(lines, "ext4", self.fs.mnt, self.fs.disk)
+
+    def test_three_writers_btrfs(self):
+        self.use_filesystem("btrfs")
+        self.three_writers(self.subscribe(), "btrfs", self.fs.mnt, self.fs.disk)
+
+    def test_three_writers_xfs(self):
+        self.use_filesystem("xfs")
+        self.three_writers(self.subscribe(), "xfs", self.fs.mnt, self.fs.disk)
+
+    def fsynced_writer_not_blamed_later(self, lines, fstype):
+        """A program writes and fsyncs; then nothing is dirtied. The
+        filesystem's own writes after (btrfs's transaction commit, xfs's
+        log covering, made to come within seconds here) are the kernel's:
+        no later SpinUp names the program."""
+        program = os.path.join(self.tmp, "wr-fsync")
+        shutil.copy("/bin/dd", program)
+        self.wait_idle(lines)
+        subprocess.run([program, "if=/dev/urandom", "of=" + os.path.join(self.fs.mnt, "synced"),
+                        "bs=64k", "count=4", "conv=fsync", "status=none"], check=True)
+        done_us = time.time() * 1e6
+        got = [json.loads(x) for x in lines.drain(20)]
+        later = [g for g in got if g["Disk"] == self.fs.disk and g["Time"] > done_us]
+        print("%s: %d SpinUps after the fsync: %r" % (fstype, len(later), later))
+        self.assertEqual([g for g in later if g.get("Comm") == "wr-fsync"], [],
+                         "%r\n%s" % (later, self.daemon_log()))
+
+    def test_fsynced_writer_not_blamed_later_ext4(self):
+        self.fsynced_writer_not_blamed_later(self.subscribe(), "ext4")
+
+    def test_fsynced_writer_not_blamed_later_btrfs(self):
+        self.use_filesystem("btrfs")
+        subprocess.run(["mount", "-o", "remount,commit=3", self.fs.mnt], check=True)
+        self.fsynced_writer_not_blamed_later(self.subscribe(), "btrfs")
+
+    def test_fsynced_writer_not_blamed_later_xfs(self):
+        self.use_filesystem("xfs")
+        # xfssyncd covers the log after it has been idle: every second here.
+        knob = "/proc/sys/fs/xfs/xfssyncd_centisecs"
+        with open(knob) as f:
+            before = f.read().strip()
+        self.addCleanup(lambda: open(knob, "w").write(before))
+        with open(knob, "w") as f:
+            f.write("100")
+        self.fsynced_writer_not_blamed_later(self.subscribe(), "xfs")
 
     def test_forged_trace_line_in_a_file_name(self):
         """A program whose file name holds newlines and two whole
