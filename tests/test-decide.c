@@ -85,11 +85,32 @@ test_matrix (void)
       }
 }
 
+/* After holds: off, as inhibited, while their quiet period runs, whatever
+ * the mode and the power; then the inputs decide again. */
+static void
+test_hold_quiet (void)
+{
+  static const char *const modes[] = { "off", "on", "auto" };
+
+  for (gsize m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      LmDecideInputs in = { .mode = modes[m], .on_battery = TRUE, .hold_quiet = TRUE };
+      gboolean on = TRUE;
+
+      g_assert_cmpstr (lm_daemon_decide (&in, &on), ==, LM_REASON_INHIBITED);
+      g_assert_false (on);
+      in.hold_quiet = FALSE;
+      g_assert_cmpstr (lm_daemon_decide (&in, &on), !=, LM_REASON_INHIBITED);
+      g_assert_cmpint (on, ==, m != 0);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/decide/table", test_table);
   g_test_add_func ("/decide/matrix", test_matrix);
+  g_test_add_func ("/decide/hold-quiet", test_hold_quiet);
   return g_test_run ();
 }

@@ -14,7 +14,7 @@ const char *
 lm_daemon_decide (const LmDecideInputs *in, gboolean *on)
 {
   *on = FALSE;
-  if (in->settled_holds > 0)
+  if (in->settled_holds > 0 || in->hold_quiet)
     return LM_REASON_INHIBITED;
   if (in->low_battery)
     return LM_REASON_LOW_BATTERY;

@@ -15,6 +15,8 @@ typedef struct
   gboolean on_battery;
   gboolean follow_profile; /* the FollowPowerProfile setting */
   gboolean power_saver;    /* power-profiles-daemon's profile is power-saver */
+  gboolean hold_quiet;     /* off for holds until now, and the quiet period
+                            * after the last one still runs (lm-inhibitors.h) */
 } LmDecideInputs;
 
 /* Sets *@on and returns the reason (an LM_REASON_* string, static). */

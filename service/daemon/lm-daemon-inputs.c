@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "lm-daemon-private.h"
+#include "lm-names.h"
 
 /* An input changed (power, holds): bring the system in line. */
 static void
@@ -20,6 +21,7 @@ reconcile (LmDaemon *self)
 }
 
 static gboolean settled (gpointer user_data);
+static void arm_quiet (LmDaemon *self);
 
 /* (Re)arm the one settle timer: @delay_ms from now, but never later than
  * LM_SETTLE_MAX_MS after the first change it is settling. */
@@ -60,7 +62,37 @@ settled (gpointer user_data)
                                  LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due);
   if (next_due != 0 && self->settle_id == 0)
     settle_in (self, (next_due - g_get_monotonic_time ()) / G_TIME_SPAN_MILLISECOND + 1);
+  arm_quiet (self);
   return G_SOURCE_REMOVE;
+}
+
+/* The quiet period after holds is over (or was moved on by a hold since):
+ * decide again. */
+static gboolean
+quiet_over (gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  self->quiet_id = 0;
+  settle_in (self, 0);
+  return G_SOURCE_REMOVE;
+}
+
+/* One timer, only while laptop mode is off for holds that are all gone
+ * and their quiet period runs; none while idle. */
+static void
+arm_quiet (LmDaemon *self)
+{
+  gint64 until = self->inhibitors != NULL ? lm_inhibitors_quiet_until (self->inhibitors) : 0;
+  gint64 now = g_get_monotonic_time ();
+
+  g_clear_handle_id (&self->quiet_id, g_source_remove);
+  if (g_strcmp0 (self->reason, LM_REASON_INHIBITED) != 0 || until <= now)
+    return;
+  g_debug ("Holds keep coming: laptop mode comes back after %" G_GINT64_FORMAT " s without one",
+           lm_inhibitors_quiet_ms (self->inhibitors) / 1000);
+  self->quiet_id
+      = g_timeout_add ((guint) ((until - now) / G_TIME_SPAN_MILLISECOND + 1), quiet_over, self);
 }
 
 /* A plug that bounces sends several changes in a second; act once, on the

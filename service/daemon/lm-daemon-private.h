@@ -60,6 +60,7 @@ struct _LmDaemon
   LmProfile *profile;  /* power-profiles-daemon: power-saver counts as battery */
   guint settle_id;     /* power and hold changes settle before anything is remounted */
   gint64 settle_first; /* monotonic µs of the first change not yet acted on; 0: none */
+  guint quiet_id;      /* the end of the quiet period after holds (only while it runs) */
 
   /* The object is on the bus before the name is ours (lm_daemon_export);
    * until lm_daemon_start() ran no method runs (lm-gate.c). */

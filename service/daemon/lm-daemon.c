@@ -29,6 +29,7 @@ lm_daemon_finalize (GObject *object)
   lm_daemon_unexport (self);
   g_clear_pointer (&self->gate, lm_gate_free);
   g_clear_handle_id (&self->settle_id, g_source_remove);
+  g_clear_handle_id (&self->quiet_id, g_source_remove);
   g_clear_pointer (&self->sleep, lm_sleep_free);
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_pointer (&self->power, lm_power_free);
@@ -109,9 +110,16 @@ lm_daemon_decide_now (LmDaemon *self, const char *mode, gboolean *on)
   /* Only holds that lasted the settle time: one that a caller takes and
    * drops at once must not cost a round of remounts. */
   if (self->inhibitors != NULL)
-    in.settled_holds
-        = lm_inhibitors_count_settled (self->inhibitors, g_get_monotonic_time (),
-                                       LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due);
+    {
+      gint64 now = g_get_monotonic_time ();
+      in.settled_holds = lm_inhibitors_count_settled (
+          self->inhibitors, now, LM_POWER_SETTLE_MS * G_TIME_SPAN_MILLISECOND, &next_due);
+      /* Holds that turned laptop mode off keep it off until they have
+       * been quiet for the quiet period, which grows while they keep
+       * coming: a loop of holds cannot turn it off and on every time. */
+      in.hold_quiet = g_strcmp0 (self->reason, LM_REASON_INHIBITED) == 0
+                      && lm_inhibitors_quiet_until (self->inhibitors) > now;
+    }
   if (self->power != NULL)
     {
       in.low_battery = lm_power_get_low_battery (self->power);
@@ -241,6 +249,10 @@ lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError
       g_free (self->mode);
       self->mode = g_strdup (mode);
     }
+  /* Back from holds: what the holders did meanwhile, summed up once. */
+  if (g_strcmp0 (self->reason, LM_REASON_INHIBITED) == 0
+      && g_strcmp0 (reason, LM_REASON_INHIBITED) != 0 && self->inhibitors != NULL)
+    lm_inhibitors_summarise (self->inhibitors);
   if (was_active != self->active || reason != self->reason)
     g_message ("Laptop mode %s (mode %s, reason %s, engine %s)", self->active ? "on" : "off",
                self->mode, reason, lm_engine_to_string (self->engine));

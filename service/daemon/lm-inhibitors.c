@@ -2,7 +2,9 @@
  * Each hold belongs to the bus connection that took it and ends when that
  * connection leaves the bus, so a crashed backup script cannot leave laptop
  * mode off forever. Cookies come from the kernel's random source so one
- * client cannot guess and release another's hold. */
+ * client cannot guess and release another's hold. Also owns the quiet
+ * period after the last hold (lm-inhibitors.h) and the log of holders:
+ * each holder once, repeats summed up, never a line per hold. */
 #include "lm-inhibitors.h"
 
 #include <string.h>
@@ -28,6 +30,10 @@ struct _LmInhibitors
   GPtrArray *holds; /* LmInhibitor, in the order taken */
   LmInhibitorsFunc changed;
   gpointer user_data;
+  gint64 quiet_us;     /* the quiet period now */
+  gint64 last_change;  /* monotonic µs a hold last came or went; 0: never */
+  GHashTable *holders; /* "uid:application" → repeats not yet logged */
+  guint others;        /* holds by holders past LM_HOLD_HOLDERS_LOGGED */
 };
 
 static void
@@ -49,6 +55,8 @@ lm_inhibitors_new (GDBusConnection *bus, LmInhibitorsFunc changed, gpointer user
   self->holds = g_ptr_array_new_with_free_func ((GDestroyNotify) inhibitor_free);
   self->changed = changed;
   self->user_data = user_data;
+  self->quiet_us = LM_HOLD_QUIET_MIN_MS * G_TIME_SPAN_MILLISECOND;
+  self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   return self;
 }
 
@@ -58,6 +66,7 @@ lm_inhibitors_free (LmInhibitors *self)
   if (self == NULL)
     return;
   g_ptr_array_unref (self->holds);
+  g_hash_table_unref (self->holders);
   g_clear_object (&self->bus);
   g_free (self);
 }
@@ -136,14 +145,17 @@ holder_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
       LmInhibitor *inh = g_ptr_array_index (self->holds, i - 1);
       if (g_str_equal (inh->sender, name))
         {
-          g_message ("%s (%s) left the bus; its hold on laptop mode is released", inh->application,
-                     name);
+          g_debug ("%s (%s) left the bus; its hold on laptop mode is released", inh->application,
+                   name);
           g_ptr_array_remove_index (self->holds, i - 1);
           removed = TRUE;
         }
     }
   if (removed)
-    notify (self);
+    {
+      self->last_change = g_get_monotonic_time ();
+      notify (self);
+    }
 }
 
 static guint32
@@ -158,6 +170,86 @@ new_cookie (LmInhibitors *self)
       if (cookie != 0 && find (self, cookie, &unused) == NULL)
         return cookie;
     }
+}
+
+/* A hold came at @now: the quiet period doubles when the previous hold
+ * came or went within LM_HOLD_QUIET_RESET_MS, else it starts over (and so
+ * does the log of holders). */
+static void
+grow_quiet (LmInhibitors *self, gint64 now)
+{
+  gint64 max_us = (gint64) LM_HOLD_QUIET_MAX_MS * G_TIME_SPAN_MILLISECOND;
+
+  if (self->last_change != 0
+      && now - self->last_change < (gint64) LM_HOLD_QUIET_RESET_MS * G_TIME_SPAN_MILLISECOND)
+    self->quiet_us = MIN (self->quiet_us * 2, max_us);
+  else
+    {
+      lm_inhibitors_summarise (self);
+      g_hash_table_remove_all (self->holders);
+      self->quiet_us = LM_HOLD_QUIET_MIN_MS * G_TIME_SPAN_MILLISECOND;
+    }
+  self->last_change = now;
+}
+
+/* The first hold of a holder is logged; later ones are counted. */
+static void
+log_holder (LmInhibitors *self, guint32 uid, const char *application, const char *reason)
+{
+  g_autofree char *key = g_strdup_printf ("%u:%s", uid, application);
+  gpointer repeats;
+
+  if (g_hash_table_lookup_extended (self->holders, key, NULL, &repeats))
+    {
+      g_hash_table_insert (self->holders, g_steal_pointer (&key),
+                           GUINT_TO_POINTER (GPOINTER_TO_UINT (repeats) + 1));
+      return;
+    }
+  if (g_hash_table_size (self->holders) >= LM_HOLD_HOLDERS_LOGGED)
+    {
+      self->others++;
+      return;
+    }
+  g_hash_table_insert (self->holders, g_steal_pointer (&key), GUINT_TO_POINTER (0));
+  g_message ("%s (uid %u) holds laptop mode off: %s (further holds of it are counted, not "
+             "logged)",
+             application, uid, reason);
+}
+
+void
+lm_inhibitors_summarise (LmInhibitors *self)
+{
+  GHashTableIter iter;
+  gpointer key, repeats;
+
+  g_hash_table_iter_init (&iter, self->holders);
+  while (g_hash_table_iter_next (&iter, &key, &repeats))
+    {
+      const char *colon = strchr (key, ':');
+      if (GPOINTER_TO_UINT (repeats) == 0)
+        continue;
+      g_message ("%s (uid %.*s) took %u more holds on laptop mode", colon + 1,
+                 (int) (colon - (const char *) key), (const char *) key,
+                 GPOINTER_TO_UINT (repeats));
+      g_hash_table_iter_replace (&iter, GUINT_TO_POINTER (0));
+    }
+  if (self->others > 0)
+    g_message ("%u more holds on laptop mode by other holders", self->others);
+  self->others = 0;
+}
+
+gint64
+lm_inhibitors_quiet_until (LmInhibitors *self)
+{
+  if (self->holds->len > 0 || self->last_change == 0)
+    return 0;
+  return self->last_change + self->quiet_us;
+}
+
+gint64
+lm_inhibitors_quiet_ms (LmInhibitors *self)
+{
+  return self->quiet_us / G_TIME_SPAN_MILLISECOND;
 }
 
 gboolean
@@ -206,12 +298,13 @@ lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid, const ch
   inh->application = g_strdup (application);
   inh->reason = g_strdup (reason);
   inh->since = g_get_monotonic_time ();
+  grow_quiet (self, inh->since);
   if (self->bus != NULL)
     inh->watch = g_bus_watch_name_on_connection (self->bus, sender, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                                  NULL, holder_vanished, self, NULL);
   g_ptr_array_add (self->holds, inh);
   *cookie = inh->cookie;
-  g_message ("%s (uid %u) holds laptop mode off: %s", application, uid, reason);
+  log_holder (self, uid, application, reason);
   notify (self);
   return TRUE;
 }
@@ -230,6 +323,7 @@ lm_inhibitors_release (LmInhibitors *self, const char *sender, guint32 cookie, G
       return FALSE;
     }
   g_ptr_array_remove_index (self->holds, index);
+  self->last_change = g_get_monotonic_time ();
   notify (self);
   return TRUE;
 }

@@ -32,8 +32,13 @@ typedef struct
   gint applied_standby;   /* what we sent while on, -1 none */
   gint applied_apm;       /* -1 none */
   gint applied_readahead; /* -1 none */
-  LmDiskNvme *nvme;       /* NVMe power states; NULL for other disks */
-  LmDiskSmart *smart;     /* wear counters; NULL but for spinning ATA disks */
+  /* A disk in standby is sent nothing (a command spins it up): what laptop
+   * mode would send or put back waits for its next wake (lm_disk_woken). */
+  gboolean apply_pending;   /* its settings go out when it wakes */
+  gboolean restore_pending; /* its originals go back when it wakes (the
+                             * journal keeps them until then) */
+  LmDiskNvme *nvme;         /* NVMe power states; NULL for other disks */
+  LmDiskSmart *smart;       /* wear counters; NULL but for spinning ATA disks */
 } LmDisk;
 
 struct _LmDisks
@@ -64,7 +69,15 @@ void lm_disks_update_excluded (LmDisks *self);
 void lm_disk_set_error (LmDisk *d, const char *message);
 /* Add the time since the last change to @d's active or standby counter. */
 void lm_disk_account (LmDisk *d, gint64 now);
-/* Apply @d's policy, originals saved first (lm-disk-settings.c). */
+/* Apply @d's policy, originals saved first (lm-disk-settings.c); a disk
+ * in standby waits for its next wake. */
 void lm_disk_apply (LmDisks *self, LmDisk *d);
+/* TRUE when ATA disk @d says it is in standby or asleep now (CHECK POWER
+ * MODE, which never wakes a disk); FALSE for other disks, or when it
+ * cannot be asked. */
+gboolean lm_disk_in_standby (LmDisk *d);
+/* @d woke (its first I/O after a quiet while): send what waited for that
+ * (lm-disk-settings.c). */
+void lm_disk_woken (LmDisks *self, LmDisk *d);
 
 G_END_DECLS

@@ -224,6 +224,36 @@ woke (LmDisk *d)
   set_asleep (d, FALSE);
   lm_disks_publish (d->owner);
   arm_idle (d);
+  /* Spinning now for someone else's I/O: what laptop mode held back from
+   * it while it slept costs no spin-up of its own any more. */
+  if (d->apply_pending || d->restore_pending)
+    lm_disk_woken (d->owner, d);
+}
+
+gboolean
+lm_disk_in_standby (LmDisk *d)
+{
+  g_autoptr (GError) error = NULL;
+  LmAtaPower power;
+
+  if (!d->ata || d->excluded)
+    return FALSE;
+  if (!check_power (d, &power, &error))
+    {
+      g_debug ("Disk %s: cannot ask its power state: %s", d->name, error->message);
+      return FALSE;
+    }
+  d->power = power;
+  if (power != LM_ATA_POWER_STANDBY && power != LM_ATA_POWER_SLEEPING)
+    return FALSE;
+  /* What it says is what the accounting counts; its wake is watched as
+   * after any quiet check. */
+  if (!d->asleep)
+    {
+      set_asleep (d, TRUE);
+      arm_recheck (d, 0);
+    }
+  return TRUE;
 }
 
 /* The fallback where no attribution event says a disk woke: compare its

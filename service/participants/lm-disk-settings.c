@@ -1,6 +1,8 @@
 /* lm-disk-settings.c: the per-disk standby timer, APM level and readahead
  * while laptop mode is on, and their exact restore through the journal.
- * An excluded disk is never sent a command, even to restore. */
+ * An excluded disk is never sent a command, even to restore; a disk in
+ * standby is sent none either (each would spin it up): what it should
+ * get waits for its next wake. */
 #include "config.h"
 
 #include <string.h>
@@ -44,6 +46,10 @@ write_readahead (const char *name, guint kib, GError **error)
   g_autofree char *sys = g_strdup_printf ("/sys/block/%s/queue/read_ahead_kb", name);
   g_autofree char *path = lm_path (sys);
   g_autofree char *value = g_strdup_printf ("%u", kib);
+  g_autofree char *now = lm_io_read_value (path, NULL);
+
+  if (now != NULL && g_str_equal (now, value))
+    return TRUE; /* already so: nothing to write */
   return lm_io_write_value (path, value, error);
 }
 
@@ -169,9 +175,13 @@ changes_for (LmDisk *d, const LmDiskPolicy *p, DiskWrite *w, GString *failures)
   return g_steal_pointer (&changes);
 }
 
+static void restore_held_back (LmDisks *self, LmDisk *d);
+
 /* Originals first, durably, then the changes, through the journal. A drive
  * that refuses a command does not keep laptop mode off: the failure shows
- * in the Disks property and the log. */
+ * in the Disks property and the log. A drive in standby gets nothing now
+ * (IDENTIFY, IDLE and SET FEATURES would spin it up, and turning laptop
+ * mode on again must not wake a disk): all of it goes out when it wakes. */
 void
 lm_disk_apply (LmDisks *self, LmDisk *d)
 {
@@ -183,6 +193,16 @@ lm_disk_apply (LmDisks *self, LmDisk *d)
 
   if (p == NULL || d->excluded)
     return;
+  if ((p->standby_seconds >= 0 || p->apm > 0) && lm_disk_in_standby (d))
+    {
+      g_debug ("Disk %s is in standby: its laptop-mode settings go out when it wakes", d->name);
+      d->apply_pending = TRUE;
+      return;
+    }
+  d->apply_pending = FALSE;
+  /* Originals it never got back (it slept through the restore): first. */
+  if (d->restore_pending)
+    restore_held_back (self, d);
   if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
     lm_journal_add_failure (failures, "not an ATA disk: no standby timer or APM");
   changes = changes_for (d, p, &w, failures);
@@ -201,8 +221,9 @@ lm_disks_apply (LmDisks *self, const LmSettings *settings)
 {
   GHashTableIter iter;
   gpointer d;
+  gboolean same = lm_disk_policies_equal (self->policies, settings->disks);
 
-  if (self->active && !lm_disk_policies_equal (self->policies, settings->disks))
+  if (self->active && !same)
     {
       g_autoptr (GError) error = NULL;
       if (!lm_disks_restore (self, &error))
@@ -216,6 +237,16 @@ lm_disks_apply (LmDisks *self, const LmSettings *settings)
       LmDisk *disk = d;
       lm_disk_set_excluded (disk, lm_disk_policy_excluded (lm_disk_policies_lookup (
                                       self->policies, disk->id, disk->name)));
+      /* It slept through the restore, so it still has what this apply
+       * would send: nothing to send, nothing to put back. */
+      if (disk->restore_pending && same && !disk->excluded
+          && (disk->applied_standby >= 0 || disk->applied_apm >= 0 || disk->applied_readahead >= 0))
+        {
+          disk->restore_pending = FALSE;
+          g_debug ("Disk %s slept while laptop mode was off: its settings are still in effect",
+                   disk->name);
+          continue;
+        }
       if (!self->active
           || (disk->applied_standby < 0 && disk->applied_apm < 0 && disk->applied_readahead < 0))
         lm_disk_apply (self, disk);
@@ -352,19 +383,42 @@ lm_disks_restore (LmDisks *self, GError **error)
   g_auto (GStrv) keys = lm_journal_pending (self->state, PART);
   g_autoptr (GString) failures = g_string_new (NULL);
   g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
+  guint restored = 0;
+  GHashTableIter iter;
+  gpointer value;
 
   for (guint i = 0; keys[i] != NULL; i++)
     if (g_str_has_suffix (keys[i], ".Device"))
       g_ptr_array_add (ids, g_strndup (keys[i], strlen (keys[i]) - strlen (".Device")));
+
+  /* Settings that waited for a sleeping disk are not needed any more. */
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    ((LmDisk *) value)->apply_pending = FALSE;
   for (guint i = 0; i < ids->len; i++)
     {
+      g_autofree char *name = saved (self->state, ids->pdata[i], "Device");
+      LmDisk *d = find_by_id (self, ids->pdata[i], name);
+
+      /* Asleep: its originals wait, in the journal, for its next wake (a
+       * command now would spin it up); if laptop mode is back on first,
+       * it still has what it should. */
+      if (d != NULL && !d->excluded && lm_disk_in_standby (d))
+        {
+          d->restore_pending = TRUE;
+          g_debug ("Disk %s is in standby: its originals go back when it wakes", d->name);
+          continue;
+        }
+      if (d != NULL)
+        d->restore_pending = FALSE;
       /* A failed restore is not retried forever: the drive forgets APM
        * and its timer at the next power cycle anyway. */
       restore_disk (self, ids->pdata[i], failures);
       forget (self->state, ids->pdata[i]);
+      restored++;
     }
   self->active = FALSE;
-  if (ids->len > 0)
+  if (restored > 0)
     g_message ("Restored the disks' standby timer, APM and readahead");
   g_autoptr (GError) save_error = NULL;
   if (!lm_journal_save (self->state, &save_error))
@@ -377,6 +431,39 @@ lm_disks_restore (LmDisks *self, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* The originals of @d that waited for it to wake: sent now, and forgotten. */
+static void
+restore_held_back (LmDisks *self, LmDisk *d)
+{
+  g_autoptr (GString) failures = g_string_new (NULL);
+  g_autoptr (GError) error = NULL;
+
+  d->restore_pending = FALSE;
+  restore_disk (self, d->id, failures);
+  forget (self->state, d->id);
+  if (!lm_journal_save (self->state, &error))
+    lm_journal_add_failure (failures, error->message);
+  g_message ("Disk %s woke: its original standby timer, APM and readahead put back", d->name);
+  lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
+}
+
+void
+lm_disk_woken (LmDisks *self, LmDisk *d)
+{
+  if (d->excluded)
+    return;
+  if (d->apply_pending && self->active)
+    {
+      lm_disk_apply (self, d); /* the originals first, if they waited too */
+      if (!d->apply_pending)
+        g_message ("Disk %s woke: laptop-mode settings sent now", d->name);
+    }
+  else if (d->restore_pending)
+    restore_held_back (self, d);
+  d->apply_pending = d->apply_pending && self->active;
+  lm_disks_publish (self);
 }
 
 void

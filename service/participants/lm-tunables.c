@@ -109,6 +109,11 @@ write_tunable (const char *name, const char *value, gpointer data, GError **erro
       return FALSE;
     }
   g_autofree char *path = lm_tunables_path (name);
+  /* Already so: not written again, so a re-apply (or a restore) that
+   * changes nothing costs nothing. */
+  g_autofree char *now = lm_io_read_value (path, NULL);
+  if (now != NULL && g_str_equal (now, value))
+    return TRUE;
   return lm_io_write_value (path, value, error);
 }
 

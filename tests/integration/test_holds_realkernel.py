@@ -81,12 +81,14 @@ class HoldChurnTest(DaemonTestCase):
         for i in range(CYCLES):
             # busctl returns once Inhibit answers and exits: the hold ends
             # with its connection, as in the issue.
+            # As root: a user outside an active session must authenticate.
             self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE, "Inhibit",
-                        "ss", "churn", "cycle %d" % i, user=lmtest.UNPRIVILEGED, check=True)
+                        "ss", "churn", "cycle %d" % i, check=True)
         churn_s = time.monotonic() - start
-        # Every hold was taken (the test is not vacuous) ...
+        # Every hold was taken (check=True: the test is not vacuous), and
+        # the holder is logged once, not once per hold ...
         self.wait_until(lambda: self.daemon_log().count("holds laptop mode off") - holds_before
-                        == CYCLES, message="%d holds in the log" % CYCLES)
+                        == 1, message="the holder in the log once")
         self.wait_until(lambda: self.status()["Inhibitors"] == [], message="every hold gone")
         # ... and past the settle time (1 s) laptop mode is still on, with
         # at most one restore and one apply of the remount behind it.
@@ -109,8 +111,7 @@ class HoldChurnTest(DaemonTestCase):
         self.addCleanup(kmsg.close)
         before = self.remounts_logged()
         holder = subprocess.Popen(
-            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-             "/usr/bin/python3", "-c", HOLD, self.bus_address],
+            ["/usr/bin/python3", "-c", HOLD, self.bus_address],
             env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.procs.append(holder)
         self.addCleanup(holder.stdout.close)
