@@ -22,7 +22,38 @@ struct _LmLedgerDbus
   LmExportedLaptopMode *skeleton; /* not owned */
   gulong handlers[2];
   LmBudget *per_sender, *per_uid;
+  /* One thread turns pages into their answers: the main loop only finds
+   * and copies a page's bytes, so a property read never waits behind the
+   * building of a thousand records. */
+  GThreadPool *answers;
 };
+
+/* A page on its way to its caller, off the main loop. */
+typedef struct
+{
+  GDBusMethodInvocation *invocation; /* the reference its answer consumes */
+  GBytes *records;
+  char *next; /* NULL: GetLedger, which has no cursor */
+  LmAuthViewer viewer;
+} Answer;
+
+static void
+answer (gpointer data, gpointer user_data)
+{
+  Answer *a = data;
+  g_autoptr (GVariant) all = lm_ledger_records_to_variant (a->records);
+  /* Another user's spin-ups without their process, unless monitor-all. */
+  g_autoptr (GVariant) records = lm_auth_redact_list (all, &a->viewer);
+
+  if (a->next != NULL)
+    g_dbus_method_invocation_return_value (a->invocation,
+                                           g_variant_new ("(@aa{sv}s)", records, a->next));
+  else
+    g_dbus_method_invocation_return_value (a->invocation, g_variant_new ("(@aa{sv})", records));
+  g_bytes_unref (a->records);
+  g_free (a->next);
+  g_free (a);
+}
 
 /* The NVMe keys are walked through the APST table the Disks property
  * shows, with the MaxLostWork in force. */
@@ -95,21 +126,23 @@ get_ledger_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *calle
       g_dbus_method_invocation_return_gerror (invocation, error);
       return;
     }
-  g_autoptr (GVariant) all
-      = lm_ledger_page (self->ledger, (gint64) MIN (since, (guint64) G_MAXINT64),
-                        (gint64) MIN (until, (guint64) G_MAXINT64), cursor, limit, &next, &error);
-  if (all == NULL)
+  guint count = 0;
+  GBytes *page = lm_ledger_page (self->ledger, (gint64) MIN (since, (guint64) G_MAXINT64),
+                                 (gint64) MIN (until, (guint64) G_MAXINT64), cursor, limit, &next,
+                                 &count, &error);
+  if (page == NULL)
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return;
     }
-  charge (self, sender, caller->uid, (guint) g_variant_n_children (all));
-  /* Another user's spin-ups without their process, unless monitor-all. */
-  g_autoptr (GVariant) records = lm_auth_redact_list (all, caller);
-  if (paged)
-    g_dbus_method_invocation_return_value (invocation, g_variant_new ("(@aa{sv}s)", records, next));
-  else
-    g_dbus_method_invocation_return_value (invocation, g_variant_new ("(@aa{sv})", records));
+  charge (self, sender, caller->uid, count);
+  Answer *a = g_new0 (Answer, 1);
+  /* Handed on with the reference an answer consumes: the thread answers. */
+  a->invocation = invocation;
+  a->records = page;
+  a->next = paged ? g_steal_pointer (&next) : NULL;
+  a->viewer = *caller;
+  g_thread_pool_push (self->answers, a, NULL);
 }
 
 /* Before polkit is asked: the caller's connection must have budget left
@@ -187,6 +220,7 @@ lm_ledger_dbus_new (LmLedger *ledger, LmExportedLaptopMode *skeleton)
                                     LM_LIMIT_LEDGER_BUDGET_SENDER, LM_LIMIT_LEDGER_REFILL_S);
   self->per_uid = lm_budget_new ("this user", "GetLedger's budget of records",
                                  LM_LIMIT_LEDGER_BUDGET_UID, LM_LIMIT_LEDGER_REFILL_S);
+  self->answers = g_thread_pool_new (answer, NULL, 1, FALSE, NULL);
   self->handlers[0]
       = g_signal_connect (skeleton, "handle-get-ledger", G_CALLBACK (handle_get_ledger), self);
   self->handlers[1] = g_signal_connect (skeleton, "handle-get-ledger-page",
@@ -204,6 +238,8 @@ lm_ledger_dbus_free (LmLedgerDbus *self)
   lm_ledger_set_changed_func (self->ledger, NULL, NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
     g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
+  /* Pages on their way are answered first. */
+  g_thread_pool_free (self->answers, FALSE, TRUE);
   lm_budget_free (self->per_sender);
   lm_budget_free (self->per_uid);
   g_free (self);

@@ -249,7 +249,6 @@ lm_ledger_index_page (LmLedgerIndex *self, gint64 since_us, gint64 until_us, gui
   for (guint i = first_from (self, seq); i < self->entries->len; i++)
     {
       const Entry *e = &g_array_index (self->entries, Entry, i);
-      LmLedgerRecord r;
 
       if (e->end_us < since_us || e->time_us > until_us)
         continue;
@@ -258,10 +257,7 @@ lm_ledger_index_page (LmLedgerIndex *self, gint64 since_us, gint64 until_us, gui
           *next = e->seq;
           return count;
         }
-      /* Checked when it was added; decoded again only to be sent. */
-      if (lm_ledger_record_decode (self->bytes->data + e->offset, e->size, &r) <= 0)
-        continue;
-      func (&r, user_data);
+      func (self->bytes->data + e->offset, e->size, user_data);
       count++;
     }
   /* The records still growing sit just past the indexed ones. */
@@ -275,7 +271,9 @@ lm_ledger_index_page (LmLedgerIndex *self, gint64 since_us, gint64 until_us, gui
           *next = base + k;
           return count;
         }
-      func (&extra[k], user_data);
+      g_autoptr (GByteArray) encoded = g_byte_array_new ();
+      lm_ledger_record_encode (&extra[k], encoded);
+      func (encoded->data, encoded->len, user_data);
       count++;
     }
   return count;

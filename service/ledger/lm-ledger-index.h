@@ -43,8 +43,9 @@ gboolean lm_ledger_index_parse_cursor (LmLedgerIndex *index, const char *cursor,
                                        GError **error);
 char *lm_ledger_index_format_cursor (LmLedgerIndex *index, guint64 seq);
 
-/* Called for each record of a page. */
-typedef void (*LmLedgerIndexFunc) (const LmLedgerRecord *record, gpointer user_data);
+/* Called for each record of a page, with its encoded bytes (checked when
+ * they were added: lm_ledger_record_decode() takes them). */
+typedef void (*LmLedgerIndexFunc) (const guint8 *data, gsize size, gpointer user_data);
 
 /* Up to @limit records overlapping [@since_us, @until_us] from position
  * @seq on, in sequence order, then @extra (@n_extra records still growing,

@@ -409,9 +409,9 @@ lm_ledger_pending (LmLedger *self)
 /* --- reading ----------------------------------------------------------------- */
 
 static void
-page_one (const LmLedgerRecord *r, gpointer user_data)
+page_one (const guint8 *data, gsize size, gpointer user_data)
 {
-  g_variant_builder_add_value (user_data, lm_ledger_record_to_variant (r));
+  g_byte_array_append (user_data, data, size);
 }
 
 static int
@@ -428,11 +428,11 @@ lm_ledger_check_cursor (LmLedger *self, const char *cursor, GError **error)
   return lm_ledger_index_parse_cursor (self->index, cursor, &seq, error);
 }
 
-GVariant *
+GBytes *
 lm_ledger_page (LmLedger *self, gint64 since_us, gint64 until_us, const char *cursor, guint limit,
-                char **next_cursor, GError **error)
+                char **next_cursor, guint *count, GError **error)
 {
-  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  g_autoptr (GByteArray) b = g_byte_array_new ();
   g_autoptr (GArray) open = g_array_new (FALSE, FALSE, sizeof (LmLedgerRecord));
   GHashTableIter iter;
   DiskDay *d;
@@ -458,9 +458,27 @@ lm_ledger_page (LmLedger *self, gint64 since_us, gint64 until_us, const char *cu
     }
   /* Past the indexed records, in an order that stays from page to page. */
   g_array_sort (open, compare_disk);
-  lm_ledger_index_page (self->index, since_us, until_us, seq, limit,
-                        (const LmLedgerRecord *) open->data, open->len, page_one, &b, &next);
+  *count
+      = lm_ledger_index_page (self->index, since_us, until_us, seq, limit,
+                              (const LmLedgerRecord *) open->data, open->len, page_one, b, &next);
   *next_cursor = next == 0 ? g_strdup ("") : lm_ledger_index_format_cursor (self->index, next);
+  return g_byte_array_free_to_bytes (g_steal_pointer (&b));
+}
+
+static void
+to_variant (const LmLedgerRecord *r, gsize offset, gsize size, gpointer user_data)
+{
+  g_variant_builder_add_value (user_data, lm_ledger_record_to_variant (r));
+}
+
+GVariant *
+lm_ledger_records_to_variant (GBytes *records)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  gsize length = 0;
+  const guint8 *data = g_bytes_get_data (records, &length);
+
+  lm_ledger_parse (data, length, to_variant, &b, NULL);
   return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
@@ -468,8 +486,11 @@ GVariant *
 lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
 {
   g_autofree char *next = NULL;
+  guint count;
+  g_autoptr (GBytes) records
+      = lm_ledger_page (self, since_us, until_us, "", max, &next, &count, NULL);
 
-  return lm_ledger_page (self, since_us, until_us, "", max, &next, NULL);
+  return lm_ledger_records_to_variant (records);
 }
 
 /* --- life cycle ----------------------------------------------------------------- */

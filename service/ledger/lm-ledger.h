@@ -61,12 +61,16 @@ guint lm_ledger_pending (LmLedger *ledger);
 GVariant *lm_ledger_query (LmLedger *ledger, gint64 since_us, gint64 until_us, guint max);
 /* One page of the records overlapping [@since_us, @until_us], in the order
  * written (records still growing last), at most @limit, from @cursor on
- * ("" for the first page), served from memory: the file is not read. A
- * new reference to an aa{sv}; *@next_cursor gets the cursor of the next
- * page, "" when this was the last. Fails (LM_ERROR_INVALID_ARGS) on a
- * cursor this ledger did not hand out, or one made stale by a rewrite. */
-GVariant *lm_ledger_page (LmLedger *ledger, gint64 since_us, gint64 until_us, const char *cursor,
-                          guint limit, char **next_cursor, GError **error);
+ * ("" for the first page), served from memory: the file is not read. The
+ * records' encoded bytes (cheap to copy on the main loop: turn them into
+ * GetLedger's aa{sv} with lm_ledger_records_to_variant() anywhere);
+ * *@next_cursor gets the cursor of the next page, "" when this was the
+ * last, *@count the number of records. Fails (LM_ERROR_INVALID_ARGS) on a cursor this ledger did
+ * not hand out, or one made stale by a rewrite. */
+GBytes *lm_ledger_page (LmLedger *ledger, gint64 since_us, gint64 until_us, const char *cursor,
+                        guint limit, char **next_cursor, guint *count, GError **error);
+/* aa{sv} of encoded records; pure, safe in any thread. A new reference. */
+GVariant *lm_ledger_records_to_variant (GBytes *records);
 /* Whether lm_ledger_page() would take @cursor now; does no work. */
 gboolean lm_ledger_check_cursor (LmLedger *ledger, const char *cursor, GError **error);
 /* Per disk, today: a{sa{sv}} with SpinUpsToday, AsleepShareToday, LastWake,
