@@ -34,8 +34,8 @@ G_BEGIN_DECLS
  * fails with Error.LimitExceeded, before polkit is asked. Kept lazily: no
  * timer runs. */
 #define LM_LIMIT_LEDGER_CALL_COST 10
-#define LM_LIMIT_LEDGER_BUDGET_SENDER 50000
-#define LM_LIMIT_LEDGER_BUDGET_UID 100000
+#define LM_LIMIT_LEDGER_BUDGET_SENDER 45000
+#define LM_LIMIT_LEDGER_BUDGET_UID 60000
 #define LM_LIMIT_LEDGER_REFILL_S 60
 /* Spin-up subscribers (Subscribe): a connection is subscribed once; at most
  * this many per user and in all, counting subscribers the daemon dropped
