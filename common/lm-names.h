@@ -17,6 +17,9 @@
 #define LM_ERROR_NAME_BUSY LM_INTERFACE ".Error.Busy"
 /* polkit could not be asked or gave no answer: nothing a rule can fix. */
 #define LM_ERROR_NAME_AUTH_UNAVAILABLE LM_INTERFACE ".Error.AuthUnavailable"
+/* A bound on what one caller, one user or everyone may take was reached:
+ * GetLedger's budget of records, Subscribe's caps (lm-limits.h). */
+#define LM_ERROR_NAME_LIMIT_EXCEEDED LM_INTERFACE ".Error.LimitExceeded"
 /* A caller without the right gets the bus's own error, whatever shape
  * polkit's refusal had (lm-auth-rules.c maps each one). */
 #define LM_ERROR_NAME_ACCESS_DENIED "org.freedesktop.DBus.Error.AccessDenied"

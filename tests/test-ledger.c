@@ -225,7 +225,7 @@ test_age_pruning (void)
   g_autoptr (GArray) before = read_file (path);
   g_assert_cmpuint (before->len, ==, got->len);
   /* ... but GetLedger sees it already. */
-  g_autoptr (GVariant) q = g_variant_ref_sink (lm_ledger_query (ledger, now, now, 100));
+  g_autoptr (GVariant) q = lm_ledger_query (ledger, now, now, 100);
   g_assert_cmpuint (g_variant_n_children (q), ==, 1);
   lm_ledger_note_power ("sda", FALSE, 0, ledger);
   g_assert_cmpuint (lm_ledger_pending (ledger), ==, 0);
@@ -445,10 +445,10 @@ test_flushed (void)
   lm_ledger_note_flushed (NULL, 1, ledger); /* the user-space engine runs */
   lm_ledger_note_spinup (&s, ledger);
   g_assert_cmpuint (lm_ledger_pending (ledger), ==, 1); /* waits for its count */
-  g_autoptr (GVariant) q = g_variant_ref_sink (lm_ledger_query (ledger, 0, G_MAXINT64, 10));
+  g_autoptr (GVariant) q = lm_ledger_query (ledger, 0, G_MAXINT64, 10);
   g_assert_cmpuint (g_variant_n_children (q), ==, 1);
   lm_ledger_note_flushed ("sdb", 1234, ledger);
-  g_autoptr (GVariant) q2 = g_variant_ref_sink (lm_ledger_query (ledger, 0, G_MAXINT64, 10));
+  g_autoptr (GVariant) q2 = lm_ledger_query (ledger, 0, G_MAXINT64, 10);
   g_autoptr (GVariant) first = g_variant_get_child_value (q2, 0);
   guint32 flushed = 0;
   g_assert_true (g_variant_lookup (first, "Flushed", "u", &flushed));

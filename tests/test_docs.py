@@ -5,7 +5,8 @@ README.md's interface tables against the D-Bus XML, and the settings table
 in service/settings/lm-settings.c against laptop-modectl(1)'s `set` list,
 laptop-moded.conf(5) and the XML's Configure comment: a property, method,
 signal or key added without its line in these fails here (a review found
-six such gaps at once). Reads files only.
+six such gaps at once); and the one sentence on what is public, the same
+in the polkit policy, README and the XML. Reads files only.
 """
 
 import os
@@ -80,6 +81,21 @@ class DocsTest(unittest.TestCase):
         self.assertEqual(len(configure), 1, "one Configure comment in the XML")
         missing = [k for k in sorted(self.keys) if not re.search(r"\b%s\b" % k, configure[0])]
         self.assertEqual(missing, [], "the XML's Configure comment lacks these keys")
+
+    def test_one_sentence_on_what_is_public(self):
+        """The policy file, README and the XML say the same about what the
+        public properties (LedgerSummary, Disks) show and monitor guards."""
+        def words(text):
+            return " ".join(text.replace("`", "").split())
+        for parts in [("README.md",), ("dbus", test_coverage.IFACE + ".xml"),
+                      ("polkit", test_coverage.IFACE + ".policy")]:
+            self.assertIn(words(PUBLIC_SENTENCE), words(read(*parts)),
+                          "%s lacks the sentence on what is public" % os.path.join(*parts))
+
+
+# The one sentence of policy on what is public (issue 36).
+PUBLIC_SENTENCE = ("Disk wake times and counts are public, as in /proc/diskstats; "
+                   "which process woke a disk is monitor's.")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 /* lm-ctl-report.c: laptop-modectl report: reads the daemon's ledger
- * (GetLedger) and hands the model to one writer; writes no format itself. */
+ * (GetLedgerPage) and hands the model to one writer; writes no format itself. */
 #include "config.h"
 
 #include <errno.h>
@@ -13,36 +13,36 @@
 
 #include "lm-ctl-report.h"
 
-/* GetLedger's bound on one answer: ask again from the last Time. */
-#define LEDGER_PAGE 100000
-#define LEDGER_MAX_PAGES 64
+/* GetLedgerPage's largest page; a full ledger (2 MiB) is about 40 pages. */
+#define LEDGER_PAGE 1000
+#define LEDGER_MAX_PAGES 256
 
 static GVariant *
 fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us, GError **error)
 {
   g_auto (GVariantBuilder) all = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
-  guint64 from = (guint64) since_us;
+  g_autofree char *cursor = g_strdup ("");
 
   for (guint page = 0; page < LEDGER_MAX_PAGES; page++)
     {
-      g_autoptr (GVariant) ret = lm_ctl_call (
-          proxy, "GetLedger", g_variant_new ("(tt)", from, (guint64) until_us), error);
+      g_autoptr (GVariant) ret
+          = lm_ctl_call (proxy, "GetLedgerPage",
+                         g_variant_new ("(ttsu)", (guint64) since_us, (guint64) until_us, cursor,
+                                        (guint32) LEDGER_PAGE),
+                         error);
       if (ret == NULL)
         return NULL;
       g_autoptr (GVariant) records = g_variant_get_child_value (ret, 0);
       gsize n = g_variant_n_children (records);
-      guint64 last = from;
       for (gsize i = 0; i < n; i++)
         {
           g_autoptr (GVariant) rec = g_variant_get_child_value (records, i);
-          guint64 t = 0;
-          if (g_variant_lookup (rec, "Time", "t", &t))
-            last = MAX (last, t);
           g_variant_builder_add_value (&all, rec);
         }
-      if (n < LEDGER_PAGE || last <= from)
+      g_free (cursor);
+      g_variant_get_child (ret, 1, "s", &cursor);
+      if (cursor[0] == '\0')
         break;
-      from = last + 1;
     }
   return g_variant_ref_sink (g_variant_builder_end (&all));
 }

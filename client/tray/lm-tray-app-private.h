@@ -33,11 +33,15 @@ struct _LmTrayApp
   LmTrayMonitor monitor;
   gboolean spinups_unsupported;
   GPtrArray *recent; /* GVariant a{sv}, newest first */
-  /* disk → the process that woke it most today (GetLedger), and whether a
-   * GetLedger is on its way or should be asked again when it is back. */
+  /* disk → the process that woke it most today (GetLedgerPage), and
+   * whether a read of today's ledger is on its way (its pages so far, its
+   * range) or should be asked again when it is back. */
   GHashTable *top_wakers;
   gboolean ledger_busy;
   gboolean ledger_again;
+  GPtrArray *ledger_records; /* GVariant a{sv} of the pages read so far */
+  guint ledger_pages;
+  guint64 ledger_since, ledger_until;
   GCancellable *report_cancellable;
   gboolean report_running;
   GHashTable *wear_told; /* disks whose head wear was notified: once each */

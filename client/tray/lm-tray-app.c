@@ -214,6 +214,7 @@ forget_daemon (LmTrayApp *app)
   app->spinups_unsupported = FALSE;
   app->ledger_busy = FALSE;
   app->ledger_again = FALSE;
+  g_ptr_array_set_size (app->ledger_records, 0);
   g_hash_table_remove_all (app->top_wakers);
 }
 
@@ -363,6 +364,7 @@ lm_tray_app_new (guint notify_interval)
   app->report_cancellable = g_cancellable_new ();
   app->recent = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
   app->top_wakers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  app->ledger_records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
   app->wear_told = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   app->notify = lm_tray_settings_get_notify ();
   app->notifier = lm_tray_notifier_new (notify_interval);
@@ -409,6 +411,7 @@ lm_tray_app_free (LmTrayApp *app)
   g_clear_pointer (&app->notifier, lm_tray_notifier_free);
   g_clear_pointer (&app->recent, g_ptr_array_unref);
   g_clear_pointer (&app->top_wakers, g_hash_table_unref);
+  g_clear_pointer (&app->ledger_records, g_ptr_array_unref);
   g_clear_pointer (&app->wear_told, g_hash_table_unref);
   g_clear_pointer (&app->loop, g_main_loop_unref);
   g_free (app);

@@ -117,21 +117,54 @@ lm_tray_app_subscribe (LmTrayApp *app, gboolean interactive)
 
 /* --- today's ledger ---------------------------------------------------- */
 
+/* Today's records come a page at a time; a day of a busy laptop is a few
+ * pages, and the tooltip needs no more than this many. */
+#define LEDGER_PAGE 1000
+#define LEDGER_MAX_PAGES 16
+
+static void ask_page (LmTrayApp *app, const char *cursor);
+
+static void
+ledger_done (LmTrayApp *app)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+
+  for (guint i = 0; i < app->ledger_records->len; i++)
+    g_variant_builder_add_value (&b, g_ptr_array_index (app->ledger_records, i));
+  g_autoptr (GVariant) records = g_variant_ref_sink (g_variant_builder_end (&b));
+  g_clear_pointer (&app->top_wakers, g_hash_table_unref);
+  app->top_wakers = lm_tray_view_top_wakers (records);
+  g_debug ("Today's ledger: %u records in %u pages", app->ledger_records->len, app->ledger_pages);
+  g_ptr_array_set_size (app->ledger_records, 0);
+}
+
 static void
 got_ledger (LmTrayApp *app, GVariant *reply, const GError *error)
 {
-  app->ledger_busy = FALSE;
   if (reply != NULL)
     {
       g_autoptr (GVariant) records = g_variant_get_child_value (reply, 0);
-      g_clear_pointer (&app->top_wakers, g_hash_table_unref);
-      app->top_wakers = lm_tray_view_top_wakers (records);
-      g_debug ("Today's ledger: %" G_GSIZE_FORMAT " records", g_variant_n_children (records));
+      const char *next = NULL;
+      GVariantIter iter;
+      GVariant *record;
+
+      g_variant_get_child (reply, 1, "&s", &next);
+      g_variant_iter_init (&iter, records);
+      while ((record = g_variant_iter_next_value (&iter)) != NULL)
+        g_ptr_array_add (app->ledger_records, record);
+      if (next[0] != '\0' && ++app->ledger_pages < LEDGER_MAX_PAGES)
+        {
+          ask_page (app, next);
+          return;
+        }
+      ledger_done (app);
     }
   else if (lm_tray_app_is_denied (error))
     lm_tray_app_set_monitor (app, LM_TRAY_MONITOR_DENIED);
   else
-    g_debug ("GetLedger failed: %s", error->message);
+    g_debug ("GetLedgerPage failed: %s", error->message);
+  g_ptr_array_set_size (app->ledger_records, 0);
+  app->ledger_busy = FALSE;
   lm_tray_app_update (app);
   if (app->ledger_again)
     {
@@ -140,14 +173,21 @@ got_ledger (LmTrayApp *app, GVariant *reply, const GError *error)
     }
 }
 
+static void
+ask_page (LmTrayApp *app, const char *cursor)
+{
+  lm_tray_app_call_full (
+      app, "GetLedgerPage",
+      g_variant_new ("(ttsu)", app->ledger_since, app->ledger_until, cursor, (guint32) LEDGER_PAGE),
+      FALSE, got_ledger);
+}
+
 /* Who woke each disk today, for the tooltip. Asked only of a daemon that
  * lets this user see processes, and only when LedgerSummary changed (or the
  * right became known): never on a timer. */
 void
 lm_tray_app_fetch_ledger (LmTrayApp *app)
 {
-  guint64 since, until;
-
   if (app->proxy == NULL || app->monitor != LM_TRAY_MONITOR_ALLOWED)
     return;
   if (app->ledger_busy)
@@ -156,6 +196,8 @@ lm_tray_app_fetch_ledger (LmTrayApp *app)
       return;
     }
   app->ledger_busy = TRUE;
-  lm_tray_view_today (g_get_real_time (), &since, &until);
-  lm_tray_app_call_full (app, "GetLedger", g_variant_new ("(tt)", since, until), FALSE, got_ledger);
+  app->ledger_pages = 0;
+  g_ptr_array_set_size (app->ledger_records, 0);
+  lm_tray_view_today (g_get_real_time (), &app->ledger_since, &app->ledger_until);
+  ask_page (app, "");
 }

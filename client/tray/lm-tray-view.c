@@ -22,6 +22,7 @@ static const struct
   { "Subscribe", LM_ACTION_MONITOR, "watch disk spin-ups" },
   { "GetSpinUps", LM_ACTION_MONITOR, "see recent disk spin-ups" },
   { "GetLedger", LM_ACTION_MONITOR, "see what woke the disks today" },
+  { "GetLedgerPage", LM_ACTION_MONITOR, "see what woke the disks today" },
   { "Report", LM_ACTION_MONITOR, "write today's report" },
 };
 

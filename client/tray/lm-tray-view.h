@@ -31,7 +31,7 @@ typedef struct
   const char *submitter;
 } LmTraySpinUp;
 
-/* One disk of LedgerSummary; @top_waker from GetLedger, NULL if unknown. */
+/* One disk of LedgerSummary; @top_waker from GetLedgerPage, NULL if unknown. */
 typedef struct
 {
   const char *disk;
@@ -126,9 +126,9 @@ typedef enum
 void lm_tray_view_report_failed (LmTrayReportStep step, const char *message, char **summary,
                                  char **body);
 
-/* The local day around @now_us, as GetLedger's range: [midnight, next). */
+/* The local day around @now_us, as GetLedgerPage's range: [midnight, next). */
 void lm_tray_view_today (gint64 now_us, guint64 *since_us, guint64 *until_us);
-/* disk → the process that woke it most often in @records (GetLedger's
+/* disk → the process that woke it most often in @records (GetLedgerPage's
  * aa{sv}); ties go to the name first in byte order. */
 GHashTable *lm_tray_view_top_wakers (GVariant *records);
 

@@ -102,6 +102,7 @@ static const LmAuthRule rules[] = {
   { "Unsubscribe", LM_ACTION_MONITOR, NULL },
   { "GetSpinUps", LM_ACTION_MONITOR, NULL, TRUE },
   { "GetLedger", LM_ACTION_MONITOR, NULL, TRUE },
+  { "GetLedgerPage", LM_ACTION_MONITOR, NULL, TRUE },
 };
 
 const LmAuthRule *

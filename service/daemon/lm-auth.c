@@ -99,6 +99,7 @@ struct _LmAuthRequest
   guint timeout_id;
   /* A method call... */
   GDBusMethodInvocation *invocation;
+  LmAuthAdmit admit;
   LmAuthAllowed allowed;
   /* ...or a re-check, whose caller may stop caring. */
   LmAuthRecheckFunc recheck;
@@ -329,6 +330,19 @@ got_uid (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   g_variant_get (reply, "(u)", &req->uid);
+  /* A caller over its share is refused before polkit is asked. */
+  if (req->admit != NULL && req->invocation != NULL)
+    {
+      g_autoptr (GError) refusal = NULL;
+
+      if (!req->admit (req->sender, req->uid, req->user_data, &refusal))
+        {
+          g_debug ("Refused %s to %s (uid %u): %s", req->method, req->sender, req->uid,
+                   refusal->message);
+          g_dbus_method_invocation_return_gerror (req->invocation, refusal);
+          return;
+        }
+    }
   /* Root could write the sysctls and remount by itself; asking polkit
    * would only cost it a round trip. systemd's services do the same. */
   if (req->uid == 0)
@@ -386,6 +400,13 @@ void
 lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointer user_data,
                GDestroyNotify destroy)
 {
+  lm_auth_check_admit (invocation, NULL, allowed, user_data, destroy);
+}
+
+void
+lm_auth_check_admit (GDBusMethodInvocation *invocation, LmAuthAdmit admit, LmAuthAllowed allowed,
+                     gpointer user_data, GDestroyNotify destroy)
+{
   GDBusMessage *message = g_dbus_method_invocation_get_message (invocation);
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   g_autoptr (LmAuthRequest) req
@@ -393,6 +414,7 @@ lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointe
                      g_dbus_method_invocation_get_method_name (invocation));
 
   req->invocation = g_object_ref (invocation);
+  req->admit = admit;
   req->allowed = allowed;
   req->user_data = user_data;
   req->destroy = destroy;

@@ -65,6 +65,13 @@ typedef struct
 typedef void (*LmAuthAllowed) (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
                                gpointer user_data);
 
+/* Called once the caller's uid is known (from the bus), before polkit is
+ * asked and for uid 0 too: whether this caller and its user are within
+ * their share (a budget, a cap). FALSE with @error set: the call is
+ * answered with @error and neither polkit nor @allowed is asked. */
+typedef gboolean (*LmAuthAdmit) (const char *sender, guint32 uid, gpointer user_data,
+                                 GError **error);
+
 const char *lm_auth_action_for_method (const char *method);
 
 /* Decides, without blocking the main loop, whether the caller of
@@ -75,6 +82,9 @@ const char *lm_auth_action_for_method (const char *method);
  * LmAuthViewer. */
 void lm_auth_check (GDBusMethodInvocation *invocation, LmAuthAllowed allowed, gpointer user_data,
                     GDestroyNotify destroy);
+/* The same, with @admit (may be NULL) asked first (see LmAuthAdmit). */
+void lm_auth_check_admit (GDBusMethodInvocation *invocation, LmAuthAdmit admit,
+                          LmAuthAllowed allowed, gpointer user_data, GDestroyNotify destroy);
 
 /* @record (a{sv}: a SpinUp, a GetSpinUps item or a GetLedger record) as
  * @viewer may see it: in full when it may see all, when the record names

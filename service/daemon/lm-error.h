@@ -16,6 +16,7 @@ typedef enum
   LM_ERROR_KERNEL,
   LM_ERROR_BUSY,
   LM_ERROR_AUTH_UNAVAILABLE,
+  LM_ERROR_LIMIT_EXCEEDED,
 } LmError;
 
 GQuark lm_error_quark (void);

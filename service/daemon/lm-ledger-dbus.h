@@ -13,6 +13,11 @@ typedef struct _LmLedgerDbus LmLedgerDbus;
  * it before either. */
 LmLedgerDbus *lm_ledger_dbus_new (LmLedger *ledger, LmExportedLaptopMode *skeleton);
 void lm_ledger_dbus_free (LmLedgerDbus *dbus);
+/* GetLedgerPage's arguments within their bounds (lm-limits.h) and a
+ * cursor @ledger handed out; else LM_ERROR_INVALID_ARGS naming the bound.
+ * Pure apart from reading the cursor's epoch: for the unit test. */
+gboolean lm_ledger_dbus_check_page (LmLedger *ledger, const char *cursor, guint32 limit,
+                                    GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmLedgerDbus, lm_ledger_dbus_free)
 

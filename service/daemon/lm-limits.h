@@ -22,6 +22,31 @@ G_BEGIN_DECLS
 /* UTF-8 takes at most 4 bytes a character: the byte bound checked first. */
 #define LM_LIMIT_UTF8_BYTES(chars) ((chars) *4)
 
+/* GetLedgerPage (and GetLedger): records in one answer, and bytes in a
+ * cursor. A page of the largest records is about 400 KiB on the bus. */
+#define LM_LIMIT_LEDGER_PAGE 1000
+#define LM_LIMIT_CURSOR 64
+/* GetLedger's budget, in records: a call costs LM_LIMIT_LEDGER_CALL_COST
+ * plus the records it returns, taken from the caller's connection and from
+ * its user; each holds LM_LIMIT_LEDGER_BUDGET_SENDER (a full ledger, about
+ * 40,000 records at 2 MiB, read in one go) and LM_LIMIT_LEDGER_BUDGET_UID,
+ * refilled evenly over LM_LIMIT_LEDGER_REFILL_S seconds. Past it the call
+ * fails with Error.LimitExceeded, before polkit is asked. Kept lazily: no
+ * timer runs. */
+#define LM_LIMIT_LEDGER_CALL_COST 10
+#define LM_LIMIT_LEDGER_BUDGET_SENDER 45000
+#define LM_LIMIT_LEDGER_BUDGET_UID 60000
+#define LM_LIMIT_LEDGER_REFILL_S 60
+/* Spin-up subscribers (Subscribe): a connection is subscribed once; at most
+ * this many per user and in all, counting subscribers the daemon dropped
+ * and still watches. Each costs a NameOwnerChanged match rule on the
+ * daemon's own connection, and dbus-daemon refuses past 512 per connection
+ * on the system bus (max_match_rules_per_connection) without the daemon
+ * being told: 128 subscribers, plus 256 holders (Inhibit) and the daemon's
+ * own watches (UPower, logind, power-profiles-daemon), stay well below. */
+#define LM_LIMIT_SUBSCRIBERS_PER_UID 16
+#define LM_LIMIT_SUBSCRIBERS 128
+
 /* At most this many bytes of a refused value are quoted in an error or a
  * log line: enough to recognise it, never enough to grow a reply past what
  * the bus carries. */

@@ -4,12 +4,15 @@
  * subscriber with monitor-all (the others get it as "another user's
  * process", lm_auth_redact). A subscription lasts only while polkit still
  * allows it: it is checked again whenever logind's sessions change, and
- * again later when polkit gave no answer. */
+ * again later when polkit gave no answer. Subscribers are capped per user
+ * and in all (lm-limits.h): each costs a match rule on the bus. */
 #include "config.h"
 
 #include "lm-spinup-private.h"
 
 #include "lm-auth.h"
+#include "lm-error.h"
+#include "lm-limits.h"
 #include "lm-names.h"
 
 /* A re-check polkit could not answer is asked again after this long. */
@@ -46,6 +49,7 @@ on_subscriber_vanished (GDBusConnection *connection, const char *name, gpointer 
 typedef struct
 {
   guint watch;
+  guint32 uid;
   char *reason;
 } LmDropped;
 
@@ -95,7 +99,11 @@ drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, 
       "No longer authorized to monitor spin-ups after a session change: %s", why);
   LmDropped *d = g_new0 (LmDropped, 1);
 
+  LmSubscriber *sub = g_hash_table_lookup (self->subscribers, name);
+
   g_message ("Dropped spin-up subscriber %s: %s", name, why);
+  /* Still watched, so still counted against the caps (its uid's too). */
+  d->uid = sub != NULL ? sub->viewer.uid : G_MAXUINT32;
   g_hash_table_remove (self->subscribers, name);
   d->reason = g_strdup (reason);
   /* Called at once if it has gone already: never a stale entry. */
@@ -196,6 +204,54 @@ answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
   return TRUE;
 }
 
+/* --- caps ------------------------------------------------------------ */
+
+/* Whether @sender (of @uid) may become a subscriber: one already is (or
+ * was, and is still watched: it takes its own place again); else the
+ * subscribers and the dropped ones still watched, of @uid and in all, are
+ * below the caps. */
+static gboolean
+within_caps (LmSpinup *self, const char *sender, guint32 uid, GError **error)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint of_uid = 0;
+
+  if (g_hash_table_contains (self->subscribers, sender)
+      || g_hash_table_contains (self->dropped, sender))
+    return TRUE;
+  if (g_hash_table_size (self->subscribers) + g_hash_table_size (self->dropped)
+      >= LM_LIMIT_SUBSCRIBERS)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_LIMIT_EXCEEDED,
+                   "Too many spin-up subscribers: at most %d in all; try again when one "
+                   "unsubscribes or leaves the bus",
+                   LM_LIMIT_SUBSCRIBERS);
+      return FALSE;
+    }
+  g_hash_table_iter_init (&iter, self->subscribers);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    of_uid += ((LmSubscriber *) value)->viewer.uid == uid;
+  g_hash_table_iter_init (&iter, self->dropped);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    of_uid += ((LmDropped *) value)->uid == uid;
+  if (of_uid >= LM_LIMIT_SUBSCRIBERS_PER_UID)
+    {
+      g_set_error (error, LM_ERROR, LM_ERROR_LIMIT_EXCEEDED,
+                   "Too many spin-up subscribers: one user may have at most %d connections "
+                   "subscribed; unsubscribe one first",
+                   LM_LIMIT_SUBSCRIBERS_PER_UID);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+admit_subscriber (const char *sender, guint32 uid, gpointer user_data, GError **error)
+{
+  return within_caps (user_data, sender, uid, error);
+}
+
 /* --- methods --------------------------------------------------------- */
 
 static void
@@ -207,7 +263,9 @@ subscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller
   g_autoptr (GError) error = NULL;
   LmSubscriber *sub;
 
-  if (!lm_spinup_start_monitoring (self, &error))
+  /* Asked again: other callers may have subscribed while polkit thought. */
+  if (!within_caps (self, sender, caller->uid, &error)
+      || !lm_spinup_start_monitoring (self, &error))
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return;
@@ -261,7 +319,7 @@ get_spin_ups_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *cal
 static gboolean
 handle_subscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmSpinup *self)
 {
-  lm_auth_check (invocation, subscribe_allowed, self, NULL);
+  lm_auth_check_admit (invocation, admit_subscriber, subscribe_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 

@@ -185,7 +185,13 @@ lm_ledger_note_flushed (const char *disk, guint32 kib, gpointer user_data)
       r.flushed = kib;
       lm_ledger_record_encode (&r, again);
       if (again->len == d->held_size)
-        memcpy (self->pending->data + d->held_offset, again->data, again->len);
+        {
+          memcpy (self->pending->data + d->held_offset, again->data, again->len);
+          lm_ledger_index_patch (self->index,
+                                 lm_ledger_index_bytes (self->index) - self->pending->len
+                                     + d->held_offset,
+                                 again->data, again->len);
+        }
     }
   release_held (self, disk, d, TRUE);
 }

@@ -2,6 +2,7 @@
  * disks, the engine and the kernel tell it) share. Not for anyone else. */
 #pragma once
 
+#include "lm-ledger-index.h"
 #include "lm-ledger.h"
 
 G_BEGIN_DECLS
@@ -43,6 +44,9 @@ struct _LmLedger
   guint max_wait_s;
   guint timer_id;
   GByteArray *pending; /* encoded records not yet in the file */
+  /* The file's records and the pending ones, for GetLedgerPage: kept as
+   * each is appended, rebuilt at compaction; the file is never read back. */
+  LmLedgerIndex *index;
   guint n_pending;
   gsize file_size;
   gint64 oldest_us; /* of the file's records; G_MAXINT64 when none */

@@ -202,7 +202,8 @@ compact (LmLedger *self, const guint8 *extra, gsize extra_len, GError **error)
     c.kept_bytes -= g_array_index (c.keep, gsize, 2 * first + 1), first++;
 
   g_autoptr (GByteArray) out = g_byte_array_sized_new (c.kept_bytes);
-  self->oldest_us = G_MAXINT64;
+  g_autoptr (GArray) kept = g_array_new (FALSE, FALSE, sizeof (gsize));
+  gint64 oldest = G_MAXINT64;
   for (guint i = first; i < c.keep->len; i++)
     {
       gsize offset = g_array_index (c.keep, gsize, 2 * i);
@@ -210,14 +211,19 @@ compact (LmLedger *self, const guint8 *extra, gsize extra_len, GError **error)
       LmLedgerRecord r;
 
       lm_ledger_record_decode (all->data + offset, size, &r);
-      self->oldest_us = MIN (self->oldest_us, r.end_us);
+      oldest = MIN (oldest, r.end_us);
       g_byte_array_append (out, all->data + offset, size);
+      g_array_append_val (kept, offset);
     }
   g_array_unref (c.keep);
   if (!lm_io_write_atomic (self->path, (const char *) out->data, out->len, 0600, error))
     return FALSE;
   g_debug ("Ledger compacted to %u bytes (%u records dropped)", out->len, first);
+  self->oldest_us = oldest;
   self->file_size = out->len;
+  /* What waited is in the file now: the index holds the file alone. */
+  lm_ledger_index_replace (self->index, out->data, out->len, all->data, all->len,
+                           (const gsize *) kept->data, kept->len);
   return TRUE;
 }
 
@@ -274,6 +280,7 @@ load (LmLedger *self)
       return;
     }
   self->file_size = length;
+  lm_ledger_index_add (self->index, (const guint8 *) contents, length);
   guint n = lm_ledger_parse ((const guint8 *) contents, length, load_one, self, &skipped);
   g_message ("Ledger %s: %u records, %" G_GSIZE_FORMAT " bytes skipped", self->path, n, skipped);
   /* Rewrite now rather than leave a torn tail in front of new records. */
@@ -365,8 +372,11 @@ lm_ledger_append (LmLedger *self, const LmLedgerRecord *r)
 void
 lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
 {
+  gsize before = self->pending->len;
+
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
+  lm_ledger_index_add (self->index, self->pending->data + before, self->pending->len - before);
   self->n_pending++;
   /* An excluded state disk is not kept asleep (nor watched: its wake-ups
    * are never heard of), so there is nothing to wait for. */
@@ -382,6 +392,8 @@ lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
       /* The file cannot be written (the flush above warned why): keep
        * memory bounded by dropping what waits, rather than the daemon. */
       g_warning ("Ledger: dropping %u records that could not be written", self->n_pending);
+      lm_ledger_index_truncate (self->index,
+                                lm_ledger_index_bytes (self->index) - self->pending->len);
       g_byte_array_set_size (self->pending, 0);
       self->n_pending = 0;
       self->pending_gen++;
@@ -396,48 +408,89 @@ lm_ledger_pending (LmLedger *self)
 
 /* --- reading ----------------------------------------------------------------- */
 
-typedef struct
+static void
+page_one (const guint8 *data, gsize size, gpointer user_data)
 {
-  gint64 since, until;
-  guint max, count;
-  GVariantBuilder *b;
-} Query;
+  g_byte_array_append (user_data, data, size);
+}
+
+static int
+compare_disk (gconstpointer a, gconstpointer b)
+{
+  return strcmp (((const LmLedgerRecord *) a)->disk, ((const LmLedgerRecord *) b)->disk);
+}
+
+gboolean
+lm_ledger_check_cursor (LmLedger *self, const char *cursor, GError **error)
+{
+  guint64 seq;
+
+  return lm_ledger_index_parse_cursor (self->index, cursor, &seq, error);
+}
+
+GBytes *
+lm_ledger_page (LmLedger *self, gint64 since_us, gint64 until_us, const char *cursor, guint limit,
+                char **next_cursor, guint *count, GError **error)
+{
+  g_autoptr (GByteArray) b = g_byte_array_new ();
+  g_autoptr (GArray) open = g_array_new (FALSE, FALSE, sizeof (LmLedgerRecord));
+  GHashTableIter iter;
+  DiskDay *d;
+  guint64 seq, next;
+
+  if (!lm_ledger_index_parse_cursor (self->index, cursor, &seq, error))
+    return NULL;
+  if (cursor[0] == '\0')
+    {
+      /* A first page: show the kernel's activity up to now (awake anyway). */
+      drain (self);
+      if (self->n_pending > 0 && !self->defer) /* a held spin-up waits on */
+        lm_ledger_flush_or_warn (self, FALSE);
+      /* The flush may have rewritten the file, and so the epoch. */
+      if (!lm_ledger_index_parse_cursor (self->index, cursor, &seq, error))
+        return NULL;
+    }
+  g_hash_table_iter_init (&iter, self->days);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
+    {
+      if (d->has_open)
+        g_array_append_val (open, d->open);
+    }
+  /* Past the indexed records, in an order that stays from page to page. */
+  g_array_sort (open, compare_disk);
+  *count
+      = lm_ledger_index_page (self->index, since_us, until_us, seq, limit,
+                              (const LmLedgerRecord *) open->data, open->len, page_one, b, &next);
+  *next_cursor = next == 0 ? g_strdup ("") : lm_ledger_index_format_cursor (self->index, next);
+  return g_byte_array_free_to_bytes (g_steal_pointer (&b));
+}
 
 static void
-query_one (const LmLedgerRecord *r, gsize offset, gsize size, gpointer user_data)
+to_variant (const LmLedgerRecord *r, gsize offset, gsize size, gpointer user_data)
 {
-  Query *q = user_data;
+  g_variant_builder_add_value (user_data, lm_ledger_record_to_variant (r));
+}
 
-  if (q->count >= q->max || r->end_us < q->since || r->time_us > q->until)
-    return;
-  g_variant_builder_add_value (q->b, lm_ledger_record_to_variant (r));
-  q->count++;
+GVariant *
+lm_ledger_records_to_variant (GBytes *records)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  gsize length = 0;
+  const guint8 *data = g_bytes_get_data (records, &length);
+
+  lm_ledger_parse (data, length, to_variant, &b, NULL);
+  return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
 GVariant *
 lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
 {
-  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
-  g_autofree char *contents = NULL;
-  gsize length = 0;
-  Query q = { since_us, until_us, max, 0, &b };
+  g_autofree char *next = NULL;
+  guint count;
+  g_autoptr (GBytes) records
+      = lm_ledger_page (self, since_us, until_us, "", max, &next, &count, NULL);
 
-  GHashTableIter iter;
-  DiskDay *d;
-
-  drain (self);                            /* awake anyway: show the kernel's activity up to now */
-  if (self->n_pending > 0 && !self->defer) /* a held spin-up waits on */
-    lm_ledger_flush_or_warn (self, FALSE);
-  if (lm_io_read_private (self->path, &contents, &length, NULL))
-    lm_ledger_parse ((const guint8 *) contents, length, query_one, &q, NULL);
-  lm_ledger_parse (self->pending->data, self->pending->len, query_one, &q, NULL);
-  g_hash_table_iter_init (&iter, self->days);
-  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
-    {
-      if (d->has_open)
-        query_one (&d->open, 0, 0, &q);
-    }
-  return g_variant_builder_end (&b);
+  return lm_ledger_records_to_variant (records);
 }
 
 /* --- life cycle ----------------------------------------------------------------- */
@@ -449,6 +502,7 @@ lm_ledger_new (const char *path)
 
   self->path = g_strdup (path);
   self->pending = g_byte_array_new ();
+  self->index = lm_ledger_index_new ();
   self->oldest_us = G_MAXINT64;
   self->start_us = g_get_real_time ();
   self->day_start_us = lm_ledger_local_midnight_us (self->start_us);
@@ -490,6 +544,7 @@ lm_ledger_free (LmLedger *self)
   lm_ledger_flush_or_warn (self, FALSE);
   g_clear_handle_id (&self->timer_id, g_source_remove);
   g_byte_array_unref (self->pending);
+  lm_ledger_index_free (self->index);
   g_hash_table_unref (self->days);
   g_free (self->state_disk);
   g_free (self->path);

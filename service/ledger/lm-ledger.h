@@ -56,8 +56,23 @@ void lm_ledger_append (LmLedger *ledger, const LmLedgerRecord *record);
 /* Write what waits in memory; closes open intervals first if @closing. */
 gboolean lm_ledger_flush (LmLedger *ledger, gboolean closing, GError **error);
 guint lm_ledger_pending (LmLedger *ledger);
-/* Records in [@since_us, @until_us], oldest first, at most @max: aa{sv}. */
+/* Records in [@since_us, @until_us], oldest first, at most @max: aa{sv}
+ * (the first page of lm_ledger_page()). A new reference. */
 GVariant *lm_ledger_query (LmLedger *ledger, gint64 since_us, gint64 until_us, guint max);
+/* One page of the records overlapping [@since_us, @until_us], in the order
+ * written (records still growing last), at most @limit, from @cursor on
+ * ("" for the first page), served from memory: the file is not read. The
+ * records' encoded bytes (cheap to copy on the main loop: turn them into
+ * GetLedger's aa{sv} with lm_ledger_records_to_variant() anywhere);
+ * *@next_cursor gets the cursor of the next page, "" when this was the
+ * last, *@count the number of records. Fails (LM_ERROR_INVALID_ARGS) on a cursor this ledger did
+ * not hand out, or one made stale by a rewrite. */
+GBytes *lm_ledger_page (LmLedger *ledger, gint64 since_us, gint64 until_us, const char *cursor,
+                        guint limit, char **next_cursor, guint *count, GError **error);
+/* aa{sv} of encoded records; pure, safe in any thread. A new reference. */
+GVariant *lm_ledger_records_to_variant (GBytes *records);
+/* Whether lm_ledger_page() would take @cursor now; does no work. */
+gboolean lm_ledger_check_cursor (LmLedger *ledger, const char *cursor, GError **error);
 /* Per disk, today: a{sa{sv}} with SpinUpsToday, AsleepShareToday, LastWake,
  * and for an NVMe disk that @disks (the Disks property, may be NULL) shows
  * with an APST table, its idle share and energy with laptop mode (with

@@ -71,7 +71,7 @@ SETTING_KEYS = {  # Configure's keys with their types (lm-settings.c)
 }
 # Successful calls of these change nothing that is compared.
 # (Subscribe is not one: it starts monitoring, which sets vm.block_dump.)
-READ_ONLY = {"Get", "GetAll", "GetSpinUps", "GetLedger", "Introspect", "Ping"}
+READ_ONLY = {"Get", "GetAll", "GetSpinUps", "GetLedger", "GetLedgerPage", "Introspect", "Ping"}
 
 BASIC = "ybnqiuxtdsog"
 

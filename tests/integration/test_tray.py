@@ -490,13 +490,13 @@ def today_words(summary, disk):
 
 class TodayMixin:
     """Spin-ups through the fake /dev/kmsg into the real daemon's ledger,
-    and a dbus-monitor counting GetLedger calls and LedgerSummary changes."""
+    and a dbus-monitor counting GetLedgerPage calls and LedgerSummary changes."""
 
     def setUp(self):
         super().setUp()
         self.last_us = 0
         self.monitor, self.monitor_lines = self.dbus_monitor(
-            "type='method_call',member='GetLedger'",
+            "type='method_call',member='GetLedgerPage'",
             "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
         self.monitor_text = ""
 
@@ -520,7 +520,7 @@ class TodayMixin:
         return self.properties()["LedgerSummary"]
 
     def bus_counts(self):
-        """(GetLedger calls, PropertiesChanged with LedgerSummary) seen so far."""
+        """(GetLedgerPage calls, PropertiesChanged with LedgerSummary) seen so far."""
         self.monitor_text += "".join(self.monitor_lines.drain(0.2))
         messages = re.split(r"^(?=signal |method call )", self.monitor_text, flags=re.M)
         calls = sum(1 for m in messages if m.startswith("method call") and "member=GetLedger" in m)
