@@ -172,7 +172,7 @@ new_cookie (LmInhibitors *self)
     }
 }
 
-/* A hold came at @now: the quiet period doubles when the previous hold
+/* A hold came at @now: the quiet period grows fourfold when the previous hold
  * came or went within LM_HOLD_QUIET_RESET_MS, else it starts over (and so
  * does the log of holders). */
 static void
@@ -182,7 +182,7 @@ grow_quiet (LmInhibitors *self, gint64 now)
 
   if (self->last_change != 0
       && now - self->last_change < (gint64) LM_HOLD_QUIET_RESET_MS * G_TIME_SPAN_MILLISECOND)
-    self->quiet_us = MIN (self->quiet_us * 2, max_us);
+    self->quiet_us = MIN (self->quiet_us * LM_HOLD_QUIET_GROWTH, max_us);
   else
     {
       lm_inhibitors_summarise (self);

@@ -14,12 +14,15 @@ G_BEGIN_DECLS
 /* The quiet period: after the last hold ends, laptop mode comes back only
  * once no hold has come or gone for this long. Each turn back on remounts,
  * writes sysctls and may send disk commands, so a caller taking holds in
- * a loop must not get one turn per hold: the period starts at 1 s (a
- * single backup costs nothing more than before), doubles with each hold
- * that comes within LM_HOLD_QUIET_RESET_MS of the previous hold's start
- * or end, stops growing at 4 minutes (a hold-free stretch that long ends
- * any loop's effect) and is 1 s again after 10 minutes without holds. */
-#define LM_HOLD_QUIET_MIN_MS 1000
+ * a loop must not get one turn per hold: the period starts at 2 s (a
+ * single backup costs a second more than before), grows fourfold with each
+ * hold that comes within LM_HOLD_QUIET_RESET_MS of the previous hold's
+ * start or end (so however a loop times its holds, it gets at most three
+ * turns in two minutes: 2 + 8 + 32 s, the next after 128 s more), stops
+ * growing at 4 minutes (a hold-free stretch that long ends any loop's
+ * effect) and is 2 s again after 10 minutes without holds. */
+#define LM_HOLD_QUIET_MIN_MS 2000
+#define LM_HOLD_QUIET_GROWTH 4
 #define LM_HOLD_QUIET_MAX_MS (4 * 60 * 1000)
 #define LM_HOLD_QUIET_RESET_MS (10 * 60 * 1000)
 /* Holders (application and uid) remembered for the log while holds keep
