@@ -584,6 +584,10 @@ class TodayTooltipTest(TodayMixin, TrayMixin, SpinUpBusTest):
                             "Name:\t%s\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t1234\n"
                             "Ngid:\t0\nPid:\t%d\n" % (thread, tid))
         self.root.write("/proc/1234/comm", "firefox-esr\n")
+        # Started at boot: there when the kernel logged the lines below.
+        for pid in (1301, 1302, 1234):
+            self.root.write("/proc/%d/stat" % pid, "%d (x) S 1 1234 1234 0 -1 0 0 0 0 0 0 0 0 0 20 0 "
+                            "1 0 0 1000 100 18446744073709551615\n" % pid)
         self.start_daemon()
         self.start_tray()
         self.wait_icon("laptop-mode-off")
