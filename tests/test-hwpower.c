@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <glib/gstdio.h>
 
 #include "lm-disk-policy.h"
 #include "lm-hwpower.h"
@@ -335,6 +336,37 @@ test_excluded (LmFakeRoot *f, gconstpointer data)
   assert_originals (f);
 }
 
+/* After a reboot the daemon may restore before a disk's host is probed:
+ * a saved file that is not there (yet) is no tampering, so no warning
+ * (fatal here): the entry is dropped quietly, the kernel starts it
+ * afresh. A file that is there but reached through a link elsewhere still
+ * is refused (test_link_out_of_root). */
+static void
+test_gone_at_boot (LmFakeRoot *f, gconstpointer data)
+{
+  g_autofree char *path = state_path (f);
+  g_autoptr (LmState) s = lm_state_new (path);
+  g_autoptr (LmSettings) on = on_settings ();
+  g_autofree char *host = g_build_filename (f->root, AHCI "/ata1", NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (lm_hwpower_apply (on, s, &error));
+  g_assert_no_error (error);
+  g_assert_true (lm_hwpower_saved (s));
+  /* The reboot: a new daemon reads the state file; host0 not probed yet. */
+  g_autoptr (LmState) after = reload (f);
+  g_autofree char *moved = g_strconcat (host, ".away", NULL);
+  g_assert_cmpint (g_rename (host, moved), ==, 0);
+  g_assert_true (lm_hwpower_restore (after, &error));
+  g_assert_no_error (error);
+  g_autofree char *orig = lm_journal_original (after, LM_HWPOWER_PART, HOST0);
+  g_assert_null (orig);
+  g_assert_cmpint (g_rename (moved, host), ==, 0);
+  /* The ports that are there are put back (keep_firmware_settings takes
+   * no write: the nearest). */
+  assert_file (f, HOST1, "max_performance");
+}
+
 /* A link out of the root (absolute, as a tampered tree could have) is
  * never followed to a write. */
 static void
@@ -463,6 +495,7 @@ main (int argc, char **argv)
   ADD ("someone-else", test_someone_else);
   ADD ("excluded", test_excluded);
   ADD ("link-out-of-root", test_link_out_of_root);
+  ADD ("gone-at-boot", test_gone_at_boot);
   ADD ("refused", test_refused);
   ADD ("describe", test_describe);
   g_test_add_func ("/hwpower/check-latency", test_check_latency);

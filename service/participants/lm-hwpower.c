@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lm-blockdev.h"
 #include "lm-disk-policy.h"
@@ -268,7 +269,14 @@ valid_key (const char *key)
   if (!known)
     return FALSE;
   g_autofree char *resolved = lm_path_resolve (key, DEVICES);
-  return resolved != NULL && g_str_equal (resolved, key);
+  if (resolved != NULL)
+    return g_str_equal (resolved, key);
+  /* Not there (yet): at boot the daemon may start before the disk's host
+   * is probed, and a device may be unplugged. That is no tampering; the
+   * restore finds nothing to write back (the kernel starts it afresh). */
+  g_autofree char *path = lm_path (key);
+  struct stat st;
+  return lstat (path, &st) != 0 && errno == ENOENT;
 }
 
 /* The kernel's words for these files: a policy name, "auto"/"on", a number. */
