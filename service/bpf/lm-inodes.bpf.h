@@ -44,12 +44,35 @@ struct
   __type (value, struct lm_inode_key);
 } wb_windows SEC (".maps");
 
+/* The same thread dirtying the same inode page after page, the common
+ * case, costs no map lookup: one word per CPU of (inode, task), cleared
+ * whenever an inode is written clean so that a redirtied one is recorded
+ * again. */
+#define LM_DIRTY_CACHE 64
+__u64 dirty_cache[LM_DIRTY_CACHE] = {};
+
+static __always_inline __u64
+dirty_tag (struct inode *inode)
+{
+  return (__u64) inode + (__u64) bpf_get_current_task_btf () * 0x9E3779B97F4A7C15ULL;
+}
+
 static __always_inline void
 inode_key (struct inode *inode, struct lm_inode_key *key)
 {
   key->dev = BPF_CORE_READ (inode, i_sb, s_dev);
   key->pad = 0;
   key->ino = BPF_CORE_READ (inode, i_ino);
+}
+
+/* The same from a tracepoint's own argument (a BTF pointer): direct loads,
+ * no probe-read call, on the per-page path. */
+static __always_inline void
+inode_key_arg (struct inode *inode, struct lm_inode_key *key)
+{
+  key->dev = inode->i_sb->s_dev;
+  key->pad = 0;
+  key->ino = inode->i_ino;
 }
 
 #define LM_S_IFMT 0170000
@@ -91,11 +114,24 @@ inode_dirtied (struct inode *inode, int flags, __u64 now)
 
   if (((__u64) flags & dirty_pages_flag ()) == 0)
     return;
-  inode_key (inode, &key);
+  __u64 tag = dirty_tag (inode);
+  __u32 cpu = bpf_get_smp_processor_id () & (LM_DIRTY_CACHE - 1);
+  if (dirty_cache[cpu] == tag)
+    return;
+  inode_key_arg (inode, &key);
   d.pid = lm_current_pid_tgid (1) >> 32;
   old = bpf_map_lookup_elem (&inode_dirtiers, &key);
-  if (old != 0 && old->pid == d.pid && old->clean_ns == 0)
-    return;
+  dirty_cache[cpu] = tag;
+  /* The same process again: dirty again from now, in place. */
+  if (old != 0 && old->pid == d.pid)
+    {
+      if (old->clean_ns != 0)
+        {
+          old->clean_ns = 0;
+          old->dirtied_ns = now;
+        }
+      return;
+    }
   d.dirtied_ns = now;
   d.regular = is_regular_file (inode);
   d.uid = (__u32) bpf_get_current_uid_gid ();
@@ -141,7 +177,7 @@ BPF_PROG (lm_inode_writing, struct inode *inode)
 
   if (!attrib_on)
     return 0;
-  inode_key (inode, &key);
+  inode_key_arg (inode, &key);
   tid = (__u32) bpf_get_current_pid_tgid ();
   bpf_map_update_elem (&wb_windows, &tid, &key, BPF_ANY);
   return 0;
@@ -161,12 +197,16 @@ BPF_PROG (lm_inode_written, struct inode *inode)
   bpf_map_delete_elem (&wb_windows, &tid);
   if (!attrib_on)
     return 0;
-  inode_key (inode, &key);
+  inode_key_arg (inode, &key);
   d = bpf_map_lookup_elem (&inode_dirtiers, &key);
   if (d == 0 || d->clean_ns != 0)
     return 0;
   if (inode_state (inode, &state) && (state & dirty_mask ()) == 0)
-    d->clean_ns = bpf_ktime_get_boot_ns ();
+    {
+      d->clean_ns = bpf_ktime_get_boot_ns ();
+      for (int i = 0; i < LM_DIRTY_CACHE; i++)
+        dirty_cache[i] = 0;
+    }
   return 0;
 }
 
