@@ -51,10 +51,13 @@ struct
 #define LM_DIRTY_CACHE 64
 __u64 dirty_cache[LM_DIRTY_CACHE] = {};
 
+/* From scalars only (the verifier allows no arithmetic on a trusted
+ * pointer): the inode's number and device, and the thread's id. */
 static __always_inline __u64
-dirty_tag (struct inode *inode)
+dirty_tag (const struct lm_inode_key *key)
 {
-  return (__u64) inode + (__u64) bpf_get_current_task_btf () * 0x9E3779B97F4A7C15ULL;
+  return (key->ino * 0x9E3779B97F4A7C15ULL) ^ ((__u64) key->dev << 20)
+         ^ ((__u64) (__u32) bpf_get_current_pid_tgid () << 44);
 }
 
 static __always_inline void
@@ -114,11 +117,11 @@ inode_dirtied (struct inode *inode, int flags, __u64 now)
 
   if (((__u64) flags & dirty_pages_flag ()) == 0)
     return;
-  __u64 tag = dirty_tag (inode);
+  inode_key_arg (inode, &key);
+  __u64 tag = dirty_tag (&key);
   __u32 cpu = bpf_get_smp_processor_id () & (LM_DIRTY_CACHE - 1);
   if (dirty_cache[cpu] == tag)
     return;
-  inode_key_arg (inode, &key);
   d.pid = lm_current_pid_tgid (1) >> 32;
   old = bpf_map_lookup_elem (&inode_dirtiers, &key);
   dirty_cache[cpu] = tag;

@@ -272,11 +272,30 @@ valid_key (const char *key)
   if (resolved != NULL)
     return g_str_equal (resolved, key);
   /* Not there (yet): at boot the daemon may start before the disk's host
-   * is probed, and a device may be unplugged. That is no tampering; the
-   * restore finds nothing to write back (the kernel starts it afresh). */
+   * is probed, and a device may be unplugged. That is no tampering (the
+   * restore finds nothing to write back; the kernel starts it afresh)
+   * if what is there of the path is where it says: its deepest existing
+   * directory resolves to itself, not through a link elsewhere. */
   g_autofree char *path = lm_path (key);
   struct stat st;
-  return lstat (path, &st) != 0 && errno == ENOENT;
+  if (lstat (path, &st) == 0 || errno != ENOENT)
+    return FALSE;
+  g_autofree char *dir = g_path_get_dirname (key);
+  while (strlen (dir) > strlen (DEVICES))
+    {
+      g_autofree char *dir_path = lm_path (dir);
+      if (lstat (dir_path, &st) == 0)
+        {
+          g_autofree char *real = lm_path_resolve (dir, DEVICES);
+          return real != NULL && g_str_equal (real, dir);
+        }
+      if (errno != ENOENT)
+        return FALSE;
+      char *up = g_path_get_dirname (dir);
+      g_free (dir);
+      dir = up;
+    }
+  return TRUE;
 }
 
 /* The kernel's words for these files: a policy name, "auto"/"on", a number. */
