@@ -9,6 +9,7 @@ The machine's own disks are test_disks_realkernel.py's.
 
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -396,6 +397,9 @@ class FakeAtaOwnSpinUpTest(FakeAtaTest):
         self.assertEqual((s["Disk"], s["Pid"], s["Via"], s["Note"], s["SubmitterComm"]),
                          ("sda", self.daemon.pid, "passthrough", command, "laptop-moded"))
         self.assertNotIn("Inode", s)
+        self.assertRegex(self.ctl_run("spinups", check=True).out,
+                         r"sda +read +laptop-moded\[%d\] uid 0 via passthrough: %s\n"
+                         % (self.daemon.pid, re.escape(command)))
         # The next program's read, a moment later: the disk is spinning
         # already (the daemon's command woke it), so it is no spin-up; a
         # read after a quiet while is.
