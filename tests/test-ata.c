@@ -507,7 +507,8 @@ test_command_awake (void)
     g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
     g_autofree char *text = NULL;
 
-    g_assert_true (lm_sgio_command_awake (dev, cdb, NULL, 0, &regs, &before, &took_us, &error));
+    g_assert_true (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
     g_assert_no_error (error);
     g_assert_cmpint (before, ==, LM_ATA_POWER_ACTIVE);
     g_assert_false (lm_ata_command_woke (before, took_us));
@@ -524,7 +525,8 @@ test_command_awake (void)
 
     g_assert_true (g_file_set_contents (path, standby, -1, NULL));
     g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
-    g_assert_false (lm_sgio_command_awake (dev, cdb, NULL, 0, &regs, &before, &took_us, &error));
+    g_assert_false (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
     g_assert_error (error, LM_ERROR, LM_ERROR_BUSY);
     g_assert_cmpint (before, ==, LM_ATA_POWER_STANDBY);
     g_assert_cmpint (took_us, ==, 0);
@@ -539,7 +541,8 @@ test_command_awake (void)
     g_autofree char *text = NULL;
     g_autofree char *after = NULL;
 
-    g_assert_true (lm_sgio_command_awake (dev, cdb, NULL, 0, &regs, &before, &took_us, &error));
+    g_assert_true (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
     g_assert_no_error (error);
     g_assert_cmpint (before, ==, LM_ATA_POWER_ACTIVE);
     g_assert_cmpint (took_us, >=, 1100 * 1000);
@@ -548,6 +551,31 @@ test_command_awake (void)
     g_assert_cmpstr (text, ==, "sgio E5 00 00\nsgio E3 00 04\n");
     g_assert_true (g_file_get_contents (path, &after, NULL, NULL));
     g_assert_nonnull (strstr (after, "Power=active"));
+    g_unlink (path);
+  }
+  {
+    /* SMART only to a drive that said it is awake: one that cannot say
+     * (this one aborts everything) is not read; IDLE and SET FEATURES are
+     * sent as before the check. */
+    g_autofree char *path = fake_drive (dir, "Smart=193:5\nRefuse=true\n");
+    g_autoptr (GError) error = NULL;
+    g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+    guint8 page[LM_ATA_SMART_LEN];
+    g_autofree char *text = NULL;
+
+    g_assert_false (lm_sgio_read_smart (dev, page, &before, &took_us, &error));
+    g_assert_nonnull (error);
+    g_assert_cmpint (took_us, ==, 0);
+    text = read_log (path);
+    g_assert_null (strstr (text, "B0"));
+    g_clear_error (&error);
+    g_assert_false (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
+    g_assert_nonnull (error);
+    g_assert_cmpint (before, ==, LM_ATA_POWER_UNKNOWN);
+    g_free (text);
+    text = read_log (path);
+    g_assert_nonnull (strstr (text, "sgio E3 00 04"));
     g_unlink (path);
   }
   g_rmdir (dir);

@@ -140,7 +140,7 @@ lm_disk_send (LmDisk *d, const char *what, const guint8 cdb[LM_ATA_CDB_LEN], GEr
   dev = lm_sgio_open (path, error);
   if (dev == NULL)
     return FALSE;
-  gboolean ok = lm_sgio_command_awake (dev, cdb, NULL, 0, &regs, &before, &took_us, error);
+  gboolean ok = lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, error);
   if (before != LM_ATA_POWER_UNKNOWN)
     d->power = before;
   if (took_us > 0 && lm_ata_command_woke (before, took_us))
