@@ -13,6 +13,14 @@
  *   IdentifyLength=512    bytes of IDENTIFY data the "bridge" transfers; the
  *                         rest of the buffer is left as it was (filled with
  *                         0xFF first, as stale memory would be)
+ *   SpinUpMs=0            a drive in standby sent anything but CHECK POWER
+ *                         MODE spins up: it answers after this many ms and
+ *                         is active (Power= rewritten); 0: it answers at
+ *                         once and stays in standby
+ *   StandbyBefore=B0      once, when a command with this opcode (hex)
+ *                         arrives, its timer has just run out: it is in
+ *                         standby for it (a spin-down between the daemon's
+ *                         CHECK POWER MODE and the command); then forgotten
  *
  * The file is read again for each command, so a test changes the drive's
  * answers by rewriting it. Each command received is appended to
@@ -152,6 +160,27 @@ fake_execute (FakeDevice *dev, const char *interface, guint8 command, guint8 fea
 
   if (g_strcmp0 (power, "sleeping") == 0)
     return -EIO;
+  gboolean check = command == LM_ATA_CHECK_POWER_MODE || command == LM_ATA_CHECK_POWER_MODE_OLD;
+  g_autofree char *standby_before = g_key_file_get_string (kf, FAKE_GROUP, "StandbyBefore", NULL);
+  if (standby_before != NULL && g_ascii_strtoull (standby_before, NULL, 16) == command)
+    {
+      g_free (power);
+      power = g_strdup ("standby");
+      g_key_file_set_string (kf, FAKE_GROUP, "Power", power);
+      g_key_file_remove_key (kf, FAKE_GROUP, "StandbyBefore", NULL);
+      if (!g_key_file_save_to_file (kf, dev->path, NULL))
+        return -EIO;
+    }
+  int spin_up_ms = g_key_file_get_integer (kf, FAKE_GROUP, "SpinUpMs", NULL);
+  if (!check && spin_up_ms > 0 && g_strcmp0 (power, "standby") == 0)
+    {
+      g_usleep ((gulong) spin_up_ms * 1000);
+      g_free (power);
+      power = g_strdup ("active");
+      g_key_file_set_string (kf, FAKE_GROUP, "Power", power);
+      if (!g_key_file_save_to_file (kf, dev->path, NULL))
+        return -EIO;
+    }
   regs->status = 0x50; /* DRDY, DSC */
   if (refuse || (old && command == LM_ATA_CHECK_POWER_MODE))
     {

@@ -414,7 +414,9 @@ test_smart_transfer (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("lm-test-ata-XXXXXX", NULL);
   static const char *const interfaces[] = { "Interface=sgio\n", "Interface=drive_cmd\n" };
-  static const char *const logged[] = { "sgio B0 D0 01\n", "drive_cmd B0 D0 00\n" };
+  /* CHECK POWER MODE right before, in the same step. */
+  static const char *const logged[]
+      = { "sgio E5 00 00\nsgio B0 D0 01\n", "drive_cmd E5 00 00\ndrive_cmd B0 D0 00\n" };
 
   for (gsize i = 0; i < G_N_ELEMENTS (interfaces); i++)
     {
@@ -428,8 +430,11 @@ test_smart_transfer (void)
       LmSmartWear wear;
       g_autofree char *text = NULL;
 
+      LmAtaPower before;
+      gint64 took_us;
+
       g_unlink (log);
-      g_assert_true (lm_sgio_read_smart (dev, page, &error));
+      g_assert_true (lm_sgio_read_smart (dev, page, &before, &took_us, &error));
       g_assert_no_error (error);
       g_assert_true (lm_smart_parse (page, sizeof page, &wear, &error));
       g_assert_true (wear.have_start_stop && wear.have_power_on_hours && wear.have_power_cycles
@@ -446,12 +451,133 @@ test_smart_transfer (void)
   g_autoptr (GError) error = NULL;
   g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
   guint8 page[LM_ATA_SMART_LEN];
-  g_assert_false (lm_sgio_read_smart (dev, page, &error));
+  LmAtaPower before;
+  gint64 took_us;
+  g_assert_false (lm_sgio_read_smart (dev, page, &before, &took_us, &error));
   g_assert_nonnull (error);
 
   g_autofree char *log = g_build_filename (dir, "sda.log", NULL);
   g_unlink (path);
   g_unlink (log);
+  g_rmdir (dir);
+}
+
+/* A command woke the drive when it was sent in standby, or took as long
+ * as a spin-up (a spin-down between CHECK POWER MODE and it). */
+static void
+test_command_woke (void)
+{
+  g_assert_true (lm_ata_command_woke (LM_ATA_POWER_STANDBY, 0));
+  g_assert_true (lm_ata_command_woke (LM_ATA_POWER_SLEEPING, 5000));
+  g_assert_false (lm_ata_command_woke (LM_ATA_POWER_ACTIVE, 0));
+  g_assert_false (lm_ata_command_woke (LM_ATA_POWER_ACTIVE, LM_ATA_SPINUP_MIN_US - 1));
+  g_assert_false (lm_ata_command_woke (LM_ATA_POWER_UNKNOWN, 200 * 1000));
+  g_assert_true (lm_ata_command_woke (LM_ATA_POWER_ACTIVE, LM_ATA_SPINUP_MIN_US));
+  g_assert_true (lm_ata_command_woke (LM_ATA_POWER_UNKNOWN, 4 * G_USEC_PER_SEC));
+}
+
+static char *
+read_log (const char *path)
+{
+  g_autofree char *log = g_strconcat (path, ".log", NULL);
+  char *text = NULL;
+
+  if (!g_file_get_contents (log, &text, NULL, NULL))
+    return g_strdup ("");
+  g_unlink (log);
+  return text;
+}
+
+/* lm_sgio_command_awake(): a drive in standby is sent nothing after CHECK
+ * POWER MODE; one whose timer runs out between the check and the command
+ * is sent the command, which spins it up, and how long it took says so. */
+static void
+test_command_awake (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("lm-test-ata-XXXXXX", NULL);
+  guint8 cdb[LM_ATA_CDB_LEN];
+  LmAtaRegs regs;
+  LmAtaPower before;
+  gint64 took_us;
+
+  lm_ata_cdb_idle (cdb, 4);
+  {
+    g_autofree char *path = fake_drive (dir, "SpinUpMs=1100\n");
+    g_autoptr (GError) error = NULL;
+    g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+    g_autofree char *text = NULL;
+
+    g_assert_true (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (before, ==, LM_ATA_POWER_ACTIVE);
+    g_assert_false (lm_ata_command_woke (before, took_us));
+    text = read_log (path);
+    g_assert_cmpstr (text, ==, "sgio E5 00 00\nsgio E3 00 04\n");
+    g_unlink (path);
+  }
+  {
+    g_autofree char *path = fake_drive (dir, "SpinUpMs=1100\n");
+    g_autofree char *standby = g_strdup_printf ("# laptop-moded fake ATA device\n[FakeAta]\n"
+                                                "Power=standby\nSpinUpMs=1100\n");
+    g_autoptr (GError) error = NULL;
+    g_autofree char *text = NULL;
+
+    g_assert_true (g_file_set_contents (path, standby, -1, NULL));
+    g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+    g_assert_false (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
+    g_assert_error (error, LM_ERROR, LM_ERROR_BUSY);
+    g_assert_cmpint (before, ==, LM_ATA_POWER_STANDBY);
+    g_assert_cmpint (took_us, ==, 0);
+    text = read_log (path);
+    g_assert_cmpstr (text, ==, "sgio E5 00 00\n");
+    g_unlink (path);
+  }
+  {
+    g_autofree char *path = fake_drive (dir, "SpinUpMs=1100\nStandbyBefore=E3\n");
+    g_autoptr (GError) error = NULL;
+    g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+    g_autofree char *text = NULL;
+    g_autofree char *after = NULL;
+
+    g_assert_true (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (before, ==, LM_ATA_POWER_ACTIVE);
+    g_assert_cmpint (took_us, >=, 1100 * 1000);
+    g_assert_true (lm_ata_command_woke (before, took_us));
+    text = read_log (path);
+    g_assert_cmpstr (text, ==, "sgio E5 00 00\nsgio E3 00 04\n");
+    g_assert_true (g_file_get_contents (path, &after, NULL, NULL));
+    g_assert_nonnull (strstr (after, "Power=active"));
+    g_unlink (path);
+  }
+  {
+    /* SMART only to a drive that said it is awake: one that cannot say
+     * (this one aborts everything) is not read; IDLE and SET FEATURES are
+     * sent as before the check. */
+    g_autofree char *path = fake_drive (dir, "Smart=193:5\nRefuse=true\n");
+    g_autoptr (GError) error = NULL;
+    g_autoptr (LmSgio) dev = lm_sgio_open (path, &error);
+    guint8 page[LM_ATA_SMART_LEN];
+    g_autofree char *text = NULL;
+
+    g_assert_false (lm_sgio_read_smart (dev, page, &before, &took_us, &error));
+    g_assert_nonnull (error);
+    g_assert_cmpint (took_us, ==, 0);
+    text = read_log (path);
+    g_assert_null (strstr (text, "B0"));
+    g_clear_error (&error);
+    g_assert_false (
+        lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, &error));
+    g_assert_nonnull (error);
+    g_assert_cmpint (before, ==, LM_ATA_POWER_UNKNOWN);
+    g_free (text);
+    text = read_log (path);
+    g_assert_nonnull (strstr (text, "sgio E3 00 04"));
+    g_unlink (path);
+  }
   g_rmdir (dir);
 }
 
@@ -474,5 +600,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ata/drive-cmd", test_drive_cmd_result);
   g_test_add_func ("/ata/identify/apm", test_identify_apm);
   g_test_add_func ("/ata/identify/transfer", test_identify_transfer);
+  g_test_add_func ("/ata/command/woke", test_command_woke);
+  g_test_add_func ("/ata/command/awake", test_command_awake);
   return g_test_run ();
 }

@@ -498,6 +498,36 @@ test_model_reused_pid (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpint (s.uid, ==, -1);
 }
 
+/* The daemon's own spin-up names it and the command, via passthrough,
+ * and blames nobody else; its wake is the disk's last I/O in the model,
+ * so the next program's read a moment later is no spin-up. */
+static void
+test_own_spinup (void)
+{
+  g_autoptr (LmAttribModel) model = lm_attrib_model_new (1000, 0);
+  LmSpinUp s;
+
+  lm_attrib_own_spinup (&s, "sda", "SMART READ DATA", 1234567);
+  g_assert_cmpstr (s.disk, ==, "sda");
+  g_assert_cmpint (s.time_us, ==, 1234567);
+  g_assert_cmpuint (s.pid, ==, (guint32) getpid ());
+  g_assert_cmpuint (s.submitter_pid, ==, (guint32) getpid ());
+  g_assert_cmpstr (s.comm, ==, LM_ATTRIB_OWN_COMM);
+  g_assert_cmpstr (s.submitter_comm, ==, LM_ATTRIB_OWN_COMM);
+  g_assert_cmpstr (s.thread, ==, "");
+  g_assert_cmpstr (s.note, ==, "SMART READ DATA");
+  g_assert_cmpint (s.via, ==, LM_VIA_PASSTHROUGH);
+  g_assert_cmpuint (s.inode, ==, 0);
+  g_assert_cmpint (s.uid, ==, (gint64) geteuid ());
+
+  /* Quiet since start; the daemon's wake at 10 s (what own_io does), a
+   * read 0.3 s later: no spin-up; a read after a quiet second: one. */
+  g_assert_true (lm_attrib_model_gap (model, "sda", 10000000));
+  g_assert_false (lm_attrib_model_io (model, "sda", 10300000, 4242, "cat", FALSE, 8, &s));
+  g_assert_true (lm_attrib_model_io (model, "sda", 12000000, 7, "marker", FALSE, 8, &s));
+  g_assert_cmpstr (s.comm, ==, "marker");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -508,6 +538,7 @@ main (int argc, char **argv)
   g_test_add_func ("/kmsg/captures", test_captures);
   g_test_add_func ("/kmsg/fuzz", test_fuzz);
   g_test_add_func ("/kmsg/model-on-capture", test_model_on_capture);
+  g_test_add_func ("/kmsg/own-spinup", test_own_spinup);
   g_test_add ("/kmsg/model-threads", LmFakeRoot, NULL, lm_fake_root_setup, test_model_threads,
               lm_fake_root_teardown);
   g_test_add ("/kmsg/model-reused-pid", LmFakeRoot, NULL, lm_fake_root_setup, test_model_reused_pid,

@@ -13,7 +13,7 @@ static char *
 spinup_text (GVariant *dict)
 {
   const char *disk = "?", *comm = "?", *op = "?", *via = "direct", *path = NULL, *sub = NULL;
-  const char *thread = NULL;
+  const char *thread = NULL, *note = NULL;
   guint32 pid = 0, uid = 0, sub_pid = 0;
   gint64 time_us = 0;
   guint64 sector = 0, inode = 0;
@@ -21,6 +21,7 @@ spinup_text (GVariant *dict)
   g_variant_lookup (dict, "Disk", "&s", &disk);
   g_variant_lookup (dict, "Comm", "&s", &comm);
   g_variant_lookup (dict, "Thread", "&s", &thread);
+  g_variant_lookup (dict, "Note", "&s", &note);
   g_variant_lookup (dict, "Operation", "&s", &op);
   g_variant_lookup (dict, "Via", "&s", &via);
   g_variant_lookup (dict, "Path", "&s", &path);
@@ -76,6 +77,12 @@ spinup_text (GVariant *dict)
     {
       g_autofree char *s_path = lm_ctl_safe (path);
       g_string_append_printf (out, " (%s)", s_path);
+    }
+  /* What else is known: the daemon's own command, kswapd's page-out. */
+  if (note != NULL)
+    {
+      g_autofree char *s_note = lm_ctl_safe (note);
+      g_string_append_printf (out, ": %s", s_note);
     }
   return g_string_free (g_steal_pointer (&out), FALSE);
 }

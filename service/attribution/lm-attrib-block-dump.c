@@ -245,10 +245,19 @@ block_dump_recover (LmState *state)
   restore_sysctl (state);
 }
 
+/* The daemon's own command woke @disk: the model's last I/O of it is
+ * now, as if the backend had seen it (it filters the daemon out). */
+static void
+block_dump_own_io (LmAttrib *a, const char *disk)
+{
+  lm_attrib_model_gap (a->model, disk, g_get_monotonic_time ());
+}
+
 const LmAttribBackend lm_attrib_block_dump = {
   .name = "block_dump",
   .probe = block_dump_probe,
   .start = block_dump_start,
   .stop = block_dump_stop,
+  .own_io = block_dump_own_io,
   .recover = block_dump_recover,
 };

@@ -266,6 +266,28 @@ reset_disk (struct lm_attrib_disk *d, gpointer user_data)
   return TRUE;
 }
 
+/* The daemon's own command woke @disk: the programs drop it (it is the
+ * daemon's), so its last I/O is moved here, never back in time. A copy
+ * written back may undo what the programs wrote to the slot meanwhile:
+ * rare (a daemon's command that spun a disk up), and the slot's last I/O
+ * is now either way. */
+static void
+bpf_own_io (LmAttrib *a, const char *disk)
+{
+  struct lm_attrib_disk d;
+  struct timespec now;
+  guint32 key, slot;
+
+  if (!lm_excluded_key_of (disk, &key) || !lm_bpf_shared_disk_get (key, &slot, &d))
+    return; /* not met yet: its first I/O is measured from the start */
+  clock_gettime (CLOCK_BOOTTIME, &now);
+  __u64 ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
+  if (d.last_io >= ns)
+    return;
+  d.last_io = ns;
+  lm_bpf_shared_disk_put (slot, &d);
+}
+
 static LmAttrib *
 bpf_start (const LmAttribConfig *config, GError **error)
 {
@@ -310,6 +332,7 @@ const LmAttribBackend lm_attrib_bpf = {
   .stop = bpf_stop,
   .drain = bpf_drain,
   .event_driven = TRUE,
+  .own_io = bpf_own_io,
 };
 
 #else

@@ -448,11 +448,20 @@ tracefs_probe (GError **error)
   return tracefs_available (error);
 }
 
+/* The daemon's own command woke @disk: the model's last I/O of it is
+ * now, as if the backend had seen it (it filters the daemon out). */
+static void
+tracefs_own_io (LmAttrib *a, const char *disk)
+{
+  lm_attrib_model_gap (a->model, disk, g_get_monotonic_time ());
+}
+
 const LmAttribBackend lm_attrib_tracefs = {
   .name = "tracefs",
   .probe = tracefs_probe,
   .start = tracefs_start,
   .stop = tracefs_stop,
+  .own_io = tracefs_own_io,
   .recover = tracefs_recover,
 };
 

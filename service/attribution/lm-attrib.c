@@ -38,6 +38,22 @@ lm_via_to_string (LmVia via)
     }
 }
 
+void
+lm_attrib_own_spinup (LmSpinUp *out, const char *disk, const char *command, gint64 time_us)
+{
+  memset (out, 0, sizeof *out);
+  g_strlcpy (out->disk, disk, sizeof out->disk);
+  out->time_us = time_us;
+  out->pid = out->submitter_pid = (guint32) getpid ();
+  g_strlcpy (out->comm, LM_ATTRIB_OWN_COMM, sizeof out->comm);
+  g_strlcpy (out->submitter_comm, LM_ATTRIB_OWN_COMM, sizeof out->submitter_comm);
+  out->uid = (gint64) geteuid ();
+  out->via = LM_VIA_PASSTHROUGH;
+  /* Data-in or none: SMART READ DATA reads, IDLE and SET FEATURES carry no data. */
+  out->write = FALSE;
+  g_strlcpy (out->note, command, sizeof out->note);
+}
+
 /* block_dump's lines go to the kernel log, which every user may read with
  * dmesg unless kernel.dmesg_restrict is 1: then they would see every
  * process that wakes a disk, which the monitor action is there to guard.

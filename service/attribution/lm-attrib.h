@@ -50,6 +50,14 @@ typedef void (*LmSpinUpFunc) (const LmSpinUp *spinup, gpointer user_data);
 
 #define LM_ATTRIB_NOTE_KSWAPD "swap: page-out by kswapd, reclaiming memory"
 
+/* The name the daemon's own spin-ups go by (its comm as the kernel has it). */
+#define LM_ATTRIB_OWN_COMM "laptop-moded"
+
+/* @out: the spin-up of @disk at @time_us (realtime) by the daemon's own
+ * command @command ("SMART READ DATA"): its pid and name, via
+ * passthrough, the command in the Note; nobody else is blamed. */
+void lm_attrib_own_spinup (LmSpinUp *out, const char *disk, const char *command, gint64 time_us);
+
 /* A run of consecutive seconds with activity on a disk (for the ledger):
  * I/O that processes issued, or data they dirtied. Only the bpf backend
  * collects it (in the kernel, with no work in user space per I/O). */
@@ -91,6 +99,11 @@ typedef struct
   /* The spin-up filter runs in the kernel: the daemon is woken only for a
    * spin-up, so it may run all the time and replace the disks' re-check. */
   gboolean event_driven;
+  /* The daemon's own command just woke @disk (a whole disk's name): its
+   * last I/O is now, so the next program's I/O is not taken for the
+   * spin-up. The backends never see the daemon's own commands (bpf and
+   * tracefs drop them, block_dump never shows passthrough); may be NULL. */
+  void (*own_io) (LmAttrib *attrib, const char *disk);
 } LmAttribBackend;
 
 extern const LmAttribBackend lm_attrib_bpf;

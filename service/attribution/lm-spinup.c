@@ -57,14 +57,14 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
   return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
+/* @wake: tell the disks (not for the daemon's own: they counted it). */
 static void
-on_spinup (const LmSpinUp *s, gpointer user_data)
+report (LmSpinup *self, const LmSpinUp *s, gboolean wake)
 {
-  LmSpinup *self = user_data;
   g_autoptr (GVariant) v = spinup_to_variant (s, self->backend->name);
 
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
-  if (self->wake_func != NULL)
+  if (wake && self->wake_func != NULL)
     self->wake_func (s->disk, s->quiet_since_us, self->wake_data);
   if (self->record_func != NULL)
     self->record_func (s, self->record_data);
@@ -72,6 +72,25 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
   while (self->history.length > HISTORY_MAX)
     g_variant_unref (g_queue_pop_head (&self->history));
   lm_spinup_dbus_emit (self, v);
+}
+
+static void
+on_spinup (const LmSpinUp *s, gpointer user_data)
+{
+  report (user_data, s, TRUE);
+}
+
+void
+lm_spinup_own_command (LmSpinup *self, const char *disk, const char *command, gint64 time_us)
+{
+  LmSpinUp s;
+
+  if (self->running == NULL)
+    return;
+  if (self->backend->own_io != NULL)
+    self->backend->own_io (self->running, disk);
+  lm_attrib_own_spinup (&s, disk, command, time_us);
+  report (self, &s, FALSE);
 }
 
 static void

@@ -35,6 +35,15 @@ void lm_spinup_drain (gpointer spinup);
 typedef void (*LmSpinupMonitorFunc) (gboolean event_driven, gpointer user_data);
 void lm_spinup_set_monitor_func (LmSpinup *spinup, LmSpinupMonitorFunc func, gpointer user_data);
 
+/* The daemon's own command @command (SMART READ DATA, IDLE, SET FEATURES;
+ * never CHECK POWER MODE) woke @disk at @time_us (realtime): the running
+ * backend moves the disk's last I/O to now, and the spin-up, naming
+ * laptop-moded and the command, goes where every spin-up goes (the
+ * ledger, the history, subscribers), but not back to the disks' wake
+ * func: the disks already counted it. Nothing while no backend runs. */
+void lm_spinup_own_command (LmSpinup *spinup, const char *disk, const char *command,
+                            gint64 time_us);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
 
 G_END_DECLS

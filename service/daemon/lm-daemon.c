@@ -272,6 +272,13 @@ on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
   lm_disks_note_activity (user_data, disk, quiet_since_us);
 }
 
+/* One of the daemon's own commands woke a disk: a spin-up of its own. */
+static void
+on_own_wake (const char *disk, const char *command, gint64 time_us, gpointer user_data)
+{
+  lm_spinup_own_command (user_data, disk, command, time_us);
+}
+
 /* While spin-ups come from the kernel the disks need not re-read counters. */
 static void
 on_monitoring (gboolean event_driven, gpointer user_data)
@@ -334,6 +341,7 @@ lm_daemon_new (GError **error)
   self->disks = lm_disks_new (self->skeleton, self->state);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, on_disk_woken, self->disks);
+  lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
   self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);

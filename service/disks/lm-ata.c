@@ -41,6 +41,13 @@ lm_ata_power_to_string (LmAtaPower power)
     }
 }
 
+gboolean
+lm_ata_command_woke (LmAtaPower before, gint64 took_us)
+{
+  return before == LM_ATA_POWER_STANDBY || before == LM_ATA_POWER_SLEEPING
+         || took_us >= LM_ATA_SPINUP_MIN_US;
+}
+
 static void
 cdb_non_data (guint8 cdb[LM_ATA_CDB_LEN], guint8 command, guint8 feature, guint8 count)
 {

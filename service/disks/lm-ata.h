@@ -45,6 +45,17 @@ typedef struct
 
 const char *lm_ata_power_to_string (LmAtaPower power);
 
+/* A command that takes this long was answered by a drive that spun up for
+ * it: a drive that is awake answers SMART READ DATA, IDLE or SET FEATURES
+ * in milliseconds, and the fastest laptop disks need well over a second
+ * to spin up from standby. */
+#define LM_ATA_SPINUP_MIN_US (G_USEC_PER_SEC)
+
+/* Whether a command sent to a drive that was @before (what CHECK POWER
+ * MODE said just before it, or LM_ATA_POWER_UNKNOWN) and answered in
+ * @took_us woke it: sent in standby or sleeping, or as slow as a spin-up. */
+gboolean lm_ata_command_woke (LmAtaPower before, gint64 took_us);
+
 /* CDBs; all non-data commands set CK_COND so the drive's registers come
  * back in the sense data even on success. */
 void lm_ata_cdb_check_power_mode (guint8 cdb[LM_ATA_CDB_LEN], gboolean old_opcode);

@@ -59,25 +59,35 @@ set_error (LmDiskSmart *s, const char *message)
   return TRUE;
 }
 
-/* Only an awake disk is read; TRUE with @wear filled when it was. */
+/* Only an awake disk is read: CHECK POWER MODE and SMART READ DATA in one
+ * step (lm_sgio_command_awake); TRUE with @wear filled when it was.
+ * @took_us: how long the read took once sent (0: not sent). */
 static gboolean
-read_awake (const char *name, const char *path, LmSmartWear *wear, gboolean *asleep, GError **error)
+read_awake (const char *name, const char *path, LmSmartWear *wear, gboolean *asleep,
+            gint64 *took_us, GError **error)
 {
   g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
   guint8 page[LM_ATA_SMART_LEN];
-  LmAtaPower power;
+  LmAtaPower power = LM_ATA_POWER_UNKNOWN;
+  g_autoptr (GError) local_error = NULL;
 
-  if (dev == NULL || !lm_sgio_check_power (dev, &power, error))
+  *took_us = 0;
+  if (dev == NULL)
     return FALSE;
-  *asleep = power != LM_ATA_POWER_ACTIVE;
-  if (*asleep)
+  if (!lm_sgio_read_smart (dev, page, &power, took_us, &local_error))
     {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
-                   "%s is %s: SMART is read only while it is awake", name,
-                   lm_ata_power_to_string (power));
+      *asleep = g_error_matches (local_error, LM_ERROR, LM_ERROR_BUSY);
+      if (*asleep)
+        {
+          g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
+                       "%s is %s: SMART is read only while it is awake", name,
+                       lm_ata_power_to_string (power));
+          return FALSE;
+        }
+      g_propagate_error (error, g_steal_pointer (&local_error));
       return FALSE;
     }
-  return lm_sgio_read_smart (dev, page, error) && lm_smart_parse (page, sizeof page, wear, error);
+  return lm_smart_parse (page, sizeof page, wear, error);
 }
 
 static void
@@ -104,18 +114,25 @@ project (LmDiskSmart *s, const char *name, gint64 first_us, guint32 first_cycles
 
 gboolean
 lm_disk_smart_io_seen (LmDiskSmart *s, const char *name, const char *path, guint rating,
-                       LmDisksWearFunc func, gpointer user_data)
+                       LmDisksWearFunc func, gpointer user_data, gint64 *woke_us)
 {
   g_autoptr (GError) error = NULL;
   gint64 now = g_get_monotonic_time ();
   gint64 before = s->last_mono;
   gboolean asleep = FALSE;
+  gint64 took_us = 0;
   LmSmartWear wear;
 
+  *woke_us = 0;
   if (!lm_disk_smart_due (s->last_mono, now))
     return FALSE;
   s->last_mono = now;
-  if (!read_awake (name, path, &wear, &asleep, &error))
+  gboolean read = read_awake (name, path, &wear, &asleep, &took_us, &error);
+  /* It said active a moment before, yet took as long as a spin-up: it
+   * went to standby in between and this read woke it. */
+  if (took_us > 0 && lm_ata_command_woke (LM_ATA_POWER_ACTIVE, took_us))
+    *woke_us = took_us;
+  if (!read)
     {
       g_debug ("Disk %s: no SMART read: %s", name, error->message);
       /* Not awake after all: the next I/O may ask again. */

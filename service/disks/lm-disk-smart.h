@@ -27,10 +27,14 @@ LmDiskSmart *lm_disk_smart_new (void);
 void lm_disk_smart_free (LmDiskSmart *smart);
 
 /* The disk @name (device node @path) was seen doing I/O: if due, ask its
- * power mode and, only when it answers active or idle, read SMART. TRUE
- * when something new is to be published. @rating: its LoadCycleRating. */
+ * power mode and, only when it answers active or idle, read SMART at once.
+ * TRUE when something new is to be published. @rating: its
+ * LoadCycleRating. *@woke_us: how long the SMART read took when that was
+ * as long as a spin-up (it went to standby between the two commands, and
+ * the read woke it), else 0. */
 gboolean lm_disk_smart_io_seen (LmDiskSmart *smart, const char *name, const char *path,
-                                guint rating, LmDisksWearFunc func, gpointer user_data);
+                                guint rating, LmDisksWearFunc func, gpointer user_data,
+                                gint64 *woke_us);
 
 /* Appends the wear keys (a{sv}) for the Disks property. */
 void lm_disk_smart_add_props (LmDiskSmart *smart, GVariantBuilder *builder);

@@ -59,6 +59,8 @@ struct _LmDisks
   gpointer power_data;
   LmDisksWearFunc wear_func; /* the ledger */
   gpointer wear_data;
+  LmDisksOwnWakeFunc own_wake_func; /* attribution: the daemon's own spin-ups */
+  gpointer own_wake_data;
 };
 
 /* Exclude=true changed for @d: its timers stop, or it is watched again
@@ -76,6 +78,15 @@ void lm_disk_apply (LmDisks *self, LmDisk *d);
  * MODE, which never wakes a disk); FALSE for other disks, or when it
  * cannot be asked. */
 gboolean lm_disk_in_standby (LmDisk *d);
+/* The daemon's own command @what woke @d (it took @took_us): counted as a
+ * spin-up, and told to own_wake_func (attribution), which names the daemon. */
+void lm_disk_own_wake (LmDisk *d, const char *what, gint64 took_us);
+/* Send @cdb (@what, a LM_DISKS_CMD_* name) to ATA disk @d only while it is
+ * awake: CHECK POWER MODE first, in the same step (LM_ERROR_BUSY when it
+ * said standby); a wake the command caused all the same goes to
+ * lm_disk_own_wake(). */
+gboolean lm_disk_send (LmDisk *d, const char *what, const guint8 cdb[LM_ATA_CDB_LEN],
+                       GError **error);
 /* @d woke (its first I/O after a quiet while): send what waited for that
  * (lm-disk-settings.c). */
 void lm_disk_woken (LmDisks *self, LmDisk *d);

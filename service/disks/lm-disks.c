@@ -98,10 +98,54 @@ io_seen (LmDisk *d)
       g_autofree char *path = lm_blockdev_devnode (d->name);
       guint rating = p != NULL && p->load_cycle_rating > 0 ? (guint) p->load_cycle_rating
                                                            : LM_SMART_DEFAULT_LOAD_CYCLE_RATING;
-      if (lm_disk_smart_io_seen (d->smart, d->name, path, rating, d->owner->wear_func,
-                                 d->owner->wear_data))
+      gint64 woke_us = 0;
+      gboolean changed = lm_disk_smart_io_seen (d->smart, d->name, path, rating,
+                                                d->owner->wear_func, d->owner->wear_data, &woke_us);
+      if (woke_us > 0)
+        lm_disk_own_wake (d, LM_DISKS_CMD_SMART, woke_us);
+      if (changed)
         lm_disks_publish (d->owner);
     }
+}
+
+void
+lm_disk_own_wake (LmDisk *d, const char *what, gint64 took_us)
+{
+  LmDisks *self = d->owner;
+
+  g_message ("Disk %s: laptop-moded's own %s woke it (answered in %.1f s)", d->name, what,
+             took_us / (double) G_USEC_PER_SEC);
+  /* It was counted awake (it said so a moment before): it slept from
+   * when the command went out until the command woke it. */
+  if (!d->asleep)
+    set_asleep_at (d, TRUE, took_us);
+  if (d->ata)
+    d->power = LM_ATA_POWER_ACTIVE;
+  set_asleep (d, FALSE);
+  arm_idle (d);
+  if (self->own_wake_func != NULL)
+    self->own_wake_func (d->name, what, g_get_real_time () - took_us, self->own_wake_data);
+}
+
+gboolean
+lm_disk_send (LmDisk *d, const char *what, const guint8 cdb[LM_ATA_CDB_LEN], GError **error)
+{
+  g_autofree char *path = lm_blockdev_devnode (d->name);
+  g_autoptr (LmSgio) dev = NULL;
+  LmAtaPower before = LM_ATA_POWER_UNKNOWN;
+  gint64 took_us = 0;
+  LmAtaRegs regs;
+
+  g_return_val_if_fail (!d->excluded, FALSE);
+  dev = lm_sgio_open (path, error);
+  if (dev == NULL)
+    return FALSE;
+  gboolean ok = lm_sgio_command_awake (dev, cdb, NULL, 0, FALSE, &regs, &before, &took_us, error);
+  if (before != LM_ATA_POWER_UNKNOWN)
+    d->power = before;
+  if (took_us > 0 && lm_ata_command_woke (before, took_us))
+    lm_disk_own_wake (d, what, took_us);
+  return ok;
 }
 
 static gboolean
@@ -608,6 +652,13 @@ lm_disks_set_power_func (LmDisks *self, LmDisksPowerFunc func, gpointer user_dat
 {
   self->power_func = func;
   self->power_data = user_data;
+}
+
+void
+lm_disks_set_own_wake_func (LmDisks *self, LmDisksOwnWakeFunc func, gpointer user_data)
+{
+  self->own_wake_func = func;
+  self->own_wake_data = user_data;
 }
 
 void

@@ -45,6 +45,19 @@ void lm_disks_set_power_func (LmDisks *disks, LmDisksPowerFunc func, gpointer us
 /* Told each SMART wear reading of a spinning disk (the ledger). */
 void lm_disks_set_wear_func (LmDisks *disks, LmDisksWearFunc func, gpointer user_data);
 
+/* Told when one of the daemon's own commands (SMART READ DATA, IDLE,
+ * SET FEATURES) woke @disk: @command names it, @time_us (realtime) is when
+ * it was sent. Attribution reports it as the daemon's own spin-up and
+ * moves the disk's last I/O; CHECK POWER MODE never comes here. */
+typedef void (*LmDisksOwnWakeFunc) (const char *disk, const char *command, gint64 time_us,
+                                    gpointer user_data);
+void lm_disks_set_own_wake_func (LmDisks *disks, LmDisksOwnWakeFunc func, gpointer user_data);
+
+/* The names the daemon's commands go by in a spin-up's Note. */
+#define LM_DISKS_CMD_SMART "SMART READ DATA"
+#define LM_DISKS_CMD_IDLE "IDLE (standby timer)"
+#define LM_DISKS_CMD_APM "SET FEATURES (APM)"
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmDisks, lm_disks_free)
 
 G_END_DECLS

@@ -262,12 +262,49 @@ lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error)
 }
 
 gboolean
-lm_sgio_read_smart (LmSgio *dev, guint8 data[LM_ATA_SMART_LEN], GError **error)
+lm_sgio_read_smart (LmSgio *dev, guint8 data[LM_ATA_SMART_LEN], LmAtaPower *before, gint64 *took_us,
+                    GError **error)
 {
   guint8 cdb[LM_ATA_CDB_LEN];
   LmAtaRegs regs;
 
   memset (data, 0, LM_ATA_SMART_LEN);
   lm_ata_cdb_smart_read_data (cdb);
-  return lm_sgio_command (dev, cdb, data, LM_ATA_SMART_LEN, &regs, error);
+  /* Only to a drive that said it is awake: never blindly, hourly. */
+  return lm_sgio_command_awake (dev, cdb, data, LM_ATA_SMART_LEN, TRUE, &regs, before, took_us,
+                                error);
+}
+
+gboolean
+lm_sgio_command_awake (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data, gsize data_len,
+                       gboolean need_answer, LmAtaRegs *regs, LmAtaPower *before, gint64 *took_us,
+                       GError **error)
+{
+  g_autoptr (GError) check_error = NULL;
+
+  *took_us = 0;
+  if (!lm_sgio_check_power (dev, before, &check_error))
+    {
+      if (need_answer)
+        {
+          memset (regs, 0, sizeof *regs);
+          g_propagate_error (error, g_steal_pointer (&check_error));
+          return FALSE;
+        }
+      g_debug ("%s: cannot ask its power state before command 0x%02X: %s", dev->path, cdb[14],
+               check_error->message);
+      *before = LM_ATA_POWER_UNKNOWN;
+    }
+  if (*before == LM_ATA_POWER_STANDBY || *before == LM_ATA_POWER_SLEEPING)
+    {
+      memset (regs, 0, sizeof *regs);
+      g_set_error (error, LM_ERROR, LM_ERROR_BUSY,
+                   "%s is %s: command 0x%02X not sent (it would spin it up)", dev->path,
+                   lm_ata_power_to_string (*before), cdb[14]);
+      return FALSE;
+    }
+  gint64 start = g_get_monotonic_time ();
+  gboolean ok = lm_sgio_command (dev, cdb, data, data_len, regs, error);
+  *took_us = g_get_monotonic_time () - start;
+  return ok;
 }

@@ -39,9 +39,21 @@ gboolean lm_sgio_command (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 
                           gsize data_len, LmAtaRegs *regs, GError **error);
 gboolean lm_sgio_check_power (LmSgio *dev, LmAtaPower *power, GError **error);
 gboolean lm_sgio_read_apm (LmSgio *dev, guint *level, GError **error);
-/* SMART READ DATA: the 512-byte attribute page, not parsed (lm-smart.c).
- * The caller checks the power mode first: this spins a sleeping disk up. */
-gboolean lm_sgio_read_smart (LmSgio *dev, guint8 data[LM_ATA_SMART_LEN], GError **error);
+/* SMART READ DATA: the 512-byte attribute page, not parsed (lm-smart.c),
+ * through lm_sgio_command_awake(): never sent to a drive in standby. */
+gboolean lm_sgio_read_smart (LmSgio *dev, guint8 data[LM_ATA_SMART_LEN], LmAtaPower *before,
+                             gint64 *took_us, GError **error);
+
+/* The daemon's own command to a drive that is awake: CHECK POWER MODE
+ * (which never wakes it), then at once @cdb, only if it did not say
+ * standby or sleeping (then FALSE, LM_ERROR_BUSY, nothing sent). A drive
+ * that cannot say is sent @cdb all the same unless @need_answer (then
+ * FALSE with the check's error). @before: what it said; @took_us: how
+ * long @cdb took, for lm_ata_command_woke() (a spin-down between the two
+ * lands there); 0 when not sent. */
+gboolean lm_sgio_command_awake (LmSgio *dev, const guint8 cdb[LM_ATA_CDB_LEN], guint8 *data,
+                                gsize data_len, gboolean need_answer, LmAtaRegs *regs,
+                                LmAtaPower *before, gint64 *took_us, GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSgio, lm_sgio_close)
 

@@ -31,16 +31,6 @@ state_key (const char *id, const char *what)
 }
 
 static gboolean
-send_command (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], GError **error)
-{
-  g_autofree char *path = lm_blockdev_devnode (d->name);
-  g_autoptr (LmSgio) dev = lm_sgio_open (path, error);
-  LmAtaRegs regs;
-
-  return dev != NULL && lm_sgio_command (dev, cdb, NULL, 0, &regs, error);
-}
-
-static gboolean
 write_readahead (const char *name, guint kib, GError **error)
 {
   g_autofree char *sys = g_strdup_printf ("/sys/block/%s/queue/read_ahead_kb", name);
@@ -74,7 +64,7 @@ write_setting (const char *key, const char *value, gpointer data, GError **error
   if (g_str_has_suffix (key, ".Standby"))
     {
       lm_ata_cdb_idle (cdb, w->timer);
-      if (!send_command (w->d, cdb, error))
+      if (!lm_disk_send (w->d, LM_DISKS_CMD_IDLE, cdb, error))
         {
           g_prefix_error (error, "standby timer: ");
           return FALSE;
@@ -85,7 +75,7 @@ write_setting (const char *key, const char *value, gpointer data, GError **error
   if (g_str_has_suffix (key, ".APM"))
     {
       lm_ata_cdb_apm (cdb, w->apm);
-      if (!send_command (w->d, cdb, error))
+      if (!lm_disk_send (w->d, LM_DISKS_CMD_APM, cdb, error))
         {
           g_prefix_error (error, "APM: ");
           return FALSE;
@@ -306,13 +296,15 @@ saved_number (const char *id, const char *what, char **value, guint64 max)
   return FALSE;
 }
 
-/* Send @cdb to @d; a refusal is named in @failures ("sda: APM: …"). */
+/* Send @cdb (@command: its LM_DISKS_CMD_* name) to @d; a refusal is named
+ * in @failures ("sda: APM: …"). */
 static gboolean
-send_or_note (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], const char *what, GString *failures)
+send_or_note (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], const char *command, const char *what,
+              GString *failures)
 {
   g_autoptr (GError) error = NULL;
 
-  if (send_command (d, cdb, &error))
+  if (lm_disk_send (d, command, cdb, &error))
     return TRUE;
   g_string_append_printf (failures, "%s%s: %s: %s", failures->len ? "; " : "", d->name, what,
                           error->message);
@@ -350,12 +342,12 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
   if (apm != NULL)
     {
       lm_ata_cdb_apm (cdb, (guint) g_ascii_strtoull (apm, NULL, 10));
-      ok &= send_or_note (d, cdb, "APM", failures);
+      ok &= send_or_note (d, cdb, LM_DISKS_CMD_APM, "APM", failures);
     }
   if (standby != NULL)
     {
       lm_ata_cdb_idle (cdb, (guint8) g_ascii_strtoull (standby, NULL, 10));
-      ok &= send_or_note (d, cdb, "standby timer", failures);
+      ok &= send_or_note (d, cdb, LM_DISKS_CMD_IDLE, "standby timer", failures);
     }
   if (readahead != NULL)
     {
@@ -485,14 +477,14 @@ lm_disks_resume (LmDisks *self)
       if (d->applied_standby >= 0)
         {
           lm_ata_cdb_idle (cdb, (guint8) d->applied_standby);
-          if (!send_command (d, cdb, &error))
+          if (!lm_disk_send (d, LM_DISKS_CMD_IDLE, cdb, &error))
             g_string_append_printf (failures, "standby timer: %s; ", error->message);
           g_clear_error (&error);
         }
       if (d->applied_apm >= 0)
         {
           lm_ata_cdb_apm (cdb, (guint) d->applied_apm);
-          if (!send_command (d, cdb, &error))
+          if (!lm_disk_send (d, LM_DISKS_CMD_APM, cdb, &error))
             g_string_append_printf (failures, "APM: %s; ", error->message);
           g_clear_error (&error);
         }

@@ -9,6 +9,7 @@ The machine's own disks are test_disks_realkernel.py's.
 
 import json
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -357,6 +358,102 @@ class FakeAtaAttributionTest(FakeAtaTest):
                              Asleep=False)
         self.assertEqual((sda["SpinUps"], sda["Transitions"]), (1, 1))
         self.assertIn("Spin-up of sda by cat[4242]", self.daemon_log())
+
+
+class FakeAtaOwnSpinUpTest(FakeAtaTest):
+    """The daemon's own commands are spin-ups too (issue 35): a drive that
+    said "active" to CHECK POWER MODE but is in standby when the SMART read
+    or the IDLE (standby timer) arrives spins up for it; the SpinUp names
+    laptop-moded and the command, and a program's read right after it is
+    not taken for the spin-up (block_dump from a fake /dev/kmsg)."""
+    config_text = CONFIG.replace("Attribution=none", "Attribution=block_dump\nSpinUpHistory=true")
+    fake_extra = "APM=254\nSmart=4:1021;9:17520;12:990;193:120000\nSpinUpMs=1300\n"
+
+    prepare_root = FakeAtaAttributionTest.prepare_root
+
+    def kmsg(self, *records):
+        now = time.monotonic()
+        fd = os.open(self.root.file("/dev/kmsg"), os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            for i, (offset, text) in enumerate(records):
+                os.write(fd, ("7,%d,%d,-;%s\n" % (100 + i + len(self.spinups()), (now + offset) * 1e6,
+                                                   text)).encode())
+        finally:
+            os.close(fd)
+
+    def spinups(self):
+        return [json.loads(x) for x in self.ctl_run("spinups", "--json", check=True).out.splitlines()]
+
+    def own_then_cat(self, command):
+        def own():
+            return [s for s in self.spinups() if s["Comm"] == "laptop-moded"]
+        try:
+            self.wait_until(lambda: own(), timeout=15, message="the daemon's own spin-up")
+        except AssertionError:
+            self.fail("no spin-up of laptop-moded: %r\n%s" % (self.commands(), self.daemon_log()))
+        mine = own()
+        self.assertEqual(len(mine), 1, mine)
+        s = mine[0]
+        self.assertEqual((s["Disk"], s["Pid"], s["Via"], s["Note"], s["SubmitterComm"]),
+                         ("sda", self.daemon.pid, "passthrough", command, "laptop-moded"))
+        self.assertNotIn("Inode", s)
+        self.assertRegex(self.ctl_run("spinups", check=True).out,
+                         r"sda +read +laptop-moded\[%d\] uid 0 via passthrough: %s\n"
+                         % (self.daemon.pid, re.escape(command)))
+        # The next program's read, a moment later: the disk is spinning
+        # already (the daemon's command woke it), so it is no spin-up; a
+        # read after a quiet while is.
+        self.kmsg((0.3, "cat(4242): READ block 8 on sda1 (8 sectors)"),
+                  (5.0, "marker(7): READ block 1 on sda1"))
+        self.wait_until(lambda: any(x["Comm"] == "marker" for x in self.spinups()),
+                        message="the marker's spin-up")
+        comms = [x["Comm"] for x in self.spinups()]
+        self.assertNotIn("cat", comms, "the read after the daemon's wake was blamed: %r" % comms)
+        self.assertEqual(comms, ["laptop-moded", "marker"])
+        return s
+
+    def test_smart_read_after_a_spin_down(self):
+        self.wait_until(lambda: self.root.read("/proc/sys/vm/block_dump") == "1",
+                        message="block_dump on")
+        # Its timer runs out between the daemon's CHECK POWER MODE (which
+        # says active) and the SMART read, which spins it up.
+        self.set_drive("sda", "active", self.fake_extra + "StandbyBefore=B0\n")
+        self.do_io("sda")
+        s = self.own_then_cat("SMART READ DATA")
+        log = self.commands()
+        i = log.index("sgio B0 D0 01")
+        self.assertEqual(log[i - 1], "sgio E5 00 00", "CHECK POWER MODE right before: %r" % log)
+        self.assertIn("laptop-moded's own SMART READ DATA woke it", self.daemon_log())
+        d = self.disks()["sda"]
+        self.assertGreaterEqual(d["SpinUps"], 1)
+        self.assertEqual(d["LoadCycles"], 120000)
+        self.assertLess(abs(s["Time"] / 1e6 - time.time()), 30)
+
+    def test_idle_to_a_drive_in_standby(self):
+        self.wait_until(lambda: self.root.read("/proc/sys/vm/block_dump") == "1",
+                        message="block_dump on")
+        self.set_drive("sda", "active", self.fake_extra + "StandbyBefore=E3\n")
+        self.ctl_run("start", check=True)
+        self.own_then_cat("IDLE (standby timer)")
+        self.wait_disk("sda", "settings applied", StandbyTimer="20 s", APM=128)
+        log = self.commands()
+        i = log.index("sgio E3 00 04")
+        self.assertEqual(log[i - 1], "sgio E5 00 00", log)
+
+    def test_check_power_mode_is_invisible(self):
+        """A drive that answers everything at once is never a spin-up of
+        the daemon's: not its CHECK POWER MODE, nor its SMART read, nor
+        its IDLE and SET FEATURES."""
+        self.wait_until(lambda: self.root.read("/proc/sys/vm/block_dump") == "1",
+                        message="block_dump on")
+        self.do_io("sda")
+        self.wait_disk("sda", "the SMART read", LoadCycles=120000)
+        self.ctl_run("start", check=True)
+        self.wait_disk("sda", "settings applied", StandbyTimer="20 s", APM=128)
+        self.kmsg((5.0, "marker(7): READ block 1 on sda1"))
+        self.wait_until(lambda: any(x["Comm"] == "marker" for x in self.spinups()),
+                        message="the marker's spin-up")
+        self.assertEqual([x["Comm"] for x in self.spinups()], ["marker"])
 
 
 class FakeAtaOldDriveTest(FakeAtaTest):
