@@ -389,6 +389,8 @@ class NvmeReportTest(DaemonTestCase):
     config_text = "[LaptopMode]\nMode=off\nSpinUpIdle=1\nAttribution=none\nRemount=false\n"
     identify = "synthetic-identify-5ps-idlp.bin"
     apst = True
+    with_logind = False
+    watched_past_start = 30
 
     def setUp(self):
         super().setUp()
@@ -407,11 +409,13 @@ class NvmeReportTest(DaemonTestCase):
             # start: no time with the daemon stopped, which the estimates
             # leave out.
             f.write(encode({"Kind": "awake", "Disk": "nvme0n1", "Time": self.t0 * us,
-                            "End": (int(time.time()) + 30) * us}))
+                            "End": (int(time.time()) + self.watched_past_start) * us}))
             for at, reads, writes, dirtied in runs:
                 f.write(encode({"Kind": "activity", "Disk": "nvme0n1", "Time": (self.t0 + at) * us,
                                 "End": (self.t0 + at + 1) * us, "Reads": reads, "Writes": writes,
                                 "Dirtied": dirtied}))
+        if self.with_logind:
+            self.start_mock("logind")
         self.start_daemon()
         # The daemon reads the controller only after it sees I/O.
         self.root.write(NVME_DEV + "/nvme0n1/stat", NVME_STAT % (20, 20, 20, 20))
@@ -511,6 +515,50 @@ class NvmeSummaryTest(NvmeReportTest):
             self.assertEqual(s[old], s[old + "Estimate"], old)
         # The ledger watched all of it: the estimate covers t0 to now.
         self.assertGreaterEqual(s["EstimatedSeconds"], 110)
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
+class NvmeSuspendSummaryTest(NvmeSummaryTest):
+    """A suspend is no deep idle: python-dbusmock's logind sends
+    PrepareForSleep, the machine "sleeps" 6 s, and LedgerSummary's
+    estimates and the report's leave those seconds out."""
+    extra_bus_config = lmtest.MOCK_BUS_POLICY
+    with_logind = True
+    watched_past_start = 0
+
+    def prepare_for_sleep(self, start):
+        self.run_as(["gdbus", "call", "--system", "--dest", "org.freedesktop.login1",
+                     "--object-path", "/org/freedesktop/login1", "--method",
+                     "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.login1.Manager",
+                     "PrepareForSleep", "b", "[<%s>]" % ("true" if start else "false")],
+                    check=True)
+
+    def test_deep_idle_and_energy(self):
+        self.root.write(NVME_DEV + "/nvme0n1/stat", NVME_STAT % (30, 30, 30, 30))
+
+        def summary():
+            return self.properties()["LedgerSummary"].get("nvme0n1", {})
+        self.wait_until(lambda: "EstimatedSeconds" in summary(), timeout=20,
+                        message="the NVMe keys in LedgerSummary")
+        before = summary()["EstimatedSeconds"]
+        self.prepare_for_sleep(True)
+        time.sleep(6)
+        self.prepare_for_sleep(False)
+        time.sleep(2)
+        # The ledger's intervals stop at the suspend and start again at the
+        # resume: the report walks t0 to now less the 6 s (whole seconds: at
+        # least 5) and the moment between the fake ledger's end and the
+        # daemon's start.
+        got = json.loads(self.run_as([self.ctl, "report", "--json"], check=True).out)
+        window = got["until_us"] // 1000000 - self.t0
+        n = got["disks"]["nvme0n1"]["nvme"]
+        self.assertLessEqual(n["window_s"], window - 5, n)
+        self.assertGreaterEqual(n["window_s"], window - 6 - 10, n)
+        # The summary, published at the resume, counts no suspended second.
+        s = summary()
+        self.assertLessEqual(s["EstimatedSeconds"], time.time() - self.t0, s)
+        self.assertGreaterEqual(s["EstimatedSeconds"], before)
+        self.assertGreater(s["DeepIdleShareTodayEstimate"], s["DeepIdleShareStockTodayEstimate"])
 
 
 class NvmeNoApstReportTest(NvmeReportTest):
