@@ -36,6 +36,9 @@ G_BEGIN_DECLS
   "%.0f %% under stock writeback; about %.2f Wh against %.2f Wh\n"
 #define LM_EST_TEXT_NO_APST                                                                        \
   "; estimated at most %.2f Wh more than in its lowest idle state (an upper bound)"
+#define LM_EST_TEXT_STOCK                                                                          \
+  "  stock writeback, estimated: about %u spin-ups and %" G_GINT64_FORMAT                          \
+  " s awake (recorded with laptop mode: %u, %" G_GINT64_FORMAT " s)\n"
 #define LM_EST_HTML_HEADING "<h3>NVMe power states (estimate)</h3>\n"
 #define LM_EST_HTML_BAR_LAPTOP "laptop mode (estimate)"
 #define LM_EST_HTML_BAR_STOCK "stock (estimate)"
