@@ -18,6 +18,7 @@ const LmFigure lm_model_figures[] = {
   { "report", LM_EST_TEXT_DEEP, LM_FIGURE_ESTIMATE },
   { "report", LM_EST_TEXT_NO_APST, LM_FIGURE_BOUND },
   { "report", LM_EST_TEXT_STOCK, LM_FIGURE_ESTIMATE },
+  { "report", LM_EST_HTML_SAVED, LM_FIGURE_ESTIMATE },
   { "report", LM_EST_HTML_HEADING, LM_FIGURE_ESTIMATE },
   { "report", LM_EST_HTML_BAR_LAPTOP, LM_FIGURE_ESTIMATE },
   { "report", LM_EST_HTML_BAR_STOCK, LM_FIGURE_ESTIMATE },

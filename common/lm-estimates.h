@@ -39,6 +39,7 @@ G_BEGIN_DECLS
 #define LM_EST_TEXT_STOCK                                                                          \
   "  stock writeback, estimated: about %u spin-ups and %" G_GINT64_FORMAT                          \
   " s awake (recorded with laptop mode: %u, %" G_GINT64_FORMAT " s)\n"
+#define LM_EST_HTML_SAVED "<h2>What laptop mode saved (estimate)</h2>\n"
 #define LM_EST_HTML_HEADING "<h3>NVMe power states (estimate)</h3>\n"
 #define LM_EST_HTML_BAR_LAPTOP "laptop mode (estimate)"
 #define LM_EST_HTML_BAR_STOCK "stock (estimate)"
