@@ -65,25 +65,43 @@ void
 lm_residency_walk (const LmResidencyTable *t, gint64 *io_s, gsize n, gint64 since_s, gint64 until_s,
                    LmResidency *out)
 {
-  gint64 idle_from = since_s;
+  gint64 window[2] = { since_s, until_s };
+
+  lm_residency_walk_spans (t, io_s, n, window, 1, out);
+}
+
+void
+lm_residency_walk_spans (const LmResidencyTable *t, gint64 *io_s, gsize n, const gint64 *spans,
+                         gsize n_spans, LmResidency *out)
+{
+  gsize i = 0;
 
   memset (out, 0, sizeof *out);
-  if (t->n_states == 0 || t->n_states > LM_RESIDENCY_MAX_STATES || t->work_state >= t->n_states
-      || until_s <= since_s)
+  if (t->n_states == 0 || t->n_states > LM_RESIDENCY_MAX_STATES || t->work_state >= t->n_states)
     return;
   if (n > 0)
     qsort (io_s, n, sizeof *io_s, cmp_i64);
-  for (gsize i = 0; i < n; i++)
+  for (gsize k = 0; k < n_spans; k++)
     {
-      gint64 s = io_s[i];
-      if (s < idle_from || s >= until_s)
-        continue; /* before the window, or a repeat of a second counted */
-      walk_gap (t, (double) (s - idle_from), out);
-      spend (t, t->work_state, 1, TRUE, out);
-      idle_from = s + 1;
+      gint64 since_s = spans[2 * k], until_s = spans[2 * k + 1];
+      gint64 idle_from = since_s;
+      if (until_s <= since_s)
+        continue;
+      /* Each span starts as if the drive had just finished I/O: the time
+       * before it (suspended, or nobody watching) is no idle time at all. */
+      for (; i < n && io_s[i] < until_s; i++)
+        {
+          gint64 s = io_s[i];
+          if (s < idle_from)
+            continue; /* before the span, or a repeat of a second counted */
+          walk_gap (t, (double) (s - idle_from), out);
+          spend (t, t->work_state, 1, TRUE, out);
+          idle_from = s + 1;
+        }
+      if (idle_from < until_s)
+        walk_gap (t, (double) (until_s - idle_from), out);
+      out->window_s += until_s - since_s;
     }
-  if (idle_from < until_s)
-    walk_gap (t, (double) (until_s - idle_from), out);
 }
 
 guint

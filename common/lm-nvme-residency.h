@@ -41,6 +41,7 @@ typedef struct
   double energy_wh;
   guint max_power_terms; /* how many terms fell back to MP */
   guint reported_terms;  /* how many used IDLP or ACTP */
+  gint64 window_s;       /* the seconds walked: the spans' total */
 } LmResidency;
 
 /* Walks [@since_s, @until_s) with the drive doing I/O in each second of
@@ -52,6 +53,12 @@ typedef struct
  * starts as if the drive had just finished I/O. */
 void lm_residency_walk (const LmResidencyTable *table, gint64 *io_s, gsize n, gint64 since_s,
                         gint64 until_s, LmResidency *out);
+/* The same over @n_spans spans [@spans[2k], @spans[2k+1]) (seconds, sorted,
+ * not overlapping): the time the ledger watched the disk while the machine
+ * ran. Time between spans (suspended, or the daemon stopped) is walked as
+ * nothing, never as idle; each span starts as if I/O had just finished. */
+void lm_residency_walk_spans (const LmResidencyTable *table, gint64 *io_s, gsize n,
+                              const gint64 *spans, gsize n_spans, LmResidency *out);
 
 /* The deepest state an idle drive reaches under @table (work_state where
  * APST is not enabled). */

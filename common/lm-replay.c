@@ -132,7 +132,7 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
 
 GArray *
 lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
-                     guint max_age_s)
+                     guint max_age_s, guint delay_s)
 {
   gint64 since_s, until_s;
   GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -145,9 +145,10 @@ lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gin
   if (io->len > 0)
     qsort (io->data, io->len, sizeof (gint64), cmp_i64);
 
-  /* Dirtied data rides along with the next read or write at or after it
-   * (laptop mode flushes while the disk is busy anyway), or is written
-   * @max_age_s later when none comes: one write for all it holds then. */
+  /* Dirtied data is written @delay_s after the next read or write at or
+   * after it (laptop mode flushes once the disk, woken anyway, has been
+   * quiet that long: the engine's LaptopModeSeconds), or @max_age_s after
+   * it was dirtied when that comes first: one write for all it holds then. */
   g_autoptr (GArray) flushes = g_array_new (FALSE, FALSE, sizeof (gint64));
   gint64 flush_at = G_MININT64;
   guint next = 0;
@@ -160,12 +161,10 @@ lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gin
         next++;
       gint64 deadline = t + MAX (1, (gint64) max_age_s);
       if (next < io->len && g_array_index (io, gint64, next) <= deadline)
-        flush_at = g_array_index (io, gint64, next);
+        flush_at = MIN (g_array_index (io, gint64, next) + (gint64) delay_s, deadline);
       else
-        {
-          flush_at = deadline;
-          g_array_append_val (flushes, flush_at);
-        }
+        flush_at = deadline;
+      g_array_append_val (flushes, flush_at);
     }
   g_array_append_vals (io, flushes->data, flushes->len);
   return io;

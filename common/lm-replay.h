@@ -40,12 +40,14 @@ void lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gi
 
 /* The instants (seconds since the epoch, unsorted, may repeat) at which
  * the disk would do I/O under the stock policy, and under laptop mode
- * (dirtied data written with the next read or write, or @max_age_s after
- * it, laptop mode's MaxLostWork): what lm-nvme-residency.c walks. */
+ * (dirtied data written @delay_s after the next read or write, the
+ * engine's LaptopModeSeconds, or @max_age_s after it, laptop mode's
+ * MaxLostWork, whichever comes first): what lm-nvme-residency.c walks.
+ * Both are models: what they give is an estimate. */
 GArray *lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
                             gint64 until_us);
 GArray *lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
-                             gint64 until_us, guint max_age_s);
+                             gint64 until_us, guint max_age_s, guint delay_s);
 
 /* The same count over instants at which the disk did I/O (seconds since
  * the epoch, any order): shared by the replay and its tests. */

@@ -157,8 +157,10 @@ test_walk_hostile (void)
   g_assert_cmpfloat_with_epsilon (r.energy_wh, 0, EPS);
 }
 
-/* Laptop mode's I/O instants: dirtied data rides with the next read or
- * write within MaxLostWork, else is written MaxLostWork after it. */
+/* Laptop mode's I/O instants: dirtied data is written LaptopModeSeconds
+ * after the next read or write within MaxLostWork (the engine waits for
+ * the disk to be quiet that long, not the same second), else MaxLostWork
+ * after it was dirtied. */
 static void
 test_laptop_io (void)
 {
@@ -169,16 +171,43 @@ test_laptop_io (void)
     { 1100 * G_USEC_PER_SEC, 1101 * G_USEC_PER_SEC, 0, 0, 1 }, /* joins its flush */
   };
   g_autoptr (GArray) io
-      = lm_replay_laptop_io (runs, G_N_ELEMENTS (runs), 0, (gint64) 3600 * G_USEC_PER_SEC, 600);
+      = lm_replay_laptop_io (runs, G_N_ELEMENTS (runs), 0, (gint64) 3600 * G_USEC_PER_SEC, 600, 2);
 
-  g_assert_cmpuint (io->len, ==, 2);
+  g_assert_cmpuint (io->len, ==, 3);
   g_assert_cmpint (g_array_index (io, gint64, 0), ==, 200);
-  g_assert_cmpint (g_array_index (io, gint64, 1), ==, 1600);
+  g_assert_cmpint (g_array_index (io, gint64, 1), ==, 202); /* the flush, 2 s after the read */
+  g_assert_cmpint (g_array_index (io, gint64, 2), ==, 1600);
+
+  /* A flush that would come after MaxLostWork comes at MaxLostWork. */
+  g_autoptr (GArray) late
+      = lm_replay_laptop_io (runs, 2, 0, (gint64) 3600 * G_USEC_PER_SEC, 101, 30);
+  g_assert_cmpuint (late->len, ==, 2);
+  g_assert_cmpint (g_array_index (late, gint64, 1), ==, 201);
 
   g_autoptr (GArray) stock
       = lm_replay_stock_io (runs, G_N_ELEMENTS (runs), 0, (gint64) 3600 * G_USEC_PER_SEC);
   /* The read, and per dirtied second its writeback and its commit. */
   g_assert_cmpuint (stock->len, ==, 7);
+}
+
+/* Time between the spans (suspended, or the daemon stopped) is no idle
+ * time: not in any state, not in the window. */
+static void
+test_walk_spans (void)
+{
+  LmResidencyTable t = { .n_states = 2, .apst = LM_APST_ENABLED };
+  t.states[0] = (LmResidencyState){ 5, 1, 5, 10000, 1, TRUE };
+  t.states[1] = (LmResidencyState){ 0.5, 0.01, -1, 0, 0, FALSE };
+  gint64 spans[] = { 0, 100, 1000, 1100 };
+  gint64 io[] = { 50, 500, 1050 }; /* 500 is in the gap: never walked */
+  LmResidency r;
+
+  lm_residency_walk_spans (&t, io, G_N_ELEMENTS (io), spans, 2, &r);
+  g_assert_cmpint (r.window_s, ==, 200);
+  g_assert_cmpfloat (r.active_s, ==, 2);
+  /* Each span: 10 s in PS0 before and after each I/O second, the rest PS1. */
+  g_assert_cmpfloat (r.state_s[0] + r.state_s[1] + r.active_s, ==, 200);
+  g_assert_cmpfloat (r.state_s[0], ==, 40);
 }
 
 int
@@ -191,5 +220,6 @@ main (int argc, char **argv)
   g_test_add_func ("/nvme-residency/walk/qemu", test_walk_qemu);
   g_test_add_func ("/nvme-residency/walk/hostile", test_walk_hostile);
   g_test_add_func ("/nvme-residency/laptop-io", test_laptop_io);
+  g_test_add_func ("/nvme-residency/walk/spans", test_walk_spans);
   return g_test_run ();
 }

@@ -346,19 +346,25 @@ test_top_wakers (void)
   g_assert_cmpuint (g_hash_table_size (empty), ==, 0);
 }
 
-/* An NVMe-only laptop: the tooltip says how long the drive sat in its
- * deepest state and the energy, from which table; or that APST is off. */
+/* An NVMe-only laptop: the tooltip says about how long the drive sat in
+ * its deepest state and the energy, estimated, from which table; or that
+ * APST is off. nvme0n1 comes from a daemon that names its estimates,
+ * nvme2n1 from one that sends only the older unsuffixed keys. */
 static void
 test_today_nvme (void)
 {
   LmTrayState s = on_battery ();
   g_autoptr (GVariant) summary = g_variant_ref_sink (g_variant_new_parsed (
       "{'nvme0n1': {'SpinUpsToday': <uint32 3>, 'AsleepShareToday': <0.9>, "
-      "'Apst': <'enabled'>, 'DeepestState': <uint32 4>, 'DeepIdleShareToday': <0.414>, "
-      "'DeepIdleShareStockToday': <0.12>, 'EnergyWhToday': <1.9>, "
-      "'EnergyWhStockToday': <2.6>, 'EnergySource': <'idlp_actp'>}, "
+      "'Apst': <'enabled'>, 'DeepestState': <uint32 4>, 'DeepIdleShareTodayEstimate': <0.414>, "
+      "'DeepIdleShareStockTodayEstimate': <0.12>, 'EnergyWhTodayEstimate': <1.9>, "
+      "'EnergyWhStockTodayEstimate': <2.6>, 'EnergySource': <'idlp_actp'>}, "
       "'nvme1n1': {'SpinUpsToday': <uint32 0>, 'AsleepShareToday': <1.0>, "
-      "'Apst': <'absent'>, 'DeepestState': <uint32 0>}}"));
+      "'Apst': <'absent'>, 'DeepestState': <uint32 0>}, "
+      "'nvme2n1': {'SpinUpsToday': <uint32 1>, 'AsleepShareToday': <0.5>, "
+      "'Apst': <'enabled'>, 'DeepestState': <uint32 3>, 'DeepIdleShareToday': <0.5>, "
+      "'DeepIdleShareStockToday': <0.25>, 'EnergyWhToday': <0.5>, "
+      "'EnergyWhStockToday': <0.75>, 'EnergySource': <'max_power'>}}"));
   g_autoptr (GArray) days = lm_tray_disk_days_from_variant (summary, NULL);
   g_auto (LmTrayView) v = { 0 };
 
@@ -368,10 +374,13 @@ test_today_nvme (void)
   g_assert_cmpstr (v.body, ==,
                    "Mode: auto (running on battery)\nMax lost work: 10 min\n"
                    "nvme0n1: 3 spin-ups today, asleep 90 %\n"
-                   "nvme0n1: PS4 41 % of today (stock writeback 12 %), about 1.90 Wh against "
-                   "2.60 Wh, from the drive's IDLP/ACTP\n"
+                   "nvme0n1: PS4 about 41 % of today, estimated (stock writeback about 12 %), "
+                   "about 1.90 Wh against 2.60 Wh, from the drive's IDLP/ACTP\n"
                    "nvme1n1: 0 spin-ups today, asleep 100 %\n"
-                   "nvme1n1: APST absent, no deep idle when quiet");
+                   "nvme1n1: APST absent, no deep idle when quiet\n"
+                   "nvme2n1: 1 spin-up today, asleep 50 %\n"
+                   "nvme2n1: PS3 about 50 % of today, estimated (stock writeback about 25 %), "
+                   "about 0.50 Wh against 0.75 Wh, from maximum power, an upper bound");
 }
 
 static void

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "lm-ctl-report.h"
+#include "lm-estimates.h"
 
 #define TL_WIDTH 960
 #define TL_BAND_Y 46
@@ -147,7 +148,7 @@ saved (GString *out, const LmReport *report)
 {
   gboolean any = FALSE;
 
-  g_string_append (out, "<section id=\"saved\"><h2>What laptop mode saved</h2>\n");
+  g_string_append (out, "<section id=\"saved\">" LM_EST_HTML_SAVED);
   g_string_append (out, "<table class=\"saved\"><thead><tr><th>Disk</th><th>Spin-ups</th>"
                         "<th>Stock writeback (estimate)</th><th>Awake</th>"
                         "<th>Stock awake (estimate)</th></tr></thead>\n<tbody>\n");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "lm-ctl-report.h"
+#include "lm-estimates.h"
 
 #define TIMELINE_CELLS 48
 
@@ -107,9 +108,8 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
   if (d->runs->len == 0)
     g_print ("  no activity recorded, no estimate\n");
   else
-    g_print ("  stock writeback would have made %u spin-ups and %" G_GINT64_FORMAT
-             " s awake (laptop mode: %u, %" G_GINT64_FORMAT " s)\n",
-             d->stock.spinups, d->stock.awake_s, d->recorded.spinups, d->recorded.awake_s);
+    g_print (LM_EST_TEXT_STOCK, d->stock.spinups, d->stock.awake_s, d->recorded.spinups,
+             d->recorded.awake_s);
   lm_report_nvme_text (d);
   lm_report_wear_text (d);
 }

@@ -221,7 +221,8 @@ lm_ctl_report (int argc, char **argv)
   if (proxy != NULL)
     {
       lm_report_add_nvme (report, lm_exported_laptop_mode_get_disks (proxy),
-                          lm_exported_laptop_mode_get_max_lost_work (proxy));
+                          lm_exported_laptop_mode_get_max_lost_work (proxy),
+                          lm_exported_laptop_mode_get_laptop_mode_seconds (proxy));
       lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
     }
   if (json)

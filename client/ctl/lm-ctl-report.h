@@ -38,7 +38,7 @@ typedef struct
 typedef struct
 {
   LmResidencyTable table;
-  gint64 window_s;    /* the seconds walked: from the disk's first record */
+  gint64 window_s;    /* the seconds walked: the ledger's watched spans from its first record */
   gboolean estimated; /* activity was recorded: laptop and stock are walked */
   LmResidency laptop; /* the recorded activity, laptop mode's writeback */
   LmResidency stock;  /* the same activity under the stock policy */
@@ -85,8 +85,10 @@ char *lm_report_time (gint64 time_us);
 double lm_report_asleep_share (const LmReportDisk *disk, gint64 a, gint64 b, double *known);
 
 /* lm-ctl-report-nvme.c: @disks is the Disks property (a{sa{sv}});
- * @max_lost_work_s laptop mode's MaxLostWork. */
-void lm_report_add_nvme (LmReport *report, GVariant *disks, guint max_lost_work_s);
+ * @max_lost_work_s laptop mode's MaxLostWork, @laptop_mode_s its
+ * LaptopModeSeconds: the replay's estimates. */
+void lm_report_add_nvme (LmReport *report, GVariant *disks, guint max_lost_work_s,
+                         guint laptop_mode_s);
 void lm_report_nvme_text (const LmReportDisk *d);
 void lm_report_nvme_json (JsonBuilder *b, const LmReportDisk *d);
 void lm_report_nvme_openmetrics (GString *out, const LmReport *report);

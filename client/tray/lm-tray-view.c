@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lm-escape.h"
+#include "lm-estimates.h"
 #include "lm-names.h"
 
 /* Which right each call needs, in words a user can pass on to an admin. */
@@ -115,11 +116,17 @@ lm_tray_disk_days_from_variant (GVariant *summary, GHashTable *top_wakers)
       g_variant_lookup (fields, "LastWake", "t", &d.last_wake_us);
       g_variant_lookup (fields, "Apst", "&s", &d.apst);
       g_variant_lookup (fields, "DeepestState", "u", &d.deepest_state);
+      /* The estimate's keys; a daemon from before they were named so has
+       * only the unsuffixed ones, with the same values. */
       d.have_deep
-          = g_variant_lookup (fields, "DeepIdleShareToday", "d", &d.deep_share)
-            && g_variant_lookup (fields, "DeepIdleShareStockToday", "d", &d.deep_share_stock)
-            && g_variant_lookup (fields, "EnergyWhToday", "d", &d.energy_wh)
-            && g_variant_lookup (fields, "EnergyWhStockToday", "d", &d.energy_wh_stock)
+          = (g_variant_lookup (fields, LM_EST_DBUS_DEEP_SHARE, "d", &d.deep_share)
+             || g_variant_lookup (fields, "DeepIdleShareToday", "d", &d.deep_share))
+            && (g_variant_lookup (fields, LM_EST_DBUS_DEEP_SHARE_STOCK, "d", &d.deep_share_stock)
+                || g_variant_lookup (fields, "DeepIdleShareStockToday", "d", &d.deep_share_stock))
+            && (g_variant_lookup (fields, LM_EST_DBUS_ENERGY, "d", &d.energy_wh)
+                || g_variant_lookup (fields, "EnergyWhToday", "d", &d.energy_wh))
+            && (g_variant_lookup (fields, LM_EST_DBUS_ENERGY_STOCK, "d", &d.energy_wh_stock)
+                || g_variant_lookup (fields, "EnergyWhStockToday", "d", &d.energy_wh_stock))
             && g_variant_lookup (fields, "EnergySource", "&s", &d.energy_source);
       if (top_wakers != NULL)
         d.top_waker = g_hash_table_lookup (top_wakers, disk);
@@ -331,8 +338,9 @@ share_of (double share)
   return isfinite (share) ? CLAMP (share, 0.0, 1.0) : 0.0;
 }
 
-/* An NVMe disk: "nvme0n1: PS4 41 % of today (stock writeback 12 %), about
- * 1.90 Wh against 2.60 Wh, from IDLP/ACTP", or why it has no deep idle. */
+/* An NVMe disk: "nvme0n1: PS4 about 41 % of today, estimated (stock
+ * writeback about 12 %), about 1.90 Wh against 2.60 Wh, from the drive's
+ * IDLP/ACTP", or why it has no deep idle. Every figure is the replay's. */
 static void
 append_deep_idle (GString *out, const char *disk, const LmTrayDiskDay *d)
 {
@@ -354,10 +362,8 @@ append_deep_idle (GString *out, const char *disk, const LmTrayDiskDay *d)
   double wh_stock = isfinite (d->energy_wh_stock) ? d->energy_wh_stock : 0;
   /* Early in the day the energy is small: enough digits to tell them apart. */
   int digits = MAX (wh, wh_stock) < 0.1 ? 4 : 2;
-  g_string_append_printf (out,
-                          "\n%s: PS%u %d %% of today (stock writeback %d %%), about %.*f Wh "
-                          "against %.*f Wh, from %s",
-                          disk, d->deepest_state, (int) lround (share_of (d->deep_share) * 100.0),
+  g_string_append_printf (out, LM_EST_TRAY_DEEP, disk, d->deepest_state,
+                          (int) lround (share_of (d->deep_share) * 100.0),
                           (int) lround (share_of (d->deep_share_stock) * 100.0), digits, wh, digits,
                           wh_stock, source);
 }

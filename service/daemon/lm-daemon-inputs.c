@@ -144,6 +144,7 @@ on_sleep (LmSleep *sleep, LmSleepEvent event, gpointer user_data)
    * send them again, without a whole Start. */
   if (event == LM_SLEEP_RESUMED)
     {
+      lm_ledger_note_sleep (self->ledger, FALSE);
       if (self->active)
         lm_disks_resume (self->disks);
       return;
@@ -154,6 +155,8 @@ on_sleep (LmSleep *sleep, LmSleepEvent event, gpointer user_data)
       if (!lm_daemon_shutdown (self, &error))
         g_warning ("%s", error->message);
     }
+  if (event == LM_SLEEP_SUSPEND)
+    lm_ledger_note_sleep (self->ledger, TRUE);
   /* Everything held back goes to disk before logind may go on. */
   g_autoptr (GTask) task = g_task_new (NULL, NULL, sleep_flushed, sleep);
   g_task_run_in_thread (task, lm_daemon_flush_thread);

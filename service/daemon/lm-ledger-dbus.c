@@ -56,16 +56,17 @@ answer (gpointer data, gpointer user_data)
 }
 
 /* The NVMe keys are walked through the APST table the Disks property
- * shows, with the MaxLostWork in force. */
+ * shows, with the MaxLostWork and LaptopModeSeconds in force. */
 static void
 publish (gpointer user_data)
 {
   LmLedgerDbus *self = user_data;
   GVariant *disks = lm_exported_laptop_mode_get_disks (self->skeleton);
   guint max_lost = lm_exported_laptop_mode_get_max_lost_work (self->skeleton);
+  guint delay = lm_exported_laptop_mode_get_laptop_mode_seconds (self->skeleton);
 
-  lm_exported_laptop_mode_set_ledger_summary (self->skeleton,
-                                              lm_ledger_summary (self->ledger, disks, max_lost));
+  lm_exported_laptop_mode_set_ledger_summary (
+      self->skeleton, lm_ledger_summary (self->ledger, disks, max_lost, delay));
 }
 
 /* --- the budget ------------------------------------------------------------ */

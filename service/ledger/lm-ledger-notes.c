@@ -225,6 +225,38 @@ lm_ledger_close_intervals (LmLedger *self)
 }
 
 void
+lm_ledger_note_sleep (LmLedger *self, gboolean suspended)
+{
+  gint64 now = g_get_real_time ();
+  GHashTableIter iter;
+  DiskDay *d;
+
+  if (suspended)
+    {
+      if (self->paused_since == 0)
+        {
+          lm_ledger_close_intervals (self);
+          self->paused_since = now;
+        }
+      return;
+    }
+  if (self->paused_since == 0)
+    return;
+  gint64 pause[2] = { self->paused_since, MAX (now, self->paused_since) };
+  self->paused_since = 0;
+  if (self->paused->len < 2 * LM_LEDGER_MAX_PAUSES)
+    g_array_append_vals (self->paused, pause, 2);
+  else
+    g_array_index (self->paused, gint64, self->paused->len - 1) = pause[1];
+  /* The next interval starts now: the suspend is in none. */
+  g_hash_table_iter_init (&iter, self->days);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
+    if (d->known)
+      d->since_us = MAX (d->since_us, now);
+  lm_ledger_publish (self);
+}
+
+void
 lm_ledger_note_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_data)
 {
   LmLedger *self = user_data;

@@ -1,8 +1,10 @@
 /* lm-ledger-nvme.c: LedgerSummary's NVMe keys: today's activity of an NVMe
  * disk walked through its APST table (from the Disks property), with laptop
- * mode and under the stock-writeback replay, and the energy that implies. */
+ * mode and under the stock-writeback replay, and the energy that implies:
+ * estimates, all of them, and named so. */
 #include "config.h"
 
+#include "lm-estimates.h"
 #include "lm-ledger-private.h"
 #include "lm-nvme-residency.h"
 #include "lm-replay.h"
@@ -21,8 +23,47 @@ lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r)
     g_array_append_val (d->runs_today, run);
 }
 
+/* [since_s, until_s) without the time the daemon was stopped before it
+ * started and today's suspends: the spans the estimates walk, as pairs of
+ * seconds. */
+static GArray *
+watched_spans (LmLedger *self, gint64 since_s, gint64 until_s)
+{
+  GArray *spans = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) gaps = g_array_new (FALSE, FALSE, sizeof (gint64));
+  gint64 from = since_s;
+
+  if (self->stopped_from_us > 0 && self->stopped_from_us < self->start_us)
+    {
+      gint64 stopped[2] = { self->stopped_from_us, self->start_us };
+      g_array_append_vals (gaps, stopped, 2);
+    }
+  g_array_append_vals (gaps, self->paused->data, self->paused->len);
+  for (guint i = 0; i + 1 < gaps->len; i += 2)
+    {
+      gint64 a = g_array_index (gaps, gint64, i) / G_USEC_PER_SEC;
+      gint64 b = (g_array_index (gaps, gint64, i + 1) + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC;
+      if (b <= from || a >= until_s)
+        continue;
+      if (a > from)
+        {
+          gint64 span[2] = { from, a };
+          g_array_append_vals (spans, span, 2);
+        }
+      from = MAX (from, b);
+    }
+  if (self->paused_since != 0)
+    until_s = MIN (until_s, self->paused_since / G_USEC_PER_SEC);
+  if (until_s > from)
+    {
+      gint64 span[2] = { from, until_s };
+      g_array_append_vals (spans, span, 2);
+    }
+  return spans;
+}
+
 void
-lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now_us,
+lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now_us, guint delay_s,
                         GVariant *disks, guint max_lost, GVariantBuilder *e)
 {
   g_autoptr (GVariant) info = NULL;
@@ -47,7 +88,8 @@ lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now
     }
   if (runs->len == 0)
     return;
-  /* From midnight, or from when the ledger first saw the disk today. */
+  /* From midnight, or from when the ledger first saw the disk today; the
+   * time the daemon was stopped is cut out below. */
   gint64 since_us = self->start_us;
   for (guint i = 0; i < runs->len; i++)
     since_us = MIN (since_us, g_array_index (runs, LmReplayRun, i).start_us);
@@ -55,20 +97,33 @@ lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now
   gint64 since_s = since_us / G_USEC_PER_SEC, until_s = now_us / G_USEC_PER_SEC;
   if (until_s <= since_s)
     return;
-  g_autoptr (GArray) laptop_io
-      = lm_replay_laptop_io ((LmReplayRun *) runs->data, runs->len, since_us, now_us, max_lost);
+  g_autoptr (GArray) spans = watched_spans (self, since_s, until_s);
+  g_autoptr (GArray) laptop_io = lm_replay_laptop_io ((LmReplayRun *) runs->data, runs->len,
+                                                      since_us, now_us, max_lost, delay_s);
   g_autoptr (GArray) stock_io
       = lm_replay_stock_io ((LmReplayRun *) runs->data, runs->len, since_us, now_us);
   LmResidency laptop, stock;
-  lm_residency_walk (&table, (gint64 *) laptop_io->data, laptop_io->len, since_s, until_s, &laptop);
-  lm_residency_walk (&table, (gint64 *) stock_io->data, stock_io->len, since_s, until_s, &stock);
-  double span = (double) (until_s - since_s);
-  g_variant_builder_add (e, "{sv}", "DeepIdleShareToday",
-                         g_variant_new_double (laptop.state_s[deep] / span));
-  g_variant_builder_add (e, "{sv}", "DeepIdleShareStockToday",
-                         g_variant_new_double (stock.state_s[deep] / span));
+  lm_residency_walk_spans (&table, (gint64 *) laptop_io->data, laptop_io->len,
+                           (const gint64 *) spans->data, spans->len / 2, &laptop);
+  lm_residency_walk_spans (&table, (gint64 *) stock_io->data, stock_io->len,
+                           (const gint64 *) spans->data, spans->len / 2, &stock);
+  if (laptop.window_s <= 0)
+    return;
+  double span = (double) laptop.window_s;
+  double share = laptop.state_s[deep] / span, share_stock = stock.state_s[deep] / span;
+  /* Every figure here is the replay's, walked through the APST table: an
+   * estimate, named so. The unsuffixed keys stay for older clients. */
+  g_variant_builder_add (e, "{sv}", LM_EST_DBUS_DEEP_SHARE, g_variant_new_double (share));
+  g_variant_builder_add (e, "{sv}", LM_EST_DBUS_DEEP_SHARE_STOCK,
+                         g_variant_new_double (share_stock));
+  g_variant_builder_add (e, "{sv}", LM_EST_DBUS_ENERGY, g_variant_new_double (laptop.energy_wh));
+  g_variant_builder_add (e, "{sv}", LM_EST_DBUS_ENERGY_STOCK,
+                         g_variant_new_double (stock.energy_wh));
+  g_variant_builder_add (e, "{sv}", "DeepIdleShareToday", g_variant_new_double (share));
+  g_variant_builder_add (e, "{sv}", "DeepIdleShareStockToday", g_variant_new_double (share_stock));
   g_variant_builder_add (e, "{sv}", "EnergyWhToday", g_variant_new_double (laptop.energy_wh));
   g_variant_builder_add (e, "{sv}", "EnergyWhStockToday", g_variant_new_double (stock.energy_wh));
+  g_variant_builder_add (e, "{sv}", "EstimatedSeconds", g_variant_new_int64 (laptop.window_s));
   g_variant_builder_add (e, "{sv}", "EnergySource",
                          g_variant_new_string (lm_residency_energy_source (&laptop)));
 }

@@ -60,7 +60,16 @@ struct _LmLedger
   LmLedgerDrainFunc drain_func; /* collects the kernel's activity first */
   gpointer drain_data;
   gboolean draining;
+  /* Suspends today, [start, end) pairs in µs, at most LM_LEDGER_MAX_PAUSES
+   * (then the last one grows): left out of the NVMe estimates. */
+  GArray *paused;
+  gint64 paused_since; /* the machine is suspending since; 0: it runs */
+  /* The latest end of a record the file held when this ledger started:
+   * the daemon was stopped from there to start_us (none if not before). */
+  gint64 stopped_from_us;
 };
+
+#define LM_LEDGER_MAX_PAUSES 64
 
 void lm_ledger_disk_day_free (gpointer data);
 gint64 lm_ledger_local_midnight_us (gint64 now_us);
@@ -77,6 +86,7 @@ void lm_ledger_count_wear (LmLedger *self, DiskDay *d, const LmLedgerRecord *r);
 /* Today's activity kept for, and LedgerSummary's NVMe keys (lm-ledger-nvme.c). */
 void lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r);
 void lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now_us,
-                             GVariant *disks, guint max_lost_work, GVariantBuilder *e);
+                             guint delay_s, GVariant *disks, guint max_lost_work,
+                             GVariantBuilder *e);
 
 G_END_DECLS

@@ -81,6 +81,8 @@ lm_ledger_roll_day (LmLedger *self, gint64 now_us)
   if (midnight == self->day_start_us)
     return;
   self->day_start_us = midnight;
+  /* Yesterday's suspends are no part of today. */
+  g_array_set_size (self->paused, 0);
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
     {
@@ -106,7 +108,7 @@ count_record (LmLedger *self, const LmLedgerRecord *r)
 }
 
 GVariant *
-lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work)
+lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work, guint laptop_mode_seconds)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("a{sa{sv}}"));
   gint64 now = g_get_real_time ();
@@ -129,7 +131,7 @@ lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work)
                              g_variant_new_double (CLAMP ((double) asleep / span, 0.0, 1.0)));
       g_variant_builder_add (&e, "{sv}", "LastWake",
                              g_variant_new_uint64 ((guint64) MAX (0, d->last_wake_us)));
-      lm_ledger_nvme_summary (self, disk, d, now, disks, max_lost_work, &e);
+      lm_ledger_nvme_summary (self, disk, d, now, laptop_mode_seconds, disks, max_lost_work, &e);
       g_autofree char *name = g_utf8_make_valid (disk, -1);
       g_variant_builder_add (&b, "{s@a{sv}}", name, g_variant_builder_end (&e));
     }
@@ -263,6 +265,9 @@ load_one (const LmLedgerRecord *r, gsize offset, gsize size, gpointer user_data)
   LmLedger *self = user_data;
 
   self->oldest_us = MIN (self->oldest_us, r->end_us);
+  /* The latest end a run before this one wrote: the daemon was stopped
+   * from there until this ledger started. */
+  self->stopped_from_us = MAX (self->stopped_from_us, r->end_us);
   count_record (self, r);
 }
 
@@ -507,6 +512,7 @@ lm_ledger_new (const char *path)
   self->start_us = g_get_real_time ();
   self->day_start_us = lm_ledger_local_midnight_us (self->start_us);
   self->days = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, lm_ledger_disk_day_free);
+  self->paused = g_array_new (FALSE, FALSE, sizeof (gint64));
   load (self);
   return self;
 }
@@ -546,6 +552,7 @@ lm_ledger_free (LmLedger *self)
   g_byte_array_unref (self->pending);
   lm_ledger_index_free (self->index);
   g_hash_table_unref (self->days);
+  g_array_unref (self->paused);
   g_free (self->state_disk);
   g_free (self->path);
   g_free (self);

@@ -75,9 +75,15 @@ GVariant *lm_ledger_records_to_variant (GBytes *records);
 gboolean lm_ledger_check_cursor (LmLedger *ledger, const char *cursor, GError **error);
 /* Per disk, today: a{sa{sv}} with SpinUpsToday, AsleepShareToday, LastWake,
  * and for an NVMe disk that @disks (the Disks property, may be NULL) shows
- * with an APST table, its idle share and energy with laptop mode (with
- * @max_lost_work) and under stock writeback. A floating reference. */
-GVariant *lm_ledger_summary (LmLedger *ledger, GVariant *disks, guint max_lost_work);
+ * with an APST table, estimates of its idle share and energy with laptop
+ * mode (with @max_lost_work and @laptop_mode_seconds) and under stock
+ * writeback. A floating reference. */
+GVariant *lm_ledger_summary (LmLedger *ledger, GVariant *disks, guint max_lost_work,
+                             guint laptop_mode_seconds);
+/* The machine suspends (@suspended) or has resumed: the ledger's intervals
+ * stop at the suspend and start again at the resume, so that neither the
+ * asleep intervals nor the NVMe estimates count suspended time. */
+void lm_ledger_note_sleep (LmLedger *ledger, gboolean suspended);
 /* Told whenever the summary may have changed. */
 typedef void (*LmLedgerChangedFunc) (gpointer user_data);
 void lm_ledger_set_changed_func (LmLedger *ledger, LmLedgerChangedFunc func, gpointer user_data);

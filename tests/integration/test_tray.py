@@ -906,16 +906,19 @@ class WearNotificationTest(TrayMixin, test_disks.FakeAtaSmartTest):
 
 class NvmeTooltipTest(TrayMixin, test_report.NvmeSummaryTest):
     """An NVMe-only laptop (the fake controller with the hand-made 5-state
-    table): the tooltip says how long today the drive sat in its deepest
-    state, with laptop mode and under stock writeback, and the energy."""
+    table): the tooltip says about how long today the drive sat in its
+    deepest state, with laptop mode and under stock writeback, and the
+    energy, estimated."""
 
     def test_deep_idle_and_energy(self):
         self.start_tray()
         self.wait_icon("laptop-mode-off")
         self.root.write(test_report.NVME_DEV + "/nvme0n1/stat", "%d 0 %d 0 %d 0 %d 0 0 0 0 0 0 0 0 0 0\n"
                         % (30, 30, 30, 30))
-        pattern = re.compile(r"^nvme0n1: PS4 (\d+) % of today \(stock writeback (\d+) %\), about "
-                             r"([0-9.]+) Wh against ([0-9.]+) Wh, from the drive(?:'|&apos;)s IDLP/ACTP$", re.M)
+        # Every figure on the line is the replay's estimate, and says so.
+        pattern = re.compile(r"^nvme0n1: PS4 about (\d+) % of today, estimated \(stock writeback "
+                             r"about (\d+) %\), about ([0-9.]+) Wh against ([0-9.]+) Wh, from the "
+                             r"drive(?:'|&apos;)s IDLP/ACTP$", re.M)
         got = {}
 
         def shown():
