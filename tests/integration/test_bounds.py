@@ -200,7 +200,12 @@ class LedgerLoadTest(LedgerTest):
                  {k: v[0] for k, v in errors.items()}))
         for r in results:
             print("  loop: %r" % r)
-        self.assertLess(worst, 0.100, "a property read took %.0f ms under the loops" % (worst * 1e3))
+        # The bound is the --werror build's; AddressSanitizer alone makes the
+        # daemon several times slower (the ASan build: 450 ms once, beside
+        # the real-kernel suite), so there it only shows no stall of seconds.
+        bound = 0.100 if os.environ.get("LM_SANITIZED", "0") == "0" else 1.0
+        self.assertLess(worst, bound, "a property read took %.0f ms under the loops (bound %.0f ms)"
+                        % (worst * 1e3, bound * 1e3))
         # Every caller was answered along (none starved), until its budget ran out.
         for user, r in zip(users, results):
             self.assertGreaterEqual(r["pages"], 5, "%s was hardly answered: %r" % (user, r))
