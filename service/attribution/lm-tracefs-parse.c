@@ -271,16 +271,18 @@ parse_rename (char *fields, LmTracefsRecord *r)
 static gboolean
 is_lost_note (const char *line)
 {
-  const char *p = line;
+  const char *p;
 
-  if (!g_str_has_prefix (p, "CPU:"))
+  /* strncmp, not g_str_has_prefix: GCC 14's -Wnull-dereference reads the
+   * macro's NULL test as a possible NULL after it. */
+  if (line == NULL || strncmp (line, "CPU:", 4) != 0)
     return FALSE;
-  p += 4;
+  p = line + 4;
   if (!g_ascii_isdigit (*p))
     return FALSE;
   while (g_ascii_isdigit (*p))
     p++;
-  if (!g_str_has_prefix (p, " [LOST "))
+  if (strncmp (p, " [LOST ", 7) != 0)
     return FALSE;
   p += 7;
   if (g_ascii_isdigit (*p))
