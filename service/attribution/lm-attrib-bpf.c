@@ -41,15 +41,46 @@ struct _LmAttrib
   LmBpfRing ring;
   LmBpfRing activity; /* woken only when half full; else drained */
   LmAttribUppers *uppers;
+  GHashTable *held; /* disk name → Held: kernel spin-ups waiting for an "amends" */
 };
 
+/* A kernel thread's spin-up that carried nobody's data, held back while
+ * the programs look for the data of the same pass (lm-attrib.bpf.c,
+ * bio_seek: LM_SEEK_NS, a second), with a margin for the ring. */
+#define HOLD_MS 1500
+
+typedef struct
+{
+  LmAttrib *a;
+  char *disk;
+  LmBpfSpinupRecord e;
+  guint timer;
+} Held;
+
 static void bpf_drain (LmAttrib *a);
+static void deliver (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e);
 
 static void
 bpf_stop (LmAttrib *a)
 {
   if (a == NULL)
     return;
+  /* Held spin-ups go out as they are: nothing may be lost at a stop. */
+  if (a->held != NULL)
+    {
+      GHashTableIter iter;
+      Held *h;
+      g_hash_table_iter_init (&iter, a->held);
+      while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &h))
+        {
+          g_hash_table_iter_steal (&iter);
+          g_source_remove (h->timer);
+          deliver (a, h->disk, &h->e);
+          g_free (h->disk);
+          g_free (h);
+        }
+      g_hash_table_unref (a->held);
+    }
   if (a->skel != NULL && a->activity.ring != NULL)
     bpf_drain (a); /* what the kernel collected must not be lost at a stop */
   lm_bpf_ring_close (&a->activity);
@@ -190,9 +221,12 @@ note_upper (LmAttrib *a, const LmBpfSpinupRecord *e)
     record_task (&owner, e->dirtier_pid, e->dirtier_uid, e->dirtier_comm, e->dirtier_thread);
   else
     {
+      g_debug ("Upper %u:%u woke, by %s (kernel), carrying nobody's data", e->major, e->minor,
+               e->comm);
       lm_attrib_uppers_note (a->uppers, lm_bpf_record_disk_key (e->major, e->minor), usec, NULL, 0);
       return;
     }
+  g_debug ("Upper %u:%u woke, by %s, carrying %s's data", e->major, e->minor, e->comm, owner.comm);
   lm_attrib_uppers_note (a->uppers, lm_bpf_record_disk_key (e->major, e->minor), usec, &owner,
                          e->kthread ? e->dirtier_ino : 0);
 }
@@ -206,7 +240,10 @@ stacked_owner (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e)
   guint64 ino;
 
   if (!lm_attrib_uppers_owner (a->uppers, disk, (gint64) (e->boot_ns / 1000), &owner, &ino))
-    return;
+    {
+      g_debug ("%s woke by %s: no upper note with an owner within the window", disk, e->comm);
+      return;
+    }
   e->have_dirtier = TRUE;
   e->dirtier_ino = ino;
   e->dirtier_pid = owner.pid;
@@ -215,16 +252,115 @@ stacked_owner (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e)
   g_strlcpy (e->dirtier_thread, owner.thread, sizeof e->dirtier_thread);
 }
 
+/* @e's data was @owner's: a record that names nobody takes it. */
+static void
+take_owner (LmBpfSpinupRecord *e, const LmBpfSpinupRecord *owner)
+{
+  e->have_dirtier = TRUE;
+  e->dirtier_ino = owner->dirtier_ino;
+  e->dirtier_pid = owner->dirtier_pid;
+  e->dirtier_uid = owner->dirtier_uid;
+  memcpy (e->dirtier_comm, owner->dirtier_comm, sizeof e->dirtier_comm);
+  memcpy (e->dirtier_thread, owner->dirtier_thread, sizeof e->dirtier_thread);
+}
+
+static void
+deliver (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e)
+{
+  LmSpinUp s = { 0 };
+
+  g_strlcpy (s.disk, disk, sizeof s.disk);
+  s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e->boot_ns / 1000));
+  s.pid = e->pid;
+  g_strlcpy (s.comm, e->comm, sizeof s.comm);
+  g_strlcpy (s.thread, e->thread, sizeof s.thread);
+  s.uid = e->uid;
+  s.write = e->write;
+  s.sector = e->sector;
+  s.quiet_since_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e->prev_ns / 1000));
+  lm_attrib_finish (&s, e->dirtier_pid, e->dirtier_comm, e->dirtier_thread, e->dirtier_uid,
+                    e->dirtier_ino, NULL, e->have_dirtier, e->kthread);
+  if (e->kswapd)
+    g_strlcpy (s.note, LM_ATTRIB_NOTE_KSWAPD, sizeof s.note);
+  /* Awake anyway: the activity before this spin-up goes first, in order. */
+  bpf_drain (a);
+  if (e->passthrough)
+    s.via = LM_VIA_PASSTHROUGH;
+  a->config.func (&s, a->config.user_data);
+}
+
+/* The hold is over: what the stack carried meanwhile may name the owner. */
+static gboolean
+held_timeout (gpointer user_data)
+{
+  Held *h = user_data;
+  LmAttrib *a = h->a;
+
+  g_hash_table_steal (a->held, h->disk);
+  if (!h->e.have_dirtier)
+    stacked_owner (a, h->disk, &h->e);
+  deliver (a, h->disk, &h->e);
+  g_free (h->disk);
+  g_free (h);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+hold (LmAttrib *a, const char *disk, const LmBpfSpinupRecord *e)
+{
+  Held *h = g_hash_table_lookup (a->held, disk);
+
+  /* One per disk: an older one still held goes first. */
+  if (h != NULL)
+    {
+      g_source_remove (h->timer);
+      held_timeout (h);
+    }
+  h = g_new0 (Held, 1);
+  h->a = a;
+  h->disk = g_strdup (disk);
+  h->e = *e;
+  h->timer = g_timeout_add (HOLD_MS, held_timeout, h);
+  g_hash_table_insert (a->held, h->disk, h);
+}
+
+/* The kernel's next bio on @disk after its spin-up carried @e's data. */
+static void
+amend (LmAttrib *a, const char *disk, const LmBpfSpinupRecord *e)
+{
+  Held *h;
+
+  if (!lm_blockdev_is_listed (disk))
+    {
+      LmAttribTask owner;
+      record_task (&owner, e->dirtier_pid, e->dirtier_uid, e->dirtier_comm, e->dirtier_thread);
+      g_debug ("Upper %u:%u: the same pass carried %s's data", e->major, e->minor, owner.comm);
+      lm_attrib_uppers_amend (a->uppers, lm_bpf_record_disk_key (e->major, e->minor),
+                              (gint64) (e->boot_ns / 1000), &owner, e->dirtier_ino);
+      return;
+    }
+  h = g_hash_table_lookup (a->held, disk);
+  if (h == NULL || h->e.have_dirtier)
+    return;
+  take_owner (&h->e, e);
+  g_source_remove (h->timer);
+  held_timeout (h);
+}
+
 static int
 on_event (void *ctx, void *data, size_t size)
 {
   LmAttrib *a = ctx;
   LmBpfSpinupRecord e;
-  LmSpinUp s = { 0 };
 
   if (!lm_bpf_record_spinup (data, size, &e))
     return 0;
   g_autofree char *disk = lm_blockdev_disk_for_devnum (e.major, e.minor);
+  if (e.amends)
+    {
+      amend (a, disk, &e);
+      return 0;
+    }
   /* A dm or md device is no disk: the disks under it report their own
    * spin-ups, blamed through stacked_owner where a kernel thread wrote. */
   if (!lm_blockdev_is_listed (disk))
@@ -234,58 +370,43 @@ on_event (void *ctx, void *data, size_t size)
     }
   if (e.kthread && !e.have_dirtier && !e.kswapd && !e.passthrough)
     stacked_owner (a, disk, &e);
-
-  g_strlcpy (s.disk, disk, sizeof s.disk);
-  s.time_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.boot_ns / 1000));
-  s.pid = e.pid;
-  g_strlcpy (s.comm, e.comm, sizeof s.comm);
-  g_strlcpy (s.thread, e.thread, sizeof s.thread);
-  s.uid = e.uid;
-  s.write = e.write;
-  s.sector = e.sector;
-  s.quiet_since_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e.prev_ns / 1000));
-  lm_attrib_finish (&s, e.dirtier_pid, e.dirtier_comm, e.dirtier_thread, e.dirtier_uid,
-                    e.dirtier_ino, NULL, e.have_dirtier, e.kthread);
-  if (e.kswapd)
-    g_strlcpy (s.note, LM_ATTRIB_NOTE_KSWAPD, sizeof s.note);
-  /* Awake anyway: the activity before this spin-up goes first, in order. */
-  bpf_drain (a);
-  if (e.passthrough)
-    s.via = LM_VIA_PASSTHROUGH;
-  a->config.func (&s, a->config.user_data);
+  if (e.kthread && !e.have_dirtier && !e.kswapd && !e.passthrough)
+    {
+      hold (a, disk, &e);
+      return 0;
+    }
+  deliver (a, disk, &e);
   return 0;
 }
 
 /* What happened before attribution came on is unknown (the object may have
  * been loaded for the engine long before): its start counts as the last
  * I/O of every disk already seen, as for those seen later (start_ns). */
-static gboolean
+static void
 reset_disk (struct lm_attrib_disk *d, gpointer user_data)
 {
-  d->last_io = *(const __u64 *) user_data;
-  return TRUE;
+  __atomic_store_n (&d->last_io, *(const __u64 *) user_data, __ATOMIC_SEQ_CST);
 }
 
 /* The daemon's own command woke @disk: the programs drop it (it is the
- * daemon's), so its last I/O is moved here, never back in time. A copy
- * written back may undo what the programs wrote to the slot meanwhile:
- * rare (a daemon's command that spun a disk up), and the slot's last I/O
- * is now either way. */
+ * daemon's), so its last I/O is moved here, never back in time: in place,
+ * the programs' own moves win a race. */
 static void
 bpf_own_io (LmAttrib *a, const char *disk)
 {
-  struct lm_attrib_disk d;
+  struct lm_attrib_disk *d;
   struct timespec now;
-  guint32 key, slot;
+  guint32 key;
 
-  if (!lm_excluded_key_of (disk, &key) || !lm_bpf_shared_disk_get (key, &slot, &d))
+  if (!lm_excluded_key_of (disk, &key) || (d = lm_bpf_shared_disk (key)) == NULL)
     return; /* not met yet: its first I/O is measured from the start */
   clock_gettime (CLOCK_BOOTTIME, &now);
   __u64 ns = (__u64) now.tv_sec * 1000000000 + (__u64) now.tv_nsec;
-  if (d.last_io >= ns)
-    return;
-  d.last_io = ns;
-  lm_bpf_shared_disk_put (slot, &d);
+  __u64 old = __atomic_load_n (&d->last_io, __ATOMIC_SEQ_CST);
+  while (old < ns
+         && !__atomic_compare_exchange_n (&d->last_io, &old, ns, FALSE, __ATOMIC_SEQ_CST,
+                                          __ATOMIC_SEQ_CST))
+    ;
 }
 
 static LmAttrib *
@@ -296,6 +417,7 @@ bpf_start (const LmAttribConfig *config, GError **error)
 
   a->config = *config;
   a->uppers = lm_attrib_uppers_new ();
+  a->held = g_hash_table_new (g_str_hash, g_str_equal);
   a->skel = lm_bpf_shared_ref (PROGRAM, error);
   if (a->skel == NULL)
     {

@@ -184,6 +184,19 @@ lm_attrib_uppers_note (LmAttribUppers *uppers, guint32 key, gint64 usec, const L
   g_hash_table_replace (uppers->notes, GUINT_TO_POINTER (key), n);
 }
 
+void
+lm_attrib_uppers_amend (LmAttribUppers *uppers, guint32 key, gint64 usec, const LmAttribTask *owner,
+                        guint64 ino)
+{
+  UpperNote *n = g_hash_table_lookup (uppers->notes, GUINT_TO_POINTER (key));
+
+  if (n == NULL || n->have_owner || usec < n->usec || usec - n->usec > LM_ATTRIB_UPPER_WINDOW_US)
+    return;
+  n->have_owner = TRUE;
+  n->owner = *owner;
+  n->ino = ino;
+}
+
 gboolean
 lm_attrib_uppers_owner (LmAttribUppers *uppers, const char *disk, gint64 usec, LmAttribTask *owner,
                         guint64 *ino)
@@ -198,6 +211,10 @@ lm_attrib_uppers_owner (LmAttribUppers *uppers, const char *disk, gint64 usec, L
     {
       const UpperNote *n = g_hash_table_lookup (
           uppers->notes, GUINT_TO_POINTER (g_array_index (keys, guint32, i)));
+      if (n != NULL)
+        g_debug ("%s: upper note %u:%u %" G_GINT64_FORMAT " us before, %s", disk,
+                 g_array_index (keys, guint32, i) >> 20, g_array_index (keys, guint32, i) & 0xfffff,
+                 usec - n->usec, n->have_owner ? n->owner.comm : "no owner");
       if (n != NULL && n->usec <= usec && usec - n->usec <= LM_ATTRIB_UPPER_WINDOW_US
           && (best == NULL || n->usec > best->usec))
         best = n;

@@ -31,6 +31,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmAttribUppers, lm_attrib_uppers_free)
  * of inode @ino (0 when not known). */
 void lm_attrib_uppers_note (LmAttribUppers *uppers, guint32 key, gint64 usec,
                             const LmAttribTask *owner, guint64 ino);
+/* Upper device @key's latest note, made without an owner at most two
+ * seconds before @usec, gets @owner: the kernel's bio that woke it
+ * carried nobody's data, the same pass's next one @owner's. */
+void lm_attrib_uppers_amend (LmAttribUppers *uppers, guint32 key, gint64 usec,
+                             const LmAttribTask *owner, guint64 ino);
 /* The owner for a kernel thread's write at @usec to whole disk @disk: the
  * latest note of a device stacked on it, if made at most two seconds
  * before (a stacking driver's queueing) and naming somebody. */

@@ -49,6 +49,7 @@ lm_bpf_record_spinup (const void *data, gsize size, LmBpfSpinupRecord *out)
   memcpy (out->thread, e.thread, sizeof e.thread);
   memcpy (out->dirtier_thread, e.dirtier_thread, sizeof e.dirtier_thread);
   out->kswapd = e.kswapd != 0;
+  out->amends = e.amends != 0;
   return TRUE;
 }
 

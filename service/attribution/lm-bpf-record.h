@@ -30,6 +30,8 @@ typedef struct
   char thread[17];
   char dirtier_thread[17];
   gboolean kswapd; /* reclaim's page-out */
+  gboolean amends; /* not a spin-up: whose data the kernel wrote just after the
+                    * disk's last spin-up, which carried nobody's */
 } LmBpfSpinupRecord;
 
 /* The engine's "disk armed" record (lm-attrib.bpf.c) (struct lm_flush_armed). */

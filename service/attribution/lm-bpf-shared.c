@@ -11,6 +11,7 @@
 #include "lm-bpf-shared.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,7 +21,12 @@
 #include "lm-excluded.h"
 
 static struct lm_attrib_bpf *shared;
+static struct lm_attrib_disk *slots; /* "disks", mapped (lm_bpf_shared_disk) */
 static guint refs;
+
+/* An array map's elements are 8-byte aligned in its mapping. */
+G_STATIC_ASSERT (sizeof (struct lm_attrib_disk) % 8 == 0);
+#define SLOTS_LEN (sizeof (struct lm_attrib_disk) * MAX_DISKS)
 static guint engine_users;
 
 /* Passthrough requests are watched where only they pass, blk_execute_rq()
@@ -131,9 +137,17 @@ static void
 add_excluded (struct lm_attrib_bpf *skel)
 {
   lm_excluded_add_disks_map (bpf_map__fd (skel->maps.excluded), bpf_map__fd (skel->maps.disk_index),
-                             bpf_map__fd (skel->maps.disks),
+                             (guint8 *) slots, sizeof (struct lm_attrib_disk), MAX_DISKS,
                              G_STRUCT_OFFSET (struct lm_attrib_disk, excluded),
                              G_STRUCT_OFFSET (struct lm_attrib_disk, last_io), -1);
+}
+
+static void
+unmap_slots (void)
+{
+  if (slots != NULL)
+    munmap (slots, SLOTS_LEN);
+  slots = NULL;
 }
 
 struct lm_attrib_bpf *
@@ -153,6 +167,15 @@ lm_bpf_shared_ref (const char *program, GError **error)
       lm_bpf_set_error (error, err, "load", program);
       return NULL;
     }
+  slots = mmap (NULL, SLOTS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd (skel->maps.disks),
+                0);
+  if (slots == MAP_FAILED)
+    {
+      slots = NULL;
+      lm_bpf_set_error (error, -errno, "map the disks of", program);
+      lm_attrib_bpf__destroy (skel);
+      return NULL;
+    }
   /* Before attaching: no I/O of an excluded disk is ever looked at. */
   add_excluded (skel);
   err = lm_attrib_bpf__attach (skel);
@@ -167,6 +190,7 @@ lm_bpf_shared_ref (const char *program, GError **error)
     {
       lm_bpf_set_error (error, err, "attach", program);
       lm_excluded_remove_map (bpf_map__fd (skel->maps.excluded));
+      unmap_slots ();
       lm_attrib_bpf__destroy (skel);
       return NULL;
     }
@@ -183,6 +207,7 @@ lm_bpf_shared_unref (void)
   if (--refs > 0)
     return;
   lm_excluded_remove_map (bpf_map__fd (shared->maps.excluded));
+  unmap_slots ();
   g_clear_pointer (&shared, lm_attrib_bpf__destroy);
   engine_users = 0;
 }
@@ -209,47 +234,42 @@ lm_bpf_shared_probe (const char *program, GError **error)
   return TRUE;
 }
 
-gboolean
-lm_bpf_shared_disk_get (guint32 key, guint32 *slot, struct lm_attrib_disk *d)
+struct lm_attrib_disk *
+lm_bpf_shared_disk (guint32 key)
 {
-  g_return_val_if_fail (shared != NULL, FALSE);
-  return bpf_map_lookup_elem (bpf_map__fd (shared->maps.disk_index), &key, slot) == 0
-         && bpf_map_lookup_elem (bpf_map__fd (shared->maps.disks), slot, d) == 0;
-}
+  guint32 slot;
 
-gboolean
-lm_bpf_shared_disk_put (guint32 slot, const struct lm_attrib_disk *d)
-{
-  g_return_val_if_fail (shared != NULL, FALSE);
-  return bpf_map_update_elem (bpf_map__fd (shared->maps.disks), &slot, d, BPF_EXIST) == 0;
+  g_return_val_if_fail (shared != NULL, NULL);
+  if (bpf_map_lookup_elem (bpf_map__fd (shared->maps.disk_index), &key, &slot) != 0
+      || slot >= MAX_DISKS)
+    return NULL;
+  return &slots[slot];
 }
 
 void
 lm_bpf_shared_disks_foreach (LmBpfDiskFunc func, gpointer user_data)
 {
   int fd = bpf_map__fd (shared->maps.disk_index);
-  __u32 key, next, slot;
+  __u32 key, next;
   __u32 *prev = NULL;
 
   g_return_if_fail (shared != NULL);
   while (bpf_map_get_next_key (fd, prev, &next) == 0)
     {
-      struct lm_attrib_disk d;
+      struct lm_attrib_disk *d;
 
       key = next;
       prev = &key;
-      if (lm_bpf_shared_disk_get (key, &slot, &d) && func (&d, user_data))
-        lm_bpf_shared_disk_put (slot, &d);
+      d = lm_bpf_shared_disk (key);
+      if (d != NULL)
+        func (d, user_data);
     }
 }
 
-static gboolean
+static void
 disarm (struct lm_attrib_disk *d, gpointer user_data)
 {
-  if (d->armed == 0)
-    return FALSE;
-  d->armed = 0;
-  return TRUE;
+  __atomic_store_n (&d->armed, 0, __ATOMIC_SEQ_CST);
 }
 
 /* What a fresh object had: no disk armed, no removable filesystem known. */

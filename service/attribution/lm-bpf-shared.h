@@ -24,14 +24,13 @@ void lm_bpf_shared_unref (void);
 /* Loading is the only honest test; done once, its answer kept. */
 gboolean lm_bpf_shared_probe (const char *program, GError **error);
 
-/* Disk @key's slot (lm-disks.bpf.h): its index and a copy of it; FALSE
- * when the programs have not met the disk yet. A copy written back with
- * lm_bpf_shared_disk_put() replaces what the programs wrote meanwhile:
- * only for the rare changes (disarming, a reset). */
-gboolean lm_bpf_shared_disk_get (guint32 key, guint32 *slot, struct lm_attrib_disk *d);
-gboolean lm_bpf_shared_disk_put (guint32 slot, const struct lm_attrib_disk *d);
-/* @func on a copy of every disk's slot, written back when it returns TRUE. */
-typedef gboolean (*LmBpfDiskFunc) (struct lm_attrib_disk *d, gpointer user_data);
+/* Disk @key's slot (lm-disks.bpf.h) where the programs read and write it,
+ * or NULL when they have not met the disk yet. The programs write it
+ * meanwhile: user space reads and writes one field at a time, with
+ * __atomic builtins, never the whole slot. */
+struct lm_attrib_disk *lm_bpf_shared_disk (guint32 key);
+/* @func on every disk's slot, in place as above. */
+typedef void (*LmBpfDiskFunc) (struct lm_attrib_disk *d, gpointer user_data);
 void lm_bpf_shared_disks_foreach (LmBpfDiskFunc func, gpointer user_data);
 
 /* The engine's part on (counted: an engine being replaced may overlap its

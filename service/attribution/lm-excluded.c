@@ -22,8 +22,10 @@ typedef struct
   int excluded_fd;
   int last_io_fd;
   int dirtiers_fd;
-  int index_fd; /* a program's disk → slot map, or -1 (lm_excluded_add_disks_map) */
-  int disks_fd; /* its slots */
+  int index_fd;  /* a program's disk → slot map, or -1 (lm_excluded_add_disks_map) */
+  guint8 *slots; /* its slots, mapped */
+  gsize stride;
+  guint n_slots;
   gssize excluded_off;
   gssize last_io_off;
 } Map;
@@ -76,39 +78,30 @@ key_in (GHashTable *set, guint32 key)
 
 /* The programs resolve "excluded" once per disk, into a flag of its slot
  * in their per-disk map, instead of hashing every bio's disk: rewrite the
- * flags that changed. A disk watched again gets "last I/O: now" in the same
- * write, so its first bio never sees the time before the exclusion. */
+ * flags that changed, in place, field by field (the programs write the
+ * slot's other fields meanwhile). A disk watched again gets "last I/O:
+ * now" before its flag clears, so its first bio never sees the time
+ * before the exclusion. */
 static void
 sync_disks (const Map *m, GHashTable *now)
 {
-  struct bpf_map_info info = { 0 };
-  __u32 len = sizeof info;
   __u32 key, next, slot;
   __u32 *prev = NULL;
 
-  if (bpf_obj_get_info_by_fd (m->disks_fd, &info, &len) != 0 || info.key_size != sizeof slot)
-    return;
-  g_autofree guint8 *value = g_malloc0 (info.value_size);
   while (bpf_map_get_next_key (m->index_fd, prev, &next) == 0)
     {
-      guint32 *flag = (guint32 *) (value + m->excluded_off);
-      guint32 want;
-
       key = next;
       prev = &key;
-      if (bpf_map_lookup_elem (m->index_fd, &key, &slot) != 0
-          || bpf_map_lookup_elem (m->disks_fd, &slot, value) != 0)
+      if (bpf_map_lookup_elem (m->index_fd, &key, &slot) != 0 || slot >= m->n_slots)
         continue;
-      want = key_in (now, key) ? 1 : 0;
-      if (*flag == want)
+      guint8 *value = m->slots + (gsize) slot * m->stride;
+      guint32 *flag = (guint32 *) (value + m->excluded_off);
+      guint32 want = key_in (now, key) ? 1 : 0;
+      if (__atomic_load_n (flag, __ATOMIC_SEQ_CST) == want)
         continue;
       if (want == 0 && m->last_io_off >= 0)
-        {
-          guint64 t = boot_ns ();
-          memcpy (value + m->last_io_off, &t, sizeof t);
-        }
-      *flag = want;
-      bpf_map_update_elem (m->disks_fd, &slot, value, BPF_EXIST);
+        __atomic_store_n ((guint64 *) (value + m->last_io_off), boot_ns (), __ATOMIC_SEQ_CST);
+      __atomic_store_n (flag, want, __ATOMIC_SEQ_CST);
     }
 }
 #endif
@@ -249,16 +242,29 @@ lm_excluded_has (const char *name)
 void
 lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd)
 {
-  Map m = { excluded_fd, last_io_fd, dirtiers_fd, -1, -1, -1, -1 };
+  Map m = { .excluded_fd = excluded_fd,
+            .last_io_fd = last_io_fd,
+            .dirtiers_fd = dirtiers_fd,
+            .index_fd = -1,
+            .excluded_off = -1,
+            .last_io_off = -1 };
 
   add_map (&m);
 }
 
 void
-lm_excluded_add_disks_map (int excluded_fd, int index_fd, int disks_fd, gssize excluded_off,
-                           gssize last_io_off, int dirtiers_fd)
+lm_excluded_add_disks_map (int excluded_fd, int index_fd, guint8 *slots, gsize stride,
+                           guint n_slots, gssize excluded_off, gssize last_io_off, int dirtiers_fd)
 {
-  Map m = { excluded_fd, -1, dirtiers_fd, index_fd, disks_fd, excluded_off, last_io_off };
+  Map m = { .excluded_fd = excluded_fd,
+            .last_io_fd = -1,
+            .dirtiers_fd = dirtiers_fd,
+            .index_fd = index_fd,
+            .slots = slots,
+            .stride = stride,
+            .n_slots = n_slots,
+            .excluded_off = excluded_off,
+            .last_io_off = last_io_off };
 
   add_map (&m);
 }

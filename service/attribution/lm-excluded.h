@@ -26,11 +26,13 @@ gboolean lm_excluded_key_of (const char *name, guint32 *key);
 void lm_excluded_add_map (int excluded_fd, int last_io_fd, int dirtiers_fd);
 /* The same, for a program that copies the flag into its per-disk slots:
  * @index_fd maps each disk it met (u32 key as above) to its slot (u32) in
- * the array @disks_fd; the u32 at @excluded_off of each slot is kept 1 for
- * an excluded disk and 0 otherwise; @last_io_off, or -1: a u64
- * CLOCK_BOOTTIME set to now for a disk watched again. */
-void lm_excluded_add_disks_map (int excluded_fd, int index_fd, int disks_fd, gssize excluded_off,
-                                gssize last_io_off, int dirtiers_fd);
+ * the array mapped at @slots (@n_slots of @stride bytes); the u32 at
+ * @excluded_off of each slot is kept 1 for an excluded disk and 0
+ * otherwise; @last_io_off, or -1: a u64 CLOCK_BOOTTIME set to now for a
+ * disk watched again. Written in place, one field at a time. */
+void lm_excluded_add_disks_map (int excluded_fd, int index_fd, guint8 *slots, gsize stride,
+                                guint n_slots, gssize excluded_off, gssize last_io_off,
+                                int dirtiers_fd);
 void lm_excluded_remove_map (int excluded_fd);
 /* Forget everything (tests). */
 void lm_excluded_reset (void);

@@ -30,7 +30,8 @@ struct lm_bpf_spinup
   char thread[LM_BPF_COMM_LEN];
   char dirtier_thread[LM_BPF_COMM_LEN];
   __u32 kswapd; /* the submitter is kswapd: reclaim's page-out (swap), nobody's writeback */
-  __u32 pad;
+  __u32 amends; /* not a spin-up: the process whose data a kernel thread wrote just after
+                 * its spin-up of this disk carried nobody's (lm-attrib.bpf.c, bio_seek) */
 };
 
 /* The "inode_dirtiers" map's value (lm-inodes.bpf.h): the process that
@@ -65,6 +66,9 @@ struct lm_bpf_run
   __u32 key;       /* the whole disk, MKDEV (major, first_minor) */
 };
 
+/* Slots in the "disks" map: user space maps all of them (lm-bpf-shared.c). */
+#define MAX_DISKS 4096
+
 /* The program's state of one whole disk ("disks" map, keyed like runs):
  * attribution's and the engine's (lm-flush.c reads last_ns and armed). */
 struct lm_attrib_disk
@@ -78,4 +82,6 @@ struct lm_attrib_disk
                      * for reads and for writes */
   __u32 excluded;   /* 1: Exclude=true (lm-excluded.c keeps it), never looked at */
   __u32 pad;
+  __u64 seek_until; /* CLOCK_BOOTTIME until which a kernel thread's bio that carries a
+                     * process's data amends the spin-up before it (0: none) */
 };

@@ -25,7 +25,6 @@ char LICENSE[] SEC ("license") = "GPL";
 #define PF_KSWAPD 0x00020000
 #define FS_REQUIRES_DEV 1
 #define REQ_OP_MASK 0xff
-#define MAX_DISKS 4096
 
 #define MAX_FLUSHERS 64
 
@@ -245,6 +244,60 @@ bio_noted (struct lm_attrib_disk *d, __u32 key, __u32 what, __u64 now)
   return 0;
 }
 
+/* A kernel thread's spin-up whose first bio carried nobody's data (the
+ * flusher writing a block device's own pages, a superblock, before the
+ * files whose expiry started its pass): for this long, the first kernel
+ * thread's bio on the disk that carries a process's data names it, in an
+ * "amends" record (user space holds such a spin-up back as long). */
+#define LM_SEEK_NS 1000000000ULL
+
+static __noinline int
+bio_seek (struct bio *bio, struct lm_attrib_disk *d, __u32 key, __u64 now)
+{
+  struct lm_inode_dirtier *w;
+  __u64 until, ino = 0;
+
+  if (d == 0)
+    return 0;
+  until = d->seek_until;
+  if (until == 0)
+    return 0;
+  if (now > until)
+    {
+      __sync_val_compare_and_swap (&d->seek_until, until, 0);
+      return 0;
+    }
+  if (!current_is_kthread () || (bpf_get_current_task_btf ()->flags & PF_KSWAPD) != 0)
+    return 0;
+  w = bio_data_dirtier (bio, now, &ino);
+  if (w == 0)
+    return 0;
+  /* Of two CPUs finding data at once, one amends. */
+  if (__sync_val_compare_and_swap (&d->seek_until, until, 0) != until)
+    return 0;
+  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+  if (e == 0)
+    return 0;
+  __builtin_memset (e, 0, sizeof *e);
+  e->boot_ns = now;
+  e->sector = bio->bi_iter.bi_sector;
+  e->major = key >> 20;
+  e->minor = key & 0xfffff;
+  e->pid = lm_current_pid_tgid (1) >> 32;
+  e->write = (bio->bi_opf & REQ_OP_MASK) != 0;
+  e->kthread = 1;
+  current_names (&e->comm, &e->thread);
+  e->have_dirtier = 1;
+  e->dirtier_ino = ino;
+  e->dirtier_pid = w->pid;
+  e->dirtier_uid = w->uid;
+  __builtin_memcpy (e->dirtier_comm, w->comm, sizeof e->dirtier_comm);
+  __builtin_memcpy (e->dirtier_thread, w->thread, sizeof e->dirtier_thread);
+  e->amends = 1;
+  bpf_ringbuf_submit (e, 0);
+  return 0;
+}
+
 /* A bio on disk @d past the fast path's window: the precise clock, the
  * idle-gap test and, for a spin-up, the record. */
 static __noinline int
@@ -272,7 +325,7 @@ bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
       return 0;
     }
   if (!idle_gap (d, now, &prev))
-    return 0;
+    return bio_seek (bio, d, key, now);
 
   struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
   if (e == 0)
@@ -293,7 +346,7 @@ bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
   e->dirtier_pid = 0;
   e->dirtier_uid = 0;
   e->passthrough = 0;
-  e->pad = 0;
+  e->amends = 0;
   __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
   __builtin_memset (e->dirtier_thread, 0, sizeof e->dirtier_thread);
   /* kswapd's page-out is reclaim (swap), not anybody's dirty data. */
@@ -301,16 +354,18 @@ bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
   if (e->kthread && !e->kswapd)
     {
       __u64 ino = 0;
-      struct lm_inode_dirtier *d = bio_data_dirtier (bio, now, &ino);
-      if (d != 0)
+      struct lm_inode_dirtier *w = bio_data_dirtier (bio, now, &ino);
+      if (w != 0)
         {
           e->have_dirtier = 1;
           e->dirtier_ino = ino;
-          e->dirtier_pid = d->pid;
-          e->dirtier_uid = d->uid;
-          __builtin_memcpy (e->dirtier_comm, d->comm, sizeof e->dirtier_comm);
-          __builtin_memcpy (e->dirtier_thread, d->thread, sizeof e->dirtier_thread);
+          e->dirtier_pid = w->pid;
+          e->dirtier_uid = w->uid;
+          __builtin_memcpy (e->dirtier_comm, w->comm, sizeof e->dirtier_comm);
+          __builtin_memcpy (e->dirtier_thread, w->thread, sizeof e->dirtier_thread);
         }
+      else
+        d->seek_until = now + LM_SEEK_NS;
     }
   bpf_ringbuf_submit (e, 0);
   return 0;
@@ -349,6 +404,8 @@ BPF_PROG (lm_bio_queue, struct bio *bio)
     return bio_slow (bio, d, key, write);
   if (now > d->last_io)
     d->last_io = now;
+  if (d->seek_until != 0)
+    bio_seek (bio, d, key, now);
   /* Most bios find nothing to do for either part (the same second of
    * activity, the engine's time already this jiffy's): tested before who
    * issued the bio, which takes a helper call. */

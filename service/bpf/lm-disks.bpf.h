@@ -12,11 +12,19 @@
 
 #include "lm-attrib-bpf-event.h"
 
-/* The slots (struct lm_attrib_disk, lm-attrib-bpf-event.h), read and
- * written by user space through "disk_index" (lm-bpf-shared.c). */
+/* uapi's linux/bpf.h value; lm-vmlinux.h declares only what is used. */
+#ifndef BPF_F_MMAPABLE
+#define BPF_F_MMAPABLE (1U << 10)
+#endif
+
+/* The slots (struct lm_attrib_disk, lm-attrib-bpf-event.h), found by user
+ * space through "disk_index" and written there in place, one field at a
+ * time, through a mapping of the array (lm-bpf-shared.c): a copy written
+ * back would undo what the programs wrote meanwhile. */
 struct
 {
   __uint (type, BPF_MAP_TYPE_ARRAY);
+  __uint (map_flags, BPF_F_MMAPABLE);
   __uint (max_entries, MAX_DISKS);
   __type (key, __u32);
   __type (value, struct lm_attrib_disk);

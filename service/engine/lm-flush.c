@@ -158,15 +158,13 @@ disk_timer (gpointer user_data)
   LmFlushDisk *d = user_data;
   LmFlush *self = d->owner;
   guint64 last_ns = 0;
-  guint32 slot;
 
   d->timer = 0;
   for (guint i = 0; i < d->members->len; i++)
     {
-      struct lm_attrib_disk st;
-      guint32 key = g_array_index (d->members, guint32, i);
-      if (lm_bpf_shared_disk_get (key, &slot, &st))
-        last_ns = MAX (last_ns, st.last_ns);
+      struct lm_attrib_disk *st = lm_bpf_shared_disk (g_array_index (d->members, guint32, i));
+      if (st != NULL)
+        last_ns = MAX (last_ns, __atomic_load_n (&st->last_ns, __ATOMIC_SEQ_CST));
     }
   gint64 wait_ns = (gint64) self->seconds * 1000000000 - (lm_flush_boot_ns () - (gint64) last_ns);
   if (last_ns != 0 && wait_ns > 0)
@@ -177,18 +175,13 @@ disk_timer (gpointer user_data)
       return G_SOURCE_REMOVE;
     }
   /* Disarm before flushing: a process's I/O during the flush arms the
-   * disk again and is flushed after its own quiet period. An I/O that
-   * lands between the lookup and this update is lost to the timer; the
-   * window is microseconds and the disk is awake then anyway. */
+   * disk again and is flushed after its own quiet period. One that came
+   * after the time was read above is flushed now with the rest. */
   for (guint i = 0; i < d->members->len; i++)
     {
-      struct lm_attrib_disk st;
-      guint32 key = g_array_index (d->members, guint32, i);
-      if (!lm_bpf_shared_disk_get (key, &slot, &st))
-        continue;
-      st.armed = 0;
-      if (!lm_bpf_shared_disk_put (slot, &st))
-        g_debug ("Cannot disarm disk %u:%u: %s", key >> 20, key & 0xfffff, g_strerror (errno));
+      struct lm_attrib_disk *st = lm_bpf_shared_disk (g_array_index (d->members, guint32, i));
+      if (st != NULL)
+        __atomic_store_n (&st->armed, 0, __ATOMIC_SEQ_CST);
     }
   d->last_io_ns = last_ns;
   start_flush (self, d);
