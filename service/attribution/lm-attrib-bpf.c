@@ -46,9 +46,7 @@ struct _LmAttrib
 
 /* A kernel thread's spin-up that carried nobody's data, held back while
  * the programs look for the data of the same pass (lm-attrib.bpf.c,
- * bio_seek: LM_SEEK_NS, a second), with a margin for the ring. */
-#define HOLD_MS 1500
-
+ * bio_seek; LM_ATTRIB_HOLD_MS in lm-attrib-stack.h). */
 typedef struct
 {
   LmAttrib *a;
@@ -320,7 +318,7 @@ hold (LmAttrib *a, const char *disk, const LmBpfSpinupRecord *e)
   h->a = a;
   h->disk = g_strdup (disk);
   h->e = *e;
-  h->timer = g_timeout_add (HOLD_MS, held_timeout, h);
+  h->timer = g_timeout_add (LM_ATTRIB_HOLD_MS, held_timeout, h);
   g_hash_table_insert (a->held, h->disk, h);
 }
 

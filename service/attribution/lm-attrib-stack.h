@@ -36,6 +36,16 @@ void lm_attrib_uppers_note (LmAttribUppers *uppers, guint32 key, gint64 usec,
  * carried nobody's data, the same pass's next one @owner's. */
 void lm_attrib_uppers_amend (LmAttribUppers *uppers, guint32 key, gint64 usec,
                              const LmAttribTask *owner, guint64 ino);
+/* A kernel thread's spin-up that carried nobody's data (the flusher
+ * writing a block device's own pages, a superblock, before the files whose
+ * expiry started its pass) is the pass's: for LM_ATTRIB_SEEK_US the first
+ * kernel thread's bio on the disk that carries a process's data names it.
+ * Both backends hold such a spin-up back LM_ATTRIB_HOLD_MS (the seek, and
+ * a margin for the ring or the trace pipe). lm-attrib.bpf.c's LM_SEEK_NS
+ * is the same second. */
+#define LM_ATTRIB_SEEK_US G_USEC_PER_SEC
+#define LM_ATTRIB_HOLD_MS 1500
+
 /* The owner for a kernel thread's write at @usec to whole disk @disk: the
  * latest note of a device stacked on it, if made at most two seconds
  * before (a stacking driver's queueing) and naming somebody. */

@@ -132,7 +132,24 @@ struct _LmAttrib
   LmTracefsTasks *tasks;
   LmTracefsInodes *inodes; /* who dirtied which inode; which inode a thread writes */
   LmAttribUppers *uppers;  /* whose data dm/md devices' latest woken bios carried */
+  GHashTable *seeks;       /* disk → Seek: a kernel spin-up of nobody's data, held */
 };
+
+/* A kernel thread's spin-up that carried nobody's data, held while the
+ * same pass's bios are looked at (LM_ATTRIB_SEEK_US, lm-attrib-stack.h);
+ * on a dm or md device, its note is amended instead. */
+typedef struct
+{
+  LmAttrib *a;
+  char *disk;
+  gboolean listed; /* a disk (a spin-up held), not an upper device (a note) */
+  guint32 key;
+  gint64 usec;
+  LmAttribTask task;
+  gboolean write;
+  guint64 sector;
+  guint timer;
+} Seek;
 
 static const char *
 disk_of (LmAttrib *a, guint32 major, guint32 minor)
@@ -190,6 +207,91 @@ handle_dirtied (LmAttrib *a, const LmTracefsRecord *r)
   lm_tracefs_inodes_dirtied (a->inodes, bdi, r->ino, &task, r->usec);
 }
 
+/* The seek on @s->disk is over, with @owner found at @usec (NULL: none):
+ * the note amended, or the spin-up delivered. */
+static void
+seek_end (Seek *s, const LmAttribTask *owner, guint64 ino, gint64 usec)
+{
+  LmAttrib *a = s->a;
+  LmAttribTask stacked;
+  LmSpinUp spinup;
+
+  g_hash_table_steal (a->seeks, s->disk);
+  if (s->timer != 0)
+    g_source_remove (s->timer);
+  if (!s->listed)
+    {
+      if (owner != NULL)
+        lm_attrib_uppers_amend (a->uppers, s->key, usec, owner, ino);
+    }
+  else
+    {
+      /* What the stack carried meanwhile may name the owner. */
+      if (owner == NULL && lm_attrib_uppers_owner (a->uppers, s->disk, s->usec, &stacked, &ino))
+        owner = &stacked;
+      lm_attrib_model_spinup_owned (a->model, s->disk, s->usec, &s->task, s->write, s->sector,
+                                    owner, owner != NULL ? ino : 0, &spinup);
+      a->config.func (&spinup, a->config.user_data);
+    }
+  g_free (s->disk);
+  g_free (s);
+}
+
+static gboolean
+seek_timeout (gpointer user_data)
+{
+  Seek *s = user_data;
+
+  s->timer = 0;
+  seek_end (s, NULL, 0, 0);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+seek_start (LmAttrib *a, const char *disk, gboolean listed, const LmTracefsRecord *r,
+            const LmAttribTask *task)
+{
+  Seek *s = g_hash_table_lookup (a->seeks, disk);
+
+  /* One per disk: an older one still held goes first. */
+  if (s != NULL)
+    seek_end (s, NULL, 0, 0);
+  s = g_new0 (Seek, 1);
+  s->a = a;
+  s->disk = g_strdup (disk);
+  s->listed = listed;
+  s->key = lm_bpf_record_disk_key (r->major, r->minor);
+  s->usec = r->usec;
+  s->task = *task;
+  s->write = r->write;
+  s->sector = r->sector;
+  s->timer = g_timeout_add (LM_ATTRIB_HOLD_MS, seek_timeout, s);
+  g_hash_table_insert (a->seeks, s->disk, s);
+}
+
+/* A bio of @disk that woke nothing: within a seek, a kernel thread's that
+ * carries a process's data names it. Tasks are looked up only then. */
+static void
+seek_bio (LmAttrib *a, const char *disk, const LmTracefsRecord *r)
+{
+  Seek *s = g_hash_table_lookup (a->seeks, disk);
+  LmAttribTask task, owner;
+  guint64 ino = 0;
+
+  if (s == NULL)
+    return;
+  if (r->usec - s->usec > LM_ATTRIB_SEEK_US)
+    {
+      seek_end (s, NULL, 0, 0);
+      return;
+    }
+  lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
+  if (!task.kthread || g_str_has_prefix (task.thread, "kswapd"))
+    return;
+  if (lm_tracefs_inodes_owner (a->inodes, r->pid, r->usec, &owner, &ino))
+    seek_end (s, &owner, ino, r->usec);
+}
+
 /* A bio: a spin-up when it ends its disk's idle gap. A kernel thread's is
  * blamed on the owner of its data: the dirtier of the inode it is writing
  * back, else, on a disk under a stack, whoever's data the stack's latest
@@ -205,7 +307,10 @@ handle_bio (LmAttrib *a, const LmTracefsRecord *r)
   LmSpinUp spinup;
 
   if (!lm_attrib_model_gap (a->model, disk, r->usec))
-    return;
+    {
+      seek_bio (a, disk, r);
+      return;
+    }
   gboolean listed = lm_blockdev_is_listed (disk);
   if (listed && lm_excluded_has (disk))
     return;
@@ -219,10 +324,17 @@ handle_bio (LmAttrib *a, const LmTracefsRecord *r)
                              : have        ? &owner
                                            : NULL,
                              have ? ino : 0);
+      if (task.kthread && !have)
+        seek_start (a, disk, FALSE, r, &task);
       return;
     }
   if (task.kthread && !have)
     have = lm_attrib_uppers_owner (a->uppers, disk, r->usec, &owner, &ino);
+  if (task.kthread && !have && !g_str_has_prefix (task.thread, "kswapd"))
+    {
+      seek_start (a, disk, TRUE, r, &task);
+      return;
+    }
   lm_attrib_model_spinup_owned (a->model, disk, r->usec, &task, r->write, r->sector,
                                 have ? &owner : NULL, ino, &spinup);
   a->config.func (&spinup, a->config.user_data);
@@ -313,6 +425,16 @@ tracefs_stop (LmAttrib *a)
     g_source_remove (a->source);
   if (a->fd >= 0)
     close (a->fd);
+  /* Held spin-ups go out as they are: nothing may be lost at a stop. */
+  while (a->seeks != NULL && g_hash_table_size (a->seeks) > 0)
+    {
+      GHashTableIter iter;
+      gpointer s;
+      g_hash_table_iter_init (&iter, a->seeks);
+      if (g_hash_table_iter_next (&iter, NULL, &s))
+        seek_end (s, NULL, 0, 0);
+    }
+  g_clear_pointer (&a->seeks, g_hash_table_unref);
   if (a->instance != NULL)
     {
       tracefs_instance_destroy (a->instance);
@@ -372,6 +494,7 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   a->tasks = lm_tracefs_tasks_new (LM_TRACEFS_TASKS_MAX);
   a->inodes = lm_tracefs_inodes_new (LM_TRACEFS_INODES_MAX);
   a->uppers = lm_attrib_uppers_new ();
+  a->seeks = g_hash_table_new (g_str_hash, g_str_equal);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
   /* Written before the change it describes, so a crash is undone. */

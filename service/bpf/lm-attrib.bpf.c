@@ -248,7 +248,8 @@ bio_noted (struct lm_attrib_disk *d, __u32 key, __u32 what, __u64 now)
  * flusher writing a block device's own pages, a superblock, before the
  * files whose expiry started its pass): for this long, the first kernel
  * thread's bio on the disk that carries a process's data names it, in an
- * "amends" record (user space holds such a spin-up back as long). */
+ * "amends" record (LM_ATTRIB_SEEK_US in lm-attrib-stack.h: user space
+ * holds such a spin-up back a little longer). */
 #define LM_SEEK_NS 1000000000ULL
 
 static __noinline int
