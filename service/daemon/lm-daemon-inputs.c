@@ -145,6 +145,7 @@ on_sleep (LmSleep *sleep, LmSleepEvent event, gpointer user_data)
   if (event == LM_SLEEP_RESUMED)
     {
       lm_ledger_note_sleep (self->ledger, FALSE);
+      lm_disks_note_resumed (self->disks);
       if (self->active)
         lm_disks_resume (self->disks);
       return;

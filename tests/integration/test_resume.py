@@ -9,6 +9,7 @@ python-dbusmock logind on the test's system bus sending PrepareForSleep.
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -54,6 +55,26 @@ class ResumeTest(FakeAtaTest):
         # Still in force, and Stop restores as usual.
         self.ctl_run("stop", check=True)
         self.assertIn("sgio EF 05 FE", self.commands()[n:])
+
+    def test_resume_restarts_the_disks_clocks(self):
+        """Suspended time is in neither ActiveSeconds nor StandbySeconds (the
+        daemon counts on CLOCK_MONOTONIC, which stands still while
+        suspended); a reader adds "now - Since" for the current state
+        (laptop-modectl disks), so after a resume Since is the resume,
+        not the state's start before the suspend."""
+        before = self.wait_disk("sda", "sda is known")
+        self.assertIn("Since", before)
+        time.sleep(1.5)
+        resumed_us = time.time() * 1e6
+        self.prepare_for_sleep(True)
+        self.prepare_for_sleep(False)
+        self.wait_until(lambda: self.disks()["sda"]["Since"] >= resumed_us - 100000,
+                        message="Since moved to the resume")
+        after = self.disks()["sda"]
+        self.assertLess(before["Since"], resumed_us - 1e6, before)
+        # Counted up to the resume, on the monotonic clock: nothing lost.
+        self.assertGreaterEqual(after["ActiveSeconds"] + after["StandbySeconds"],
+                                before["ActiveSeconds"] + before["StandbySeconds"] + 1, after)
 
     def test_nothing_sent_when_off(self):
         self.wait_until(lambda: "laptop-moded" in self.logind_inhibitors(),
