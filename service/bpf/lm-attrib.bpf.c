@@ -244,6 +244,37 @@ bio_noted (struct lm_attrib_disk *d, __u32 key, __u32 what, __u64 now)
   return 0;
 }
 
+/* A record of the "events" ring for disk @key at @now, its submitter the
+ * current task and every other field zero; 0 when the ring is full. */
+static __always_inline struct lm_bpf_spinup *
+spinup_reserve (__u32 key, __u64 now)
+{
+  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+
+  if (e == 0)
+    return 0;
+  __builtin_memset (e, 0, sizeof *e);
+  e->boot_ns = now;
+  e->major = key >> 20;
+  e->minor = key & 0xfffff;
+  e->pid = lm_current_pid_tgid (1) >> 32;
+  e->uid = (__u32) bpf_get_current_uid_gid ();
+  current_names (&e->comm, &e->thread);
+  return e;
+}
+
+/* The data @e's bio carries is @w's, of inode @ino. */
+static __always_inline void
+spinup_dirtier (struct lm_bpf_spinup *e, const struct lm_inode_dirtier *w, __u64 ino)
+{
+  e->have_dirtier = 1;
+  e->dirtier_ino = ino;
+  e->dirtier_pid = w->pid;
+  e->dirtier_uid = w->uid;
+  __builtin_memcpy (e->dirtier_comm, w->comm, sizeof e->dirtier_comm);
+  __builtin_memcpy (e->dirtier_thread, w->thread, sizeof e->dirtier_thread);
+}
+
 /* A kernel thread's spin-up whose first bio carried nobody's data (the
  * flusher writing a block device's own pages, a superblock, before the
  * files whose expiry started its pass): for this long, the first kernel
@@ -276,24 +307,13 @@ bio_seek (struct bio *bio, struct lm_attrib_disk *d, __u32 key, __u64 now)
   /* Of two CPUs finding data at once, one amends. */
   if (__sync_val_compare_and_swap (&d->seek_until, until, 0) != until)
     return 0;
-  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+  struct lm_bpf_spinup *e = spinup_reserve (key, now);
   if (e == 0)
     return 0;
-  __builtin_memset (e, 0, sizeof *e);
-  e->boot_ns = now;
   e->sector = bio->bi_iter.bi_sector;
-  e->major = key >> 20;
-  e->minor = key & 0xfffff;
-  e->pid = lm_current_pid_tgid (1) >> 32;
   e->write = (bio->bi_opf & REQ_OP_MASK) != 0;
   e->kthread = 1;
-  current_names (&e->comm, &e->thread);
-  e->have_dirtier = 1;
-  e->dirtier_ino = ino;
-  e->dirtier_pid = w->pid;
-  e->dirtier_uid = w->uid;
-  __builtin_memcpy (e->dirtier_comm, w->comm, sizeof e->dirtier_comm);
-  __builtin_memcpy (e->dirtier_thread, w->thread, sizeof e->dirtier_thread);
+  spinup_dirtier (e, w, ino);
   e->amends = 1;
   bpf_ringbuf_submit (e, 0);
   return 0;
@@ -328,28 +348,13 @@ bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
   if (!idle_gap (d, now, &prev))
     return bio_seek (bio, d, key, now);
 
-  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+  struct lm_bpf_spinup *e = spinup_reserve (key, now);
   if (e == 0)
     return 0;
-  __u64 id = lm_current_pid_tgid (1);
-  e->boot_ns = now;
   e->prev_ns = prev;
   e->sector = bio->bi_iter.bi_sector;
-  e->major = key >> 20;
-  e->minor = key & 0xfffff;
-  e->pid = id >> 32;
-  e->uid = (__u32) bpf_get_current_uid_gid ();
   e->write = write;
   e->kthread = !user;
-  current_names (&e->comm, &e->thread);
-  e->have_dirtier = 0;
-  e->dirtier_ino = 0;
-  e->dirtier_pid = 0;
-  e->dirtier_uid = 0;
-  e->passthrough = 0;
-  e->amends = 0;
-  __builtin_memset (e->dirtier_comm, 0, sizeof e->dirtier_comm);
-  __builtin_memset (e->dirtier_thread, 0, sizeof e->dirtier_thread);
   /* kswapd's page-out is reclaim (swap), not anybody's dirty data. */
   e->kswapd = (bpf_get_current_task_btf ()->flags & PF_KSWAPD) != 0;
   if (e->kthread && !e->kswapd)
@@ -357,14 +362,7 @@ bio_slow (struct bio *bio, struct lm_attrib_disk *d, __u32 key, int write)
       __u64 ino = 0;
       struct lm_inode_dirtier *w = bio_data_dirtier (bio, now, &ino);
       if (w != 0)
-        {
-          e->have_dirtier = 1;
-          e->dirtier_ino = ino;
-          e->dirtier_pid = w->pid;
-          e->dirtier_uid = w->uid;
-          __builtin_memcpy (e->dirtier_comm, w->comm, sizeof e->dirtier_comm);
-          __builtin_memcpy (e->dirtier_thread, w->thread, sizeof e->dirtier_thread);
-        }
+        spinup_dirtier (e, w, ino);
       else
         d->seek_until = now + LM_SEEK_NS;
     }

@@ -49,19 +49,12 @@ passthrough (__u32 op, __u32 key)
   if (!idle_gap (d, now, &prev))
     return 0;
 
-  struct lm_bpf_spinup *e = bpf_ringbuf_reserve (&events, sizeof *e, 0);
+  struct lm_bpf_spinup *e = spinup_reserve (key, now);
   if (e == 0)
     return 0;
-  __builtin_memset (e, 0, sizeof *e);
-  e->boot_ns = now;
   e->prev_ns = prev;
-  e->major = key >> 20;
-  e->minor = key & 0xfffff;
-  e->pid = id >> 32;
-  e->uid = (__u32) bpf_get_current_uid_gid ();
   e->write = op == LM_REQ_OP_DRV_OUT;
   e->passthrough = 1;
-  current_names (&e->comm, &e->thread);
   bpf_ringbuf_submit (e, 0);
   return 0;
 }
