@@ -363,7 +363,7 @@ class RealSpinUp:
             got = self.marker(lines)
             if max(spans) < IDLE * 0.8:
                 break
-            print("attempt %d: the machine stalled the test (gaps %s s, SpinUpIdle %d s); again"
+            print("# retry %d: the machine stalled the test (gaps %s s, SpinUpIdle %d s)"
                   % (attempt + 1, ", ".join("%.2f" % g for g in spans), IDLE))
         else:
             self.fail("in 3 attempts the machine never let the reads come within SpinUpIdle")
