@@ -44,12 +44,18 @@ answer (gpointer data, gpointer user_data)
   g_autoptr (GVariant) all = lm_ledger_records_to_variant (a->records);
   /* Another user's spin-ups without their process, unless monitor-all. */
   g_autoptr (GVariant) records = lm_auth_redact_list (all, &a->viewer);
+  g_autoptr (GDBusConnection) connection
+      = g_object_ref (g_dbus_method_invocation_get_connection (a->invocation));
 
   if (a->next != NULL)
     g_dbus_method_invocation_return_value (a->invocation,
                                            g_variant_new ("(@aa{sv}s)", records, a->next));
   else
     g_dbus_method_invocation_return_value (a->invocation, g_variant_new ("(@aa{sv})", records));
+  /* Written out before the next page is built: a connection's messages
+   * leave in order, and a property's answer queued behind several pages
+   * of a thousand records each waited for all of them. */
+  g_dbus_connection_flush_sync (connection, NULL, NULL);
   g_bytes_unref (a->records);
   g_free (a->next);
   g_free (a);
