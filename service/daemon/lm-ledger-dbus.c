@@ -2,11 +2,14 @@
  * (records as the caller may see them, lm_auth_redact, a page at a time,
  * within each caller's budget) and the LedgerSummary property, published
  * whenever the ledger says it changed. Never touches the file. */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include "lm-ledger-dbus.h"
 
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "lm-auth.h"
 #include "lm-budget.h"
@@ -40,7 +43,13 @@ typedef struct
 static void
 answer (gpointer data, gpointer user_data)
 {
+  static __thread gboolean niced;
   Answer *a = data;
+
+  /* The pool's own thread (exclusive): pages yield the CPU to the main
+   * loop and the bus's worker, which answer everyone else. */
+  if (!niced && setpriority (PRIO_PROCESS, (id_t) gettid (), 10) == 0)
+    niced = TRUE;
   g_autoptr (GVariant) all = lm_ledger_records_to_variant (a->records);
   /* Another user's spin-ups without their process, unless monitor-all. */
   g_autoptr (GVariant) records = lm_auth_redact_list (all, &a->viewer);
@@ -227,7 +236,7 @@ lm_ledger_dbus_new (LmLedger *ledger, LmExportedLaptopMode *skeleton)
                                     LM_LIMIT_LEDGER_BUDGET_SENDER, LM_LIMIT_LEDGER_REFILL_S);
   self->per_uid = lm_budget_new ("this user", "GetLedger's budget of records",
                                  LM_LIMIT_LEDGER_BUDGET_UID, LM_LIMIT_LEDGER_REFILL_S);
-  self->answers = g_thread_pool_new (answer, NULL, 1, FALSE, NULL);
+  self->answers = g_thread_pool_new (answer, NULL, 1, TRUE, NULL);
   self->handlers[0]
       = g_signal_connect (skeleton, "handle-get-ledger", G_CALLBACK (handle_get_ledger), self);
   self->handlers[1] = g_signal_connect (skeleton, "handle-get-ledger-page",
