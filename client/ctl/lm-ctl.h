@@ -65,3 +65,7 @@ int lm_ctl_spinups (int argc, char **argv);
 int lm_ctl_disks (int argc, char **argv);
 int lm_ctl_monitor (int argc, char **argv);
 int lm_ctl_report (int argc, char **argv);
+int lm_ctl_measure (int argc, char **argv);
+
+/* lm-ctl-measure.c: Student's t for a two-sided 95 % interval. */
+double lm_ctl_measure_t95 (double df);
