@@ -143,43 +143,38 @@ lm_ctl_measure_t95 (double df)
   return 1.960 + (1.980 - 1.960) * 120.0 / df;
 }
 
-typedef struct
+static void
+arm_stats (const double *x, guint n, LmCtlMeasureArm *a)
 {
-  guint n;
-  double mean, var, half; /* var: sample variance; half: 95 % half-width */
-} Arm;
-
-static Arm
-arm_stats (const double *x, guint n)
-{
-  Arm a = { n, 0, 0, NAN };
-
+  *a = (LmCtlMeasureArm){ n, 0, 0, NAN };
   for (guint i = 0; i < n; i++)
-    a.mean += x[i] / n;
+    a->mean += x[i] / n;
   if (n < 2)
-    return a;
+    return;
   for (guint i = 0; i < n; i++)
-    a.var += (x[i] - a.mean) * (x[i] - a.mean) / (n - 1);
-  a.half = lm_ctl_measure_t95 (n - 1) * sqrt (a.var / n);
-  return a;
+    a->var += (x[i] - a->mean) * (x[i] - a->mean) / (n - 1);
+  a->half = lm_ctl_measure_t95 (n - 1) * sqrt (a->var / n);
 }
 
-/* B − A with Welch's interval (the arms' variances need not be equal). */
-static void
-welch (const Arm *a, const Arm *b, double *diff, double *half)
+/* Each arm's mean of its window means with a t interval, and B − A with
+ * Welch's (the arms' variances need not be equal). Measurable only when
+ * that interval excludes zero; pure, for tests/test-ctl-measure.c. */
+void
+lm_ctl_measure_compare (const double *a, guint na, const double *b, guint nb,
+                        LmCtlMeasureStats *out)
 {
-  double va = a->var / a->n, vb = b->var / b->n, se = sqrt (va + vb);
-
-  *diff = b->mean - a->mean;
-  if (a->n < 2 || b->n < 2)
-    {
-      *half = NAN;
-      return;
-    }
-  double df = se > 0
-                  ? (va + vb) * (va + vb) / (va * va / (a->n - 1) + vb * vb / (b->n - 1) + 1e-300)
-                  : a->n + b->n - 2;
-  *half = lm_ctl_measure_t95 (df) * se;
+  arm_stats (a, na, &out->a);
+  arm_stats (b, nb, &out->b);
+  out->diff = out->b.mean - out->a.mean;
+  out->half = NAN;
+  out->measurable = FALSE;
+  if (na < 2 || nb < 2)
+    return;
+  double va = out->a.var / na, vb = out->b.var / nb, se = sqrt (va + vb);
+  double df = se > 0 ? (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1))
+                     : (double) (na + nb - 2);
+  out->half = lm_ctl_measure_t95 (df) * se;
+  out->measurable = fabs (out->diff) > out->half;
 }
 
 /* --- the battery ------------------------------------------------------- */
@@ -697,11 +692,12 @@ result_of (Measure *m)
       if (w->counted)
         g_array_append_val (xs[w->arm], w->watts);
     }
-  Arm a = arm_stats ((double *) xs[0]->data, xs[0]->len);
-  Arm bb = arm_stats ((double *) xs[1]->data, xs[1]->len);
-  double diff, half;
-  welch (&a, &bb, &diff, &half);
-  gboolean measurable = !isnan (half) && fabs (diff) > half;
+  LmCtlMeasureStats st;
+  lm_ctl_measure_compare ((double *) xs[0]->data, xs[0]->len, (double *) xs[1]->data, xs[1]->len,
+                          &st);
+  const LmCtlMeasureArm *a = &st.a, *bb = &st.b;
+  double diff = st.diff, half = st.half;
+  gboolean measurable = st.measurable;
 
   g_variant_builder_add (&b, "{sv}", "Time", g_variant_new_int64 (g_get_real_time ()));
   g_variant_builder_add (&b, "{sv}", "Setting",
@@ -712,18 +708,18 @@ result_of (Measure *m)
   g_variant_builder_add (&b, "{sv}", "WindowSeconds", g_variant_new_double (m->window_s));
   g_variant_builder_add (&b, "{sv}", "DiscardSeconds", g_variant_new_double (m->discard_s));
   g_variant_builder_add (&b, "{sv}", "Windows", g_variant_new_uint32 (m->done->len));
-  g_variant_builder_add (&b, "{sv}", "WindowsA", g_variant_new_uint32 (a.n));
-  g_variant_builder_add (&b, "{sv}", "WindowsB", g_variant_new_uint32 (bb.n));
+  g_variant_builder_add (&b, "{sv}", "WindowsA", g_variant_new_uint32 (a->n));
+  g_variant_builder_add (&b, "{sv}", "WindowsB", g_variant_new_uint32 (bb->n));
   g_variant_builder_add (&b, "{sv}", "Minutes", g_variant_new_double (minutes));
-  if (a.n > 0)
-    g_variant_builder_add (&b, "{sv}", "MeanAW", g_variant_new_double (a.mean));
-  if (bb.n > 0)
-    g_variant_builder_add (&b, "{sv}", "MeanBW", g_variant_new_double (bb.mean));
-  if (!isnan (a.half))
-    g_variant_builder_add (&b, "{sv}", "IntervalAW", g_variant_new_double (a.half));
-  if (!isnan (bb.half))
-    g_variant_builder_add (&b, "{sv}", "IntervalBW", g_variant_new_double (bb.half));
-  if (a.n > 0 && bb.n > 0)
+  if (a->n > 0)
+    g_variant_builder_add (&b, "{sv}", "MeanAW", g_variant_new_double (a->mean));
+  if (bb->n > 0)
+    g_variant_builder_add (&b, "{sv}", "MeanBW", g_variant_new_double (bb->mean));
+  if (!isnan (a->half))
+    g_variant_builder_add (&b, "{sv}", "IntervalAW", g_variant_new_double (a->half));
+  if (!isnan (bb->half))
+    g_variant_builder_add (&b, "{sv}", "IntervalBW", g_variant_new_double (bb->half));
+  if (a->n > 0 && bb->n > 0)
     g_variant_builder_add (&b, "{sv}", "DifferenceW", g_variant_new_double (diff));
   if (!isnan (half))
     g_variant_builder_add (&b, "{sv}", "IntervalW", g_variant_new_double (half));
@@ -733,10 +729,10 @@ result_of (Measure *m)
   g_variant_builder_add (&b, "{sv}", "Ended", g_variant_new_string (m->ended));
   if (m->battery_wh > 0)
     g_variant_builder_add (&b, "{sv}", "BatteryWh", g_variant_new_double (m->battery_wh));
-  if (measurable && m->battery_wh > 0 && a.mean > 0 && bb.mean > 0)
+  if (measurable && m->battery_wh > 0 && a->mean > 0 && bb->mean > 0)
     g_variant_builder_add (
         &b, "{sv}", "BatteryMinutes",
-        g_variant_new_double (60.0 * m->battery_wh * (1.0 / a.mean - 1.0 / bb.mean)));
+        g_variant_new_double (60.0 * m->battery_wh * (1.0 / a->mean - 1.0 / bb->mean)));
   return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
@@ -970,6 +966,14 @@ lm_ctl_measure (int argc, char **argv)
       GVariant *value = lm_ctl_parse_setting (key, eq + 1, &canonical, &error);
       if (value == NULL)
         return lm_ctl_usage_error ("%s", error->message);
+      /* The run switches the mode itself; the engine is no power setting. */
+      if (g_str_equal (canonical, "Mode") || g_str_equal (canonical, "Engine"))
+        {
+          g_variant_unref (g_variant_ref_sink (value));
+          return lm_ctl_usage_error ("--compare takes a power setting (SataLinkPolicy, "
+                                     "NvmeLatencyToleranceUs, MaxLostWork…), not %s",
+                                     canonical);
+        }
       g_variant_ref_sink (value);
       m->compare_value = value;
       m->compare_key = g_strdup (canonical);

@@ -211,12 +211,45 @@ class UPowerMeasureTest(MeasureTestCase):
         p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s"), env=self.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
-        time.sleep(1.0)
+        time.sleep(0.8)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=10)
         self.assertEqual(p.returncode, 0, err)
         self.assertIn("Partial result: the run ended early: interrupted", out)
         self.assert_put_back("off")
+
+    def test_suspend_ends_run(self):
+        self.start_mock("logind")
+        self.battery("upower", 2.0)
+        p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s", "--json"), env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        time.sleep(1.0)
+        self.run_as(["gdbus", "call", "--system", "--dest", "org.freedesktop.login1",
+                     "--object-path", "/org/freedesktop/login1", "--method",
+                     "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.login1.Manager",
+                     "PrepareForSleep", "b", "[<true>]"], check=True)
+        out, err = p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 0, err)
+        result = json.loads(out)
+        self.assertEqual((result["Partial"], result["Ended"]), (True, "suspend"), result)
+        self.assert_put_back("auto")
+
+    def test_compare_setting_put_back(self):
+        # The battery follows Active, which --compare keeps on: no difference.
+        self.battery("upower", 2.0, 8.0, 0.05)
+        before = self.properties()["MaxLostWork"]
+        result = self.measure_json(*measure_args("1s", 4, "0.3s", "--compare", "maxlostwork=300"))
+        self.assertEqual((result["Setting"], result["ArmA"], result["ArmB"]),
+                         ("MaxLostWork", "MaxLostWork=300", "MaxLostWork=%d" % before))
+        self.assertFalse(result["Measurable"], result)
+        self.assertEqual(result["WindowsA"] + result["WindowsB"], 4, result)
+        self.assertEqual(self.properties()["MaxLostWork"], before)
+        self.assert_put_back("auto")
+        r = self.ctl_run("measure", "--compare", "Mode=off")
+        self.assertEqual(r.returncode, 2, r)
+        r = self.ctl_run("measure", "--compare", "NoSuchKey=1")
+        self.assertEqual(r.returncode, 2, r)
 
     def test_save_measurement_bad_input(self):
         for arg, message in (
