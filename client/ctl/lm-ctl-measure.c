@@ -95,6 +95,7 @@ typedef struct
   guint bus_subs[3];
   gulong props_handler;
   const char *ended; /* NULL while running */
+  gboolean changed;  /* a call of ours went through: the mode or setting needs putting back */
   gboolean tty;
   GError *error;
 } Measure;
@@ -483,17 +484,18 @@ arm_of (guint i)
 static gboolean
 apply_arm (Measure *m, guint arm, GError **error)
 {
+  g_autoptr (GVariant) r = NULL;
+
   if (m->compare_key == NULL)
+    r = lm_ctl_call (m->proxy, "SetMode", g_variant_new ("(s)", arm == 0 ? "on" : "off"), error);
+  else
     {
-      g_autoptr (GVariant) r = lm_ctl_call (m->proxy, "SetMode",
-                                            g_variant_new ("(s)", arm == 0 ? "on" : "off"), error);
-      return r != NULL;
+      g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+      g_variant_builder_add (&b, "{sv}", m->compare_key,
+                             arm == 0 ? m->compare_value : m->compare_original);
+      r = lm_ctl_call (m->proxy, "Configure", g_variant_new ("(a{sv})", &b), error);
     }
-  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&b, "{sv}", m->compare_key,
-                         arm == 0 ? m->compare_value : m->compare_original);
-  g_autoptr (GVariant) r
-      = lm_ctl_call (m->proxy, "Configure", g_variant_new ("(a{sv})", &b), error);
+  m->changed = m->changed || r != NULL;
   return r != NULL;
 }
 
@@ -633,6 +635,8 @@ restore (Measure *m)
 {
   g_autoptr (GError) error = NULL;
 
+  if (!m->changed)
+    return;
   if (m->compare_key != NULL)
     {
       g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
@@ -1062,8 +1066,11 @@ lm_ctl_measure (int argc, char **argv)
           lm_ctl_print_error ("could not turn laptop mode on", error);
           goto out;
         }
+      m->changed = TRUE;
     }
   m->t0 = g_get_monotonic_time ();
+  /* A first window that cannot start has finished the run already (its
+   * error below), and the loop has nothing to wait for. */
   if (window_start (m))
     {
       m->window_id = g_timeout_add ((guint) (m->window_s * 1000), window_tick, m);
@@ -1073,8 +1080,6 @@ lm_ctl_measure (int argc, char **argv)
         m->progress_id = g_timeout_add_seconds (1, progress_tick, m);
       g_main_loop_run (m->loop);
     }
-  else
-    g_main_loop_run (m->loop);
 
   if (m->error != NULL)
     {
