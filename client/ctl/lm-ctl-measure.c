@@ -760,8 +760,10 @@ print_result (Measure *m, GVariant *r)
   g_variant_lookup (r, "Measurable", "b", &measurable);
   g_variant_lookup (r, "Partial", "b", &partial);
   g_variant_lookup (r, "Ended", "&s", &ended);
-  g_print ("Measured on this laptop on %s: %u windows of %.0f s (%.1f min), from %s%s.\n", date,
-           m->done->len, m->window_s, minutes, source_names[m->source], partial ? "; PARTIAL" : "");
+  g_print ("Measured on this laptop on %s: %u windows of %g %s (%.1f min in all), from %s%s.\n",
+           date, m->done->len, m->window_s >= 60 ? m->window_s / 60 : m->window_s,
+           m->window_s >= 60 ? "min" : "s", minutes, source_names[m->source],
+           partial ? "; PARTIAL" : "");
   if (partial)
     for (gsize i = 0; i < G_N_ELEMENTS (ended_words); i++)
       if (g_str_equal (ended, ended_words[i][0]))
@@ -800,12 +802,12 @@ print_result (Measure *m, GVariant *r)
   g_autofree char *subject = m->compare_key ? g_strdup (m->arm_names[0]) : g_strdup ("laptop mode");
   g_autofree char *against
       = m->compare_key ? g_strdup_printf (" compared with %s", m->arm_names[1]) : g_strdup ("");
-  g_print ("%c%s %s %.2f W ± %.2f W%s", g_ascii_toupper (subject[0]), subject + 1,
+  g_print ("%c%s %s %.2f W ± %.2f W (95 %% interval)%s", g_ascii_toupper (subject[0]), subject + 1,
            diff > 0 ? "saves" : "costs", fabs (diff), half, against);
   if (have_mins && g_variant_lookup (r, "BatteryWh", "d", &wh))
     g_print (", about %.0f min %s of this battery (%.1f Wh now)", fabs (mins),
              diff > 0 ? "more" : "less", wh);
-  g_print (" (95 %% interval).\n");
+  g_print (".\n");
 }
 
 static gboolean
