@@ -126,7 +126,7 @@ lm_measurement_load (const char *state_dir)
       g_warning ("Not using the saved measurement in %s: %s", path, error->message);
       return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
     }
-  return g_variant_ref_sink (g_steal_pointer (&v));
+  return g_steal_pointer (&v); /* g_variant_parse gives a full reference */
 }
 
 /* Text, as GVariant prints it: an administrator can read it. */
