@@ -375,12 +375,33 @@ add_sample (Measure *m, double value)
   g_array_append_val (m->current->samples, s);
 }
 
+static void finish (Measure *m, const char *why);
+
+/* A battery that charges (or is full) has AC behind it: seen at the next
+ * reading, before the daemon's OnBattery settles. */
+static gboolean
+sysfs_charging (Measure *m)
+{
+  for (guint i = 0; i < m->batteries->len; i++)
+    {
+      g_autofree char *status = read_supply (m->batteries->pdata[i], "status");
+      if (g_strcmp0 (status, "Charging") == 0 || g_strcmp0 (status, "Full") == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static gboolean
 sample_tick (gpointer user_data)
 {
   Measure *m = user_data;
   double v;
 
+  if (sysfs_charging (m))
+    {
+      finish (m, "ac");
+      return G_SOURCE_CONTINUE;
+    }
   if (read_sysfs (m, &v))
     add_sample (m, v);
   return G_SOURCE_CONTINUE;
@@ -498,8 +519,6 @@ apply_arm (Measure *m, guint arm, GError **error)
   m->changed = m->changed || r != NULL;
   return r != NULL;
 }
-
-static void finish (Measure *m, const char *why);
 
 static void
 progress (Measure *m)
@@ -1071,9 +1090,10 @@ lm_ctl_measure (int argc, char **argv)
       m->changed = TRUE;
     }
   m->t0 = g_get_monotonic_time ();
-  /* A first window that cannot start has finished the run already (its
-   * error below), and the loop has nothing to wait for. */
-  if (window_start (m))
+  /* A first window that cannot start (its error below), or a battery
+   * charging already, has finished the run: the loop has nothing to wait
+   * for. */
+  if (window_start (m) && m->ended == NULL)
     {
       m->window_id = g_timeout_add ((guint) (m->window_s * 1000), window_tick, m);
       if (m->source != SOURCE_UPOWER)

@@ -316,6 +316,17 @@ class SysfsMeasureTest(MeasureTestCase):
         self.assert_found(result, -2.0)
         self.assertEqual(result["Source"], "sysfs current_now × voltage_now")
         self.assert_put_back()
+        # Charging (AC plugged): seen at the next reading, the run ends.
+        p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s", "--interval", "0.1s",
+                                                       "--json"),
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        time.sleep(1.0)
+        self.supply("BAT0", status="Charging")
+        out, err = p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(json.loads(out)["Ended"], "ac")
+        self.assert_put_back()
 
 
 class MeasureDocsTest(unittest.TestCase):
