@@ -205,18 +205,47 @@ class UPowerMeasureTest(MeasureTestCase):
         self.assertIn("on battery only", r.err)
         del st
 
-    def test_ctrl_c_puts_back(self):
+    def test_ctrl_c_and_lid_put_back(self):
         self.battery("upower", 2.0)
         self.ctl_run("mode", "off", check=True)
+        # stderr on a terminal: the progress bar; stdout a pipe.
+        master, slave = os.openpty()
         p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s"), env=self.env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=slave, text=True)
+        os.close(slave)
         self.procs.append(p)
         time.sleep(0.8)
         p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=10)
+        progress = b""
+        try:
+            while True:
+                chunk = os.read(master, 4096)
+                if not chunk:
+                    break
+                progress += chunk
+        except OSError:
+            pass  # EIO: the terminal's other end is closed
+        os.close(master)
+        self.assertEqual(p.returncode, 0, progress)
+        self.assertIn("Partial result: the run ended early: interrupted", out)
+        self.assertIn("] window 1/8 (laptop mode on)", progress.decode())
+        self.assert_put_back("off")
+        # A closed lid (UPower's LidIsClosed) ends it as well; no progress
+        # bar without a terminal.
+        p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s", "--no-save"),
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        self.procs.append(p)
+        time.sleep(0.8)
+        self.set_upower("/org/freedesktop/UPower", UPOWER, "LidIsClosed", "<true>")
         out, err = p.communicate(timeout=10)
         self.assertEqual(p.returncode, 0, err)
-        self.assertIn("Partial result: the run ended early: interrupted", out)
+        self.assertIn("the lid was closed", out)
+        self.assertEqual(err, "")
         self.assert_put_back("off")
+        # --no-save: the interrupted run's result is still the one kept.
+        self.assertEqual(self.properties()["Measurement"]["Ended"], "interrupted")
 
     def test_suspend_ends_run(self):
         self.start_mock("logind")
