@@ -118,6 +118,8 @@ class CompletionTest(unittest.TestCase):
     def test_commands(self):
         self.assertEqual(complete("laptop-modectl s"), ["status", "start", "stop", "set", "sync", "spinups"])
         self.assertEqual(complete("laptop_mode s"), ["status", "start", "stop"])
+        self.assertEqual(complete("laptop-modectl mea"), ["measure"])
+        self.assertEqual(complete("laptop-modectl measure --win"), ["--window=", "--windows="])
 
     def test_set_keys_are_the_daemons(self):
         got = {k.rstrip("=") for k in complete("laptop-modectl set ")}

@@ -25,6 +25,8 @@ static const LmCtlCommand commands[] = {
   { "monitor", " DISK", "Print a disk's power state changes; summary on Ctrl+C", lm_ctl_monitor },
   { "report", " [--since 1d|7d|30d]", "Show what woke the disks and how long they slept",
     lm_ctl_report },
+  { "measure", " [--window 5m] [--windows 8]", "Measure the watts laptop mode saves (on battery)",
+    lm_ctl_measure },
 };
 
 static gboolean

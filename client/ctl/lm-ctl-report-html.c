@@ -243,6 +243,13 @@ lm_report_html (const LmReport *report)
   g_string_append (out, "<h2>Top wakers</h2>\n");
   wakers_table (out, report);
   saved (out, report);
+  if (report->measurement != NULL)
+    {
+      g_autofree char *sentence = lm_report_measurement_sentence (report->measurement);
+      g_autofree char *text = h (sentence);
+      g_string_append_printf (out, "<h2>Watts</h2>\n<p class=\"measured\">%c%s.</p>\n",
+                              g_ascii_toupper (text[0]), text + 1);
+    }
   g_string_append (out, "</body></html>\n");
   return g_string_free (out, FALSE);
 }

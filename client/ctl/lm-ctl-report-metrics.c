@@ -112,6 +112,7 @@ lm_report_json (const LmReport *report)
       json_builder_add_value (b, disk_json (d));
     }
   json_builder_end_object (b);
+  lm_report_measurement_json (b, report);
   json_builder_end_object (b);
   return json_builder_get_root (b);
 }
@@ -202,6 +203,7 @@ lm_report_openmetrics (const LmReport *report)
   seconds_lines (out, report, "laptop_mode_awake_seconds_total", FALSE);
   lm_report_nvme_openmetrics (out, report);
   lm_report_wear_openmetrics (out, report);
+  lm_report_measurement_openmetrics (out, report);
   g_string_append (out, "# EOF\n");
   return g_string_free (out, FALSE);
 }

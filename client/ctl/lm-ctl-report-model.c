@@ -50,6 +50,7 @@ lm_report_free (LmReport *report)
   if (report == NULL)
     return;
   g_ptr_array_unref (report->disks);
+  g_clear_pointer (&report->measurement, g_variant_unref);
   g_free (report);
 }
 

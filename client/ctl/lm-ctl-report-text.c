@@ -122,13 +122,11 @@ lm_report_print_text (const LmReport *report, gboolean utf8)
 
   g_print ("Spin-up ledger from %s to %s\n", from, to);
   if (report->disks->len == 0)
-    {
-      g_print ("Nothing recorded.\n");
-      return;
-    }
+    g_print ("Nothing recorded.\n");
   for (guint i = 0; i < report->disks->len; i++)
     {
       g_print ("\n");
       print_disk (report, g_ptr_array_index (report->disks, i), utf8);
     }
+  lm_report_measurement_text (report);
 }

@@ -224,6 +224,7 @@ lm_ctl_report (int argc, char **argv)
                           lm_exported_laptop_mode_get_max_lost_work (proxy),
                           lm_exported_laptop_mode_get_laptop_mode_seconds (proxy));
       lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
+      lm_report_add_measurement (report, lm_exported_laptop_mode_get_measurement (proxy));
     }
   if (json)
     {

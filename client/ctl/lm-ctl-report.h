@@ -68,7 +68,8 @@ typedef struct
 typedef struct
 {
   gint64 since_us, until_us;
-  GPtrArray *disks; /* LmReportDisk, by name */
+  GPtrArray *disks;      /* LmReportDisk, by name */
+  GVariant *measurement; /* the daemon's Measurement (a{sv}), NULL: none saved */
 } LmReport;
 
 void lm_report_free (LmReport *report);
@@ -101,6 +102,13 @@ void lm_report_add_wear (LmReport *report, GVariant *disks);
 void lm_report_wear_text (const LmReportDisk *d);
 void lm_report_wear_json (JsonBuilder *b, const LmReportDisk *d);
 void lm_report_wear_openmetrics (GString *out, const LmReport *report);
+
+/* lm-ctl-report-measure.c */
+void lm_report_add_measurement (LmReport *report, GVariant *measurement);
+char *lm_report_measurement_sentence (GVariant *measurement);
+void lm_report_measurement_text (const LmReport *report);
+void lm_report_measurement_json (JsonBuilder *b, const LmReport *report);
+void lm_report_measurement_openmetrics (GString *out, const LmReport *report);
 
 /* lm-ctl-report-text.c */
 void lm_report_print_text (const LmReport *report, gboolean utf8);

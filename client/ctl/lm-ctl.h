@@ -65,3 +65,23 @@ int lm_ctl_spinups (int argc, char **argv);
 int lm_ctl_disks (int argc, char **argv);
 int lm_ctl_monitor (int argc, char **argv);
 int lm_ctl_report (int argc, char **argv);
+int lm_ctl_measure (int argc, char **argv);
+
+/* lm-ctl-measure.c: its statistics, pure. */
+typedef struct
+{
+  guint n;
+  double mean, var, half; /* var: sample variance; half: 95 % half-interval, NAN below 2 */
+} LmCtlMeasureArm;
+
+typedef struct
+{
+  LmCtlMeasureArm a, b;
+  double diff, half;   /* B − A and its 95 % half-interval (Welch), NAN below 2 a side */
+  gboolean measurable; /* the interval of the difference excludes zero */
+} LmCtlMeasureStats;
+
+/* Student's t for a two-sided 95 % interval, @df fractional (Welch's). */
+double lm_ctl_measure_t95 (double df);
+void lm_ctl_measure_compare (const double *a, guint na, const double *b, guint nb,
+                             LmCtlMeasureStats *out);

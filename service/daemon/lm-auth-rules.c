@@ -95,6 +95,7 @@ static const LmAuthRule rules[] = {
   { "Stop", LM_ACTION_SWITCH, details_mode_off },
   { "SetMode", LM_ACTION_SWITCH, details_set_mode },
   { "Sync", LM_ACTION_SWITCH, NULL },
+  { "SaveMeasurement", LM_ACTION_SWITCH, NULL },
   { "Configure", LM_ACTION_CONFIGURE, details_configure },
   { "Inhibit", LM_ACTION_INHIBIT, details_inhibit },
   { "Release", LM_ACTION_INHIBIT, NULL },

@@ -9,6 +9,8 @@
 #include "lm-error.h"
 #include "lm-inhibitors.h"
 #include "lm-limits.h"
+#include "lm-measurement.h"
+#include "lm-paths.h"
 #include "lm-settings.h"
 #include "lm-sync.h"
 
@@ -232,6 +234,42 @@ handle_release (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocatio
   return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
+/* --- SaveMeasurement -------------------------------------------------- */
+
+static void
+save_measurement_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
+                          gpointer user_data)
+{
+  LmDaemon *self = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) asv = NULL;
+
+  g_variant_get (g_dbus_method_invocation_get_parameters (invocation), "(@a{sv})", &asv);
+  if (!lm_measurement_save (lm_state_dir (), asv, &error))
+    {
+      g_dbus_method_invocation_return_error (invocation, LM_ERROR, LM_ERROR_FAILED,
+                                             "Cannot save the measurement: %s", error->message);
+      return;
+    }
+  lm_exported_laptop_mode_set_measurement (self->skeleton, asv);
+  g_dbus_method_invocation_return_value (invocation, NULL);
+}
+
+static gboolean
+handle_save_measurement (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                         GVariant *asv, LmDaemon *self)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!lm_measurement_validate (asv, &error))
+    {
+      g_dbus_method_invocation_return_gerror (invocation, error);
+      return G_DBUS_METHOD_INVOCATION_HANDLED;
+    }
+  lm_auth_check (invocation, save_measurement_allowed, self, NULL);
+  return G_DBUS_METHOD_INVOCATION_HANDLED;
+}
+
 /* The skeleton's method signals, connected once by lm_daemon_new(). */
 void
 lm_daemon_methods_connect (LmDaemon *self)
@@ -243,4 +281,6 @@ lm_daemon_methods_connect (LmDaemon *self)
   g_signal_connect (self->skeleton, "handle-sync", G_CALLBACK (handle_sync), self);
   g_signal_connect (self->skeleton, "handle-inhibit", G_CALLBACK (handle_inhibit), self);
   g_signal_connect (self->skeleton, "handle-release", G_CALLBACK (handle_release), self);
+  g_signal_connect (self->skeleton, "handle-save-measurement", G_CALLBACK (handle_save_measurement),
+                    self);
 }

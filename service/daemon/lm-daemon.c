@@ -8,6 +8,7 @@
 
 #include "lm-daemon.h"
 #include "lm-daemon-private.h"
+#include "lm-measurement.h"
 
 #include <unistd.h>
 
@@ -353,6 +354,10 @@ lm_daemon_new (GError **error)
   lm_spinup_set_monitor_func (self->spinup, on_monitoring, self->disks);
   lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
+  {
+    g_autoptr (GVariant) measurement = lm_measurement_load (lm_state_dir ());
+    lm_exported_laptop_mode_set_measurement (self->skeleton, measurement);
+  }
   /* After the properties: LedgerSummary's NVMe keys read Disks and MaxLostWork. */
   self->ledger_dbus = lm_ledger_dbus_new (self->ledger, self->skeleton);
 

@@ -618,6 +618,22 @@ class DaemonTestCase(unittest.TestCase):
         self.wait_until(owned, timeout=15, message="dbusmock %s on the bus" % template)
         return p
 
+    def set_upower(self, path, iface, prop, value):
+        """Set a property of the UPower mock (@value in GVariant text, as
+        gdbus takes it); dbusmock sends PropertiesChanged."""
+        self.run_as(["gdbus", "call", "--system", "--dest", "org.freedesktop.UPower",
+                     "--object-path", path, "--method", "org.freedesktop.DBus.Properties.Set",
+                     iface, prop, value], check=True)
+
+    def supply(self, name, **attrs):
+        """/sys/class/power_supply/@name under the fake root, one file per
+        attribute (created or overwritten)."""
+        d = self.root.file("/sys/class/power_supply/" + name)
+        os.makedirs(d, exist_ok=True)
+        for k, v in attrs.items():
+            with open(os.path.join(d, k), "w") as f:
+                f.write(v + "\n")
+
     def status(self):
         r = self.ctl_run("status", "--json", check=True)
         return json.loads(r.out)

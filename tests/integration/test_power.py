@@ -113,11 +113,6 @@ class UPowerTest(PowerTestCase):
         self.wait_until(lambda: self.status()["PowerSource"] == "upower", message="UPower used")
         self.original = self.root.vm()
 
-    def set_upower(self, path, iface, prop, value):
-        self.run_as(["gdbus", "call", "--system", "--dest", UPOWER, "--object-path", path,
-                     "--method", "org.freedesktop.DBus.Properties.Set", iface, prop, value],
-                    check=True)
-
     def on_battery(self, yes):
         self.set_upower("/org/freedesktop/UPower", UPOWER, "OnBattery", "<%s>" % ("true" if yes else "false"))
 
@@ -207,13 +202,6 @@ class SysfsTest(PowerTestCase):
         # Its own network namespace: the test's uevents reach it and nothing else.
         self.start_daemon(wrapper=["unshare", "-n", "--"])
         self.original = self.root.vm()
-
-    def supply(self, name, **attrs):
-        d = self.root.file("/sys/class/power_supply/" + name)
-        os.makedirs(d, exist_ok=True)
-        for k, v in attrs.items():
-            with open(os.path.join(d, k), "w") as f:
-                f.write(v + "\n")
 
     def uevent(self, device):
         r = subprocess.run(["nsenter", "--net=/proc/%d/ns/net" % self.daemon.pid,

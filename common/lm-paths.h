@@ -1,4 +1,4 @@
-/* lm-paths.h: every path the daemon touches on the system.
+/* lm-paths.h: every path the daemon (and a client reading sysfs) touches.
  * Owns the mapping from a system path to the real one (fake root for tests);
  * must never be bypassed by building a /proc or /sys path by hand. */
 #pragma once
