@@ -401,6 +401,53 @@ test_stack_keys (LmFakeRoot *f, gconstpointer data)
   assert_keys (7, 9, NULL, 0);
 }
 
+/* What dm-0 and dm-1 (LUKS, LVM on sda2) carried, handed down to sda: a
+ * note of nobody's data is amended by the same pass's next bio within the
+ * window, never after it, never over an owner; a full table drops its
+ * oldest note only. Times in µs. */
+static void
+test_uppers (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmAttribUppers) u = lm_attrib_uppers_new ();
+  LmAttribTask dd = { .pid = 42, .tid = 42, .uid = 1000, .comm = "dd" };
+  LmAttribTask vim = { .pid = 43, .tid = 43, .uid = 1000, .comm = "vim" };
+  LmAttribTask got;
+  guint64 ino = 0;
+  const gint64 s = G_USEC_PER_SEC;
+
+  lm_fake_root_link (f, DEVICES "/sda/sda2/holders/dm-0", "../../../dm-0");
+  lm_fake_root_link (f, DEVICES "/dm-0/holders/dm-1", "../../dm-1");
+  /* The flusher's first bio on dm-1 at 10 s: a superblock, nobody's. */
+  lm_attrib_uppers_note (u, 254 << 20 | 1, 10 * s, NULL, 0);
+  g_assert_false (lm_attrib_uppers_owner (u, "sda", 10 * s + 5000, &got, &ino));
+  /* Its next, dd's data: amended; sda's write from dm-crypt takes it. */
+  lm_attrib_uppers_amend (u, 254 << 20 | 1, 10 * s + 3000, &dd, 77);
+  g_assert_true (lm_attrib_uppers_owner (u, "sda", 10 * s + 5000, &got, &ino));
+  g_assert_cmpstr (got.comm, ==, "dd");
+  g_assert_cmpuint (ino, ==, 77);
+  /* An owner stays; past the window nothing is amended or handed down. */
+  lm_attrib_uppers_amend (u, 254 << 20 | 1, 10 * s + 4000, &vim, 78);
+  g_assert_true (lm_attrib_uppers_owner (u, "sda", 10 * s + 5000, &got, &ino));
+  g_assert_cmpstr (got.comm, ==, "dd");
+  g_assert_false (lm_attrib_uppers_owner (u, "sda", 13 * s, &got, &ino));
+  lm_attrib_uppers_note (u, 254 << 20 | 0, 20 * s, NULL, 0);
+  lm_attrib_uppers_amend (u, 254 << 20 | 0, 23 * s, &vim, 78);
+  g_assert_false (lm_attrib_uppers_owner (u, "sda", 20 * s + 1000, &got, &ino));
+  /* The latest note of the stack counts: dm-0's, nobody's, hides dm-1's. */
+  lm_attrib_uppers_note (u, 254 << 20 | 1, 30 * s, &vim, 0);
+  lm_attrib_uppers_note (u, 254 << 20 | 0, 30 * s + 100, NULL, 0);
+  g_assert_false (lm_attrib_uppers_owner (u, "sda", 30 * s + 1000, &got, &ino));
+  /* Full: other devices' notes crowd in; only the oldest go, so dm-1's
+   * newer note survives 300 others made before it. */
+  for (guint i = 0; i < 300; i++)
+    lm_attrib_uppers_note (u, 200 << 20 | i, 40 * s + i, &vim, 0);
+  lm_attrib_uppers_note (u, 254 << 20 | 1, 50 * s, &dd, 5);
+  for (guint i = 300; i < 600; i++)
+    lm_attrib_uppers_note (u, 200 << 20 | i, 50 * s - 1000 + i, &vim, 0);
+  g_assert_true (lm_attrib_uppers_owner (u, "sda", 50 * s + 1000, &got, &ino));
+  g_assert_cmpstr (got.comm, ==, "dd");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -417,5 +464,6 @@ main (int argc, char **argv)
   ADD ("/sb-disks/for-bdi", test_for_bdi);
   ADD ("/blockdev/hotplug", test_hotplug);
   ADD ("/attrib-stack/keys", test_stack_keys);
+  ADD ("/attrib-stack/uppers", test_uppers);
   return g_test_run ();
 }

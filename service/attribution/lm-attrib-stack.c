@@ -148,6 +148,24 @@ struct _LmAttribUppers
   GHashTable *notes; /* key → UpperNote */
 };
 
+/* Full: the oldest note goes (the others may be for a write on its way). */
+static void
+drop_oldest (GHashTable *notes)
+{
+  GHashTableIter iter;
+  gpointer key, value, oldest = NULL;
+  gint64 oldest_usec = G_MAXINT64;
+
+  g_hash_table_iter_init (&iter, notes);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (((const UpperNote *) value)->usec < oldest_usec)
+      {
+        oldest_usec = ((const UpperNote *) value)->usec;
+        oldest = key;
+      }
+  g_hash_table_remove (notes, oldest);
+}
+
 LmAttribUppers *
 lm_attrib_uppers_new (void)
 {
@@ -179,8 +197,9 @@ lm_attrib_uppers_note (LmAttribUppers *uppers, guint32 key, gint64 usec, const L
       n->owner = *owner;
       n->ino = ino;
     }
-  if (g_hash_table_size (uppers->notes) >= UPPER_MAX)
-    g_hash_table_remove_all (uppers->notes);
+  if (g_hash_table_size (uppers->notes) >= UPPER_MAX
+      && !g_hash_table_contains (uppers->notes, GUINT_TO_POINTER (key)))
+    drop_oldest (uppers->notes);
   g_hash_table_replace (uppers->notes, GUINT_TO_POINTER (key), n);
 }
 
