@@ -687,3 +687,28 @@ lm_disks_set_wear_func (LmDisks *self, LmDisksWearFunc func, gpointer user_data)
   self->wear_func = func;
   self->wear_data = user_data;
 }
+
+const char *
+lm_disks_find (LmDisks *self, const char *name_or_id)
+{
+  GHashTableIter iter;
+  gpointer value;
+  LmDisk *d = g_hash_table_lookup (self->disks, name_or_id);
+
+  if (d == NULL)
+    {
+      g_hash_table_iter_init (&iter, self->disks);
+      while (d == NULL && g_hash_table_iter_next (&iter, NULL, &value))
+        if (g_strcmp0 (((LmDisk *) value)->id, name_or_id) == 0)
+          d = value;
+    }
+  return d != NULL && !d->excluded ? d->name : NULL;
+}
+
+gboolean
+lm_disks_is_awake (LmDisks *self, const char *name)
+{
+  LmDisk *d = g_hash_table_lookup (self->disks, name);
+
+  return d != NULL && !d->excluded && !d->asleep;
+}
