@@ -60,6 +60,8 @@ int lm_ctl_mode (int argc, char **argv);
 int lm_ctl_sync (int argc, char **argv);
 int lm_ctl_set (int argc, char **argv);
 int lm_ctl_inhibit (int argc, char **argv);
+int lm_ctl_defer (int argc, char **argv);
+int lm_ctl_wait_awake (int argc, char **argv);
 int lm_ctl_watch (int argc, char **argv);
 int lm_ctl_spinups (int argc, char **argv);
 int lm_ctl_disks (int argc, char **argv);
