@@ -25,6 +25,7 @@ typedef struct
   char *sender;
   GPtrArray *disks; /* kernel names */
   gint64 start_us;  /* monotonic */
+  gint64 end_us;    /* monotonic: max_seconds after the start */
   guint timeout_id;
 } LmWaiter;
 
@@ -107,7 +108,15 @@ static gboolean
 on_timeout (gpointer user_data)
 {
   LmWaiter *w = user_data;
+  gint64 left_us = w->end_us - g_get_monotonic_time ();
 
+  /* A whole-second timer (woken with others) may fire up to a second
+   * early: never answer before max_seconds. */
+  if (left_us > 0)
+    {
+      w->timeout_id = g_timeout_add ((guint) (left_us / 1000 + 1), on_timeout, w);
+      return G_SOURCE_REMOVE;
+    }
   w->timeout_id = 0;
   waiter_finish (w, "timeout");
   return G_SOURCE_REMOVE;
@@ -338,6 +347,7 @@ wait_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller, gpo
   w->sender = g_strdup (sender);
   w->disks = g_steal_pointer (&disks);
   w->start_us = g_get_monotonic_time ();
+  w->end_us = w->start_us + (gint64) max_seconds * G_USEC_PER_SEC;
   w->timeout_id = g_timeout_add_seconds (max_seconds, on_timeout, w);
   g_ptr_array_add (self->waiters, w);
 
