@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import time
-import unittest
 
 import lmpolkit
 import lmtest
