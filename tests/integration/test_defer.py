@@ -117,16 +117,23 @@ class DeferTestCase(DaemonTestCase):
         super().setUp()
         if lmpolkit.available() is not None:
             self.skipTest("needs a real polkitd: %s" % lmpolkit.available())
-        r = self.root
-        os.makedirs(r.file("/sys/block/vda/queue"))
-        r.write("/sys/block/vda/size", "1953525168\n")
-        r.write("/sys/block/vda/removable", "0\n")
-        r.write("/sys/block/vda/queue/rotational", "1\n")
         self.io = 100
-        self.write_stat()
+        self.make_disk()
         self.upower = self.start_mock("upower", {"OnBattery": self.on_battery})
         self.start_daemon()
         self.wait_until(lambda: self.status()["PowerSource"] == "upower", message="UPower used")
+
+    def make_disk(self):
+        r = self.root
+        os.makedirs(r.file("/sys/block/vda/queue"))
+        self.write_disk_files("/sys/block/vda")
+
+    def write_disk_files(self, base):
+        r = self.root
+        r.write(base + "/size", "1953525168\n")
+        r.write(base + "/removable", "0\n")
+        r.write(base + "/queue/rotational", "1\n")
+        self.write_stat()
 
     def write_stat(self):
         n = self.io
@@ -303,6 +310,60 @@ class WaitAwakeTest(DeferTestCase):
         r = self.ctl_run("defer", "--path", "/nonexistent/x", "--", "true")
         self.assertEqual(r.returncode, 0, r)
         self.assertIn("cannot resolve /nonexistent/x", r.err)
+
+
+class PathTest(DeferTestCase):
+    """WaitAwake on a path: --path (default: the current directory): the mount holding it, from
+    the daemon's own mount table, and the disk under it, from sysfs. The
+    fake root's /proc/self/mountinfo is the real one; its sysfs has vda
+    with the device number of the filesystem holding the test's files."""
+
+    def make_disk(self):
+        st = os.stat(self.tmp)
+        maj, mnr = os.major(st.st_dev), os.minor(st.st_dev)
+        if maj == 0:
+            self.skipTest("the test's files are on a filesystem without a block device")
+        r = self.root
+        dev = "/sys/devices/virtual/block/vda"
+        os.makedirs(r.file(dev + "/queue"))
+        r.write(dev + "/dev", "%d:%d\n" % (maj, mnr))
+        for link, target in (("/sys/block/vda", "../devices/virtual/block/vda"),
+                             ("/sys/class/block/vda", "../../devices/virtual/block/vda"),
+                             ("/sys/dev/block/%d:%d" % (maj, mnr),
+                              "../../devices/virtual/block/vda")):
+            os.makedirs(os.path.dirname(r.file(link)), exist_ok=True)
+            os.symlink(target, r.file(link))
+        self.write_disk_files(dev)
+        os.makedirs(r.file("/proc/self"))
+        os.symlink("/proc/self/mountinfo", r.file("/proc/self/mountinfo"))
+
+    def test_path_and_current_directory(self):
+        self.wait_asleep()
+        p = self.start_ctl("defer", "--path", self.tmp, "--max", "60s", "--", "echo", "deferred")
+        self.waiting(1)
+        self.do_io()
+        out, err = p.communicate(timeout=10)
+        self.assertEqual((p.returncode, out, err), (0, "deferred\n", ""))
+        self.waiting(0)
+        self.wait_asleep()
+        # No --path: the current directory, resolved by laptop-modectl.
+        p = subprocess.Popen([self.ctl, "wait-awake", "--max", "60s"], cwd=self.tmp, env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        self.waiting(1)
+        self.do_io()
+        out, err = p.communicate(timeout=10)
+        self.assertEqual((out, err), ("awake\n", ""))
+
+    def test_path_on_no_disk(self):
+        """A filesystem with no disk under it: an error naming the mount;
+        defer runs the command at once."""
+        got = self.wait_call("/proc/self", 10)
+        self.assertEqual(got, (ERR + "InvalidArgs", "No disk the daemon watches holds "
+                               "“/proc/self” (mount “/proc”, proc)"))
+        r = self.ctl_run("defer", "--path", "/proc", "--", "echo", "x")
+        self.assertEqual((r.returncode, r.out), (0, "x\n"), r)
+        self.assertIn("No disk the daemon watches holds “/proc”", r.err)
 
 
 class WaitAwakeDeniedTest(DeferTestCase):
