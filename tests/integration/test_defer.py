@@ -313,10 +313,11 @@ class WaitAwakeTest(DeferTestCase):
 
 
 class PathTest(DeferTestCase):
-    """WaitAwake on a path: --path (default: the current directory): the mount holding it, from
-    the daemon's own mount table, and the disk under it, from sysfs. The
-    fake root's /proc/self/mountinfo is the real one; its sysfs has vda
-    with the device number of the filesystem holding the test's files."""
+    """WaitAwake on a path: --path (default: the current directory) is
+    the mount holding it, from the daemon's own mount table, and the disk
+    under it, from sysfs. The fake root's /proc/self/mountinfo is the real
+    one; its sysfs has vda with the device number of the filesystem
+    holding the test's files."""
 
     def make_disk(self):
         st = os.stat(self.tmp)
