@@ -20,8 +20,8 @@
 #define DEFER_CALL_MARGIN_S 30
 
 /* "90s", "30m", "4h", "1d" or bare seconds, at most a day; -1 if not. */
-static gint64
-parse_duration (const char *text)
+gint64
+lm_ctl_parse_duration (const char *text)
 {
   char *end = NULL;
   guint64 n;
@@ -150,7 +150,7 @@ run (int argc, char **argv, gboolean defer)
 
   if (path != NULL && disk != NULL)
     why_not = g_strdup ("--path and --disk are exclusive");
-  else if (max_text != NULL && (max_s = parse_duration (max_text)) < 0)
+  else if (max_text != NULL && (max_s = lm_ctl_parse_duration (max_text)) < 0)
     {
       g_autofree char *shown = lm_ctl_safe (max_text);
       why_not

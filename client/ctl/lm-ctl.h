@@ -52,6 +52,10 @@ void lm_ctl_print_variant_json (GVariant *value);
 GVariant *lm_ctl_parse_setting (const char *key, const char *text, const char **canonical,
                                 GError **error);
 
+/* lm-ctl-defer.c: "90s", "30m", "4h", "1d" or bare seconds, at most a
+ * day, in seconds; -1 for anything else. */
+gint64 lm_ctl_parse_duration (const char *text);
+
 /* The commands, one file per group. */
 int lm_ctl_status (int argc, char **argv);
 int lm_ctl_start (int argc, char **argv);
