@@ -30,6 +30,7 @@
 #define LM_ACTION_MONITOR LM_INTERFACE ".monitor"
 #define LM_ACTION_MONITOR_ALL LM_INTERFACE ".monitor-all"
 #define LM_ACTION_INHIBIT LM_INTERFACE ".inhibit"
+#define LM_ACTION_WAIT_AWAKE LM_INTERFACE ".wait-awake"
 
 /* How clients show a spin-up of another user's process, which the daemon
  * sends without its name, pid or file (OtherUser true): the caller has

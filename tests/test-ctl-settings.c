@@ -1,4 +1,4 @@
-/* test-ctl-settings.c: laptop-modectl's reading of KEY=VALUE and its JSON.
+/* test-ctl-settings.c: laptop-modectl's reading of KEY=VALUE and its JSON (and of defer's --max).
  * Every key of the daemon's settings table (read from service/settings/lm-settings.c)
  * must be a property of the interface, typed alike, and parse to that type. */
 #include <glib.h>
@@ -164,6 +164,31 @@ test_json_keeps_real_characters (void)
   g_assert_cmpint (json_object_get_int_member (o, "Time"), ==, -1);
 }
 
+/* defer's and wait-awake's --max. */
+static void
+test_parse_duration (void)
+{
+  g_assert_cmpint (lm_ctl_parse_duration ("90s"), ==, 90);
+  g_assert_cmpint (lm_ctl_parse_duration ("90"), ==, 90);
+  g_assert_cmpint (lm_ctl_parse_duration ("30m"), ==, 1800);
+  g_assert_cmpint (lm_ctl_parse_duration ("30min"), ==, 1800);
+  g_assert_cmpint (lm_ctl_parse_duration ("4h"), ==, 14400);
+  g_assert_cmpint (lm_ctl_parse_duration ("1d"), ==, 86400);
+  g_assert_cmpint (lm_ctl_parse_duration ("24h"), ==, 86400);
+  g_assert_cmpint (lm_ctl_parse_duration ("0"), ==, 0);
+  g_assert_cmpint (lm_ctl_parse_duration ("25h"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("86401"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("2d"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("99999999999999999999h"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("-1h"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration (" 1h"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("1 h"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("4x"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration ("h"), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration (""), ==, -1);
+  g_assert_cmpint (lm_ctl_parse_duration (NULL), ==, -1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -171,5 +196,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ctl/every-key-is-a-property", test_every_key_is_a_property);
   g_test_add_func ("/ctl/parse-by-property-type", test_parse_by_property_type);
   g_test_add_func ("/ctl/json", test_json_keeps_real_characters);
+  g_test_add_func ("/ctl/parse-duration", test_parse_duration);
   return g_test_run ();
 }

@@ -166,6 +166,12 @@ class CompletionTest(unittest.TestCase):
         self.assertIn("--", complete("laptop-modectl inhibit "))
         self.assertIn("true", complete("laptop-modectl inhibit -- tru"))
 
+    def test_defer_completes_its_options_and_the_command(self):
+        self.assertIn("--", complete("laptop-modectl defer "))
+        self.assertIn("true", complete("laptop-modectl defer --max 4h -- tru"))
+        self.assertIn("--max=", complete("laptop-modectl wait-awake --m"))
+        self.assertEqual(complete("laptop-modectl defer --max 1"), ["1h", "12h"])
+
 
 if __name__ == "__main__":
     lmtest.main()

@@ -52,6 +52,10 @@ void lm_ctl_print_variant_json (GVariant *value);
 GVariant *lm_ctl_parse_setting (const char *key, const char *text, const char **canonical,
                                 GError **error);
 
+/* lm-ctl-defer.c: "90s", "30m", "4h", "1d" or bare seconds, at most a
+ * day, in seconds; -1 for anything else. */
+gint64 lm_ctl_parse_duration (const char *text);
+
 /* The commands, one file per group. */
 int lm_ctl_status (int argc, char **argv);
 int lm_ctl_start (int argc, char **argv);
@@ -60,6 +64,8 @@ int lm_ctl_mode (int argc, char **argv);
 int lm_ctl_sync (int argc, char **argv);
 int lm_ctl_set (int argc, char **argv);
 int lm_ctl_inhibit (int argc, char **argv);
+int lm_ctl_defer (int argc, char **argv);
+int lm_ctl_wait_awake (int argc, char **argv);
 int lm_ctl_watch (int argc, char **argv);
 int lm_ctl_spinups (int argc, char **argv);
 int lm_ctl_disks (int argc, char **argv);

@@ -99,6 +99,7 @@ static const LmAuthRule rules[] = {
   { "Configure", LM_ACTION_CONFIGURE, details_configure },
   { "Inhibit", LM_ACTION_INHIBIT, details_inhibit },
   { "Release", LM_ACTION_INHIBIT, NULL },
+  { "WaitAwake", LM_ACTION_WAIT_AWAKE, NULL },
   { "Subscribe", LM_ACTION_MONITOR, NULL, TRUE },
   { "Unsubscribe", LM_ACTION_MONITOR, NULL },
   { "GetSpinUps", LM_ACTION_MONITOR, NULL, TRUE },

@@ -20,6 +20,7 @@
 #include "lm-spinup.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
+#include "lm-waiters.h"
 
 G_BEGIN_DECLS
 
@@ -46,6 +47,7 @@ struct _LmDaemon
   LmLedger *ledger;          /* spin-ups and sleep per disk, 30 days */
   LmLedgerDbus *ledger_dbus; /* its GetLedger and LedgerSummary */
   LmConflicts *conflicts;    /* applied values someone else changed since */
+  LmWaiters *waiters;        /* WaitAwake's callers */
 
   LmSystem sys; /* the participants' view of the above */
 

@@ -40,10 +40,13 @@ lm_daemon_sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_spin_up_idle (s, self->settings->spinup_idle);
   lm_exported_laptop_mode_set_spin_up_history (s, self->settings->spinup_history);
   lm_exported_laptop_mode_set_follow_power_profile (s, self->settings->follow_power_profile);
+  lm_exported_laptop_mode_set_defer_maintenance (s, self->settings->defer_maintenance);
   lm_exported_laptop_mode_set_disk_recheck (s, self->settings->disk_recheck);
   lm_exported_laptop_mode_set_sata_link_policy (s, self->settings->sata_link_policy);
   lm_exported_laptop_mode_set_runtime_pm (s, self->settings->runtime_pm);
   lm_exported_laptop_mode_set_runtime_pmautosuspend_ms (s,
                                                         self->settings->runtime_pm_autosuspend_ms);
   lm_exported_laptop_mode_set_nvme_latency_tolerance_us (s, self->settings->nvme_latency_tolerance);
+  /* What is published is what WaitAwake's callers go by. */
+  lm_waiters_recheck (self->waiters);
 }

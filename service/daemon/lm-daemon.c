@@ -29,6 +29,7 @@ lm_daemon_finalize (GObject *object)
 
   lm_daemon_unexport (self);
   g_clear_pointer (&self->gate, lm_gate_free);
+  g_clear_pointer (&self->waiters, lm_waiters_free);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_handle_id (&self->quiet_id, g_source_remove);
   g_clear_pointer (&self->sleep, lm_sleep_free);
@@ -273,6 +274,34 @@ on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
   lm_disks_note_activity (user_data, disk, quiet_since_us);
 }
 
+/* A disk counted awake or asleep: the ledger's record, and WaitAwake's
+ * callers on a disk that woke go on. */
+static void
+on_disk_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  lm_ledger_note_power (disk, asleep, time_us, self->ledger);
+  if (!asleep)
+    lm_waiters_disk_awake (self->waiters, disk);
+}
+
+/* Why WaitAwake would not wait now, or NULL: the setting, then AC, then
+ * laptop mode off (on AC in mode auto, "ac" says more than "inactive"). */
+static const char *
+waiters_why_now (gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  if (!self->settings->defer_maintenance)
+    return "disabled";
+  if (self->power != NULL && !lm_power_get_on_battery (self->power))
+    return "ac";
+  if (!self->active)
+    return "inactive";
+  return NULL;
+}
+
 /* One of the daemon's own commands woke a disk: a spin-up of its own. */
 static void
 on_own_wake (const char *disk, const char *command, gint64 time_us, gpointer user_data)
@@ -345,7 +374,8 @@ lm_daemon_new (GError **error)
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
   self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
-  lm_disks_set_power_func (self->disks, lm_ledger_note_power, self->ledger);
+  lm_disks_set_power_func (self->disks, on_disk_power, self);
+  self->waiters = lm_waiters_new (self->skeleton, self->disks, waiters_why_now, self);
   lm_disks_set_wear_func (self->disks, lm_ledger_note_wear, self->ledger);
   /* The ledger's activity and flushed counts; the disks' re-check stops
    * while spin-ups come from the kernel. */

@@ -46,6 +46,13 @@ G_BEGIN_DECLS
  * own watches (UPower, logind, power-profiles-daemon), stay well below. */
 #define LM_LIMIT_SUBSCRIBERS_PER_UID 16
 #define LM_LIMIT_SUBSCRIBERS 128
+/* WaitAwake: its max_seconds (a day), and waiters per connection, per user
+ * and in all. Each connection waiting costs a match rule (its watch), as
+ * a subscriber does: 64 more stay below the bus's 512 with those above. */
+#define LM_LIMIT_WAIT_SECONDS 86400
+#define LM_LIMIT_WAITERS_PER_SENDER 4
+#define LM_LIMIT_WAITERS_PER_UID 32
+#define LM_LIMIT_WAITERS 64
 
 /* At most this many bytes of a refused value are quoted in an error or a
  * log line: enough to recognise it, never enough to grow a reply past what

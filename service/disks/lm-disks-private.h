@@ -23,6 +23,7 @@ typedef struct
   LmAtaPower power;  /* last answer (ATA only) */
   gboolean asleep;   /* counted as standby: ATA standby/sleeping, or quiet */
   guint64 io;        /* I/O counters from stat, summed */
+  gint64 io_mono;    /* monotonic µs when io was last seen to move */
   gint64 since_mono, since_real, start_mono;
   guint64 active_us, standby_us;
   guint transitions, spinups;

@@ -237,6 +237,7 @@ on_idle_timeout (gpointer user_data)
   if (io != d->io)
     {
       d->io = io;
+      d->io_mono = g_get_monotonic_time ();
       io_seen (d);
       /* Busy. Where the kernel reports spin-ups, the one after this busy
        * spell says when it went quiet (lm_disks_note_activity), so no
@@ -315,6 +316,7 @@ on_recheck (gpointer user_data)
   if (io != d->io)
     {
       d->io = io;
+      d->io_mono = g_get_monotonic_time ();
       io_seen (d);
       woke (d);
       return G_SOURCE_REMOVE;
@@ -360,6 +362,7 @@ lm_disks_note_activity (LmDisks *self, const char *disk_name, gint64 quiet_since
   if (d == NULL || d->excluded)
     return;
   lm_blockdev_read_io (d->name, &d->io);
+  d->io_mono = g_get_monotonic_time ();
   /* I/O right now: the drive is awake and may be asked. */
   io_seen (d);
   /* Busy when last seen and not watched since: it slept from one
@@ -507,6 +510,7 @@ disk_new (LmDisks *self, const char *name)
   d->start_mono = d->since_mono = g_get_monotonic_time ();
   d->since_real = g_get_real_time ();
   lm_blockdev_read_io (name, &d->io);
+  d->io_mono = g_get_monotonic_time ();
   d->nvme = lm_disk_nvme_new (name, nvme_read, self);
   probe_ata (d);
   if (d->ata && d->rotational)
@@ -686,4 +690,56 @@ lm_disks_set_wear_func (LmDisks *self, LmDisksWearFunc func, gpointer user_data)
 {
   self->wear_func = func;
   self->wear_data = user_data;
+}
+
+const char *
+lm_disks_find (LmDisks *self, const char *name_or_id)
+{
+  GHashTableIter iter;
+  gpointer value;
+  LmDisk *d = g_hash_table_lookup (self->disks, name_or_id);
+
+  if (d == NULL)
+    {
+      g_hash_table_iter_init (&iter, self->disks);
+      while (d == NULL && g_hash_table_iter_next (&iter, NULL, &value))
+        if (g_strcmp0 (((LmDisk *) value)->id, name_or_id) == 0)
+          d = value;
+    }
+  return d != NULL && !d->excluded ? d->name : NULL;
+}
+
+/* Where spin-ups come from the kernel, a disk still busy at its idle
+ * check is not watched until its next spin-up (on_idle_timeout), so it
+ * may count as awake long after it went quiet. Asked then, its counters
+ * say: unchanged for SpinUpIdle, it is asleep (counted so from one
+ * threshold after they last moved); moved since a look less than a
+ * threshold ago, awake; else unknown: watched again (arm_idle), and taken
+ * as asleep, since a wrong "awake" would cost the spin-up a waiter avoids. */
+gboolean
+lm_disks_is_awake (LmDisks *self, const char *name)
+{
+  LmDisk *d = g_hash_table_lookup (self->disks, name);
+  gint64 now = g_get_monotonic_time ();
+  gint64 idle_us = (gint64) self->idle_s * G_USEC_PER_SEC;
+  guint64 io;
+
+  if (d == NULL || d->excluded || d->asleep)
+    return FALSE;
+  if (d->ata || !self->event_driven || d->idle_id != 0 || d->recheck_id != 0)
+    return TRUE;
+  if (!lm_blockdev_read_io (d->name, &io))
+    return FALSE;
+  if (io == d->io)
+    {
+      if (now - d->io_mono < idle_us)
+        return TRUE;
+      set_asleep_at (d, TRUE, now - d->io_mono - idle_us);
+      return FALSE;
+    }
+  gboolean recent = now - d->io_mono < idle_us;
+  d->io = io;
+  d->io_mono = now;
+  arm_idle (d);
+  return recent;
 }

@@ -41,6 +41,14 @@ void lm_disks_note_resumed (LmDisks *disks);
  * re-checked on a timer; the periodic re-check is the fallback. */
 void lm_disks_set_event_driven (LmDisks *disks, gboolean event_driven);
 
+/* The kernel name (its key in Disks) of the disk @name_or_id names, by
+ * that name or its Id; NULL when no watched disk has it (unknown, or
+ * Exclude=true: its state is not followed). */
+const char *lm_disks_find (LmDisks *disks, const char *name_or_id);
+/* Whether watched disk @name counts as active now (I/O within SpinUpIdle,
+ * or an ATA disk not in standby), as Disks shows: nothing is sent to it. */
+gboolean lm_disks_is_awake (LmDisks *disks, const char *name);
+
 /* Told each time a disk is counted asleep or awake (the ledger). */
 typedef void (*LmDisksPowerFunc) (const char *disk, gboolean asleep, gint64 time_us,
                                   gpointer user_data);

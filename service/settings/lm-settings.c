@@ -62,6 +62,7 @@ static const LmSettingKey setting_keys[] = {
   UINT_KEY ("RuntimePMAutosuspendMs", runtime_pm_autosuspend_ms, 0, 3600000),
   STR_KEY ("NvmeLatencyToleranceUs", nvme_latency_tolerance, NULL),
   BOOL_KEY ("FollowPowerProfile", follow_power_profile),
+  BOOL_KEY ("DeferMaintenance", defer_maintenance),
 };
 
 const LmSettingKey *
@@ -90,6 +91,7 @@ lm_settings_new (void)
   s->low_battery_percent = 10;
   s->remount = TRUE;
   s->follow_power_profile = TRUE;
+  s->defer_maintenance = TRUE;
   s->remount_types = g_strdupv ((char **) remount_type_choices);
   s->no_remount = g_new0 (char *, 1);
   s->disks = lm_disk_policies_new ();
@@ -142,6 +144,7 @@ lm_settings_equal (const LmSettings *a, const LmSettings *b)
          && a->dirty_background_ratio == b->dirty_background_ratio
          && a->low_battery_percent == b->low_battery_percent && a->remount == b->remount
          && a->follow_power_profile == b->follow_power_profile
+         && a->defer_maintenance == b->defer_maintenance
          && g_strv_equal ((const char *const *) a->remount_types,
                           (const char *const *) b->remount_types)
          && g_strv_equal ((const char *const *) a->no_remount, (const char *const *) b->no_remount)

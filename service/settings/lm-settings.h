@@ -26,6 +26,7 @@ typedef struct
   gboolean spinup_history;   /* monitor spin-ups even with no subscriber */
   guint disk_recheck; /* seconds between looks at a sleeping disk without attribution; 0: auto */
   gboolean follow_power_profile; /* mode auto: on while the profile is power-saver */
+  gboolean defer_maintenance;    /* WaitAwake waits; FALSE: it returns at once */
   GHashTable *disks;      /* [Disk ID] sections: stable id → LmDiskPolicy (lm-disk-policy.h) */
   char *sata_link_policy; /* link_power_management_policy while on; "keep"/"": untouched */
   gboolean runtime_pm;    /* power/control=auto for disks and their controllers */

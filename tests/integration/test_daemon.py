@@ -314,6 +314,7 @@ class ConfigureTest(DaemonTestCase):
         ("history as number", ["SpinUpHistory", "u", "1"], "SpinUpHistory"),
         ("recheck over a day", ["DiskRecheck", "u", "86401"], "DiskRecheck"),
         ("profile as string", ["FollowPowerProfile", "s", "yes"], "FollowPowerProfile"),
+        ("defer as number", ["DeferMaintenance", "u", "0"], "DeferMaintenance"),
         ("disk settings as string", ["DiskSettings", "s", "sda"], "DiskSettings"),
     ]
 
@@ -427,7 +428,8 @@ class ConfigureTest(DaemonTestCase):
         "DirtyBackgroundRatio": "uint32 5", "LowBatteryPercent": "uint32 20",
         "Remount": "false", "RemountTypes": "['ext4']", "NoRemount": "['/srv']",
         "Attribution": "'none'", "SpinUpIdle": "uint32 30", "SpinUpHistory": "true",
-        "DiskRecheck": "uint32 60", "FollowPowerProfile": "false", "DiskSettings": "{'ata-X': {'APM': <uint32 128>}}",
+        "DiskRecheck": "uint32 60", "FollowPowerProfile": "false",
+        "DeferMaintenance": "false", "DiskSettings": "{'ata-X': {'APM': <uint32 128>}}",
     }
 
     def test_every_key_denied_unprivileged(self):

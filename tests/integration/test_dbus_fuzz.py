@@ -67,7 +67,8 @@ SETTING_KEYS = {  # Configure's keys with their types (lm-settings.c)
     "Mode": "s", "Engine": "s", "MaxLostWork": "u", "LaptopModeSeconds": "u", "DirtyRatio": "u",
     "DirtyBackgroundRatio": "u", "LowBatteryPercent": "u", "Remount": "b", "RemountTypes": "as",
     "NoRemount": "as", "Attribution": "s", "SpinUpIdle": "u", "SpinUpHistory": "b",
-    "DiskRecheck": "u", "FollowPowerProfile": "b", "DiskSettings": "a{sa{sv}}",
+    "DiskRecheck": "u", "FollowPowerProfile": "b", "DeferMaintenance": "b",
+    "DiskSettings": "a{sa{sv}}",
 }
 # Successful calls of these change nothing that is compared.
 # (Subscribe is not one: it starts monitoring, which sets vm.block_dump.)
@@ -254,7 +255,7 @@ class Gen(random.Random):
                   "SpinUpIdle": (1, 86400), "DiskRecheck": (0, 86400)}
         if key in ranges:
             return GLib.Variant("u", self.randint(*ranges[key]))
-        if key in ("Remount", "SpinUpHistory"):
+        if key in ("Remount", "SpinUpHistory", "DeferMaintenance"):
             return GLib.Variant("b", self.random() < 0.5)
         if key == "Mode":
             return GLib.Variant("s", self.choice(["on", "off", "auto"]))

@@ -29,6 +29,7 @@ ACTIONS = {
     "org.laptopmode.LaptopMode1.configure": ("auth_admin_keep", "auth_admin_keep", "auth_admin_keep"),
     "org.laptopmode.LaptopMode1.monitor": ("auth_admin", "auth_admin", "yes"),
     "org.laptopmode.LaptopMode1.inhibit": ("auth_admin_keep", "auth_admin_keep", "yes"),
+    "org.laptopmode.LaptopMode1.wait-awake": ("yes", "yes", "yes"),
 }
 
 # Every method that changes something, with the laptop-modectl command that

@@ -1,0 +1,31 @@
+/* lm-waiters.h: WaitAwake's callers, each waiting until a disk is awake
+ * anyway; owns their replies, timeouts and bus watches, never a disk. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "lm-disks.h"
+#include "lm-generated.h"
+
+G_BEGIN_DECLS
+
+typedef struct _LmWaiters LmWaiters;
+
+/* Why a wait ends now whatever the disk does ("disabled", "ac",
+ * "inactive"), or NULL to wait. Asked at each call and at each recheck. */
+typedef const char *(*LmWaitersWhyNowFunc) (gpointer user_data);
+
+LmWaiters *lm_waiters_new (LmExportedLaptopMode *skeleton, LmDisks *disks,
+                           LmWaitersWhyNowFunc why_now, gpointer user_data);
+/* Answers every waiter left with an error: the daemon is stopping. */
+void lm_waiters_free (LmWaiters *waiters);
+
+/* The daemon's state changed: waiters whose wait no longer applies end. */
+void lm_waiters_recheck (LmWaiters *waiters);
+/* Disk @name (kernel name) counts as awake now: its waiters end. */
+void lm_waiters_disk_awake (LmWaiters *waiters, const char *name);
+guint lm_waiters_count (LmWaiters *waiters);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmWaiters, lm_waiters_free)
+
+G_END_DECLS
