@@ -286,8 +286,10 @@ on_disk_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_
     lm_waiters_disk_awake (self->waiters, disk);
 }
 
-/* Why WaitAwake would not wait now, or NULL: the setting, then AC, then
- * laptop mode off (on AC in mode auto, "ac" says more than "inactive"). */
+/* Why WaitAwake would not wait now, or NULL: the setting, then laptop
+ * mode off ("ac" when on AC: mode auto turned it off for that). Laptop
+ * mode forced on while on AC (Mode on: a silent machine, say) is laptop
+ * mode all the same: its disks sleep, and the wait holds. */
 static const char *
 waiters_why_now (gpointer user_data)
 {
@@ -295,10 +297,8 @@ waiters_why_now (gpointer user_data)
 
   if (!self->settings->defer_maintenance)
     return "disabled";
-  if (self->power != NULL && !lm_power_get_on_battery (self->power))
-    return "ac";
   if (!self->active)
-    return "inactive";
+    return self->power != NULL && !lm_power_get_on_battery (self->power) ? "ac" : "inactive";
   return NULL;
 }
 

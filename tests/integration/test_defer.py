@@ -263,6 +263,18 @@ class WaitAwakeTest(DeferTestCase):
         r = self.ctl_run("wait-awake", "--disk", "vda", check=True)
         self.assertEqual(r.out, "ac\n")
 
+    def test_forced_on_waits_on_ac(self):
+        """Mode on while on AC: laptop mode all the same, so the wait holds
+        (ac is for mode auto, which turns laptop mode off on AC)."""
+        self.set_battery(False)
+        self.ctl_run("mode", "on", check=True)
+        self.wait_asleep()
+        p = self.start_ctl("wait-awake", "--disk", "vda", "--max", "60s")
+        self.waiting(1)
+        self.do_io()
+        out, err = p.communicate(timeout=15)
+        self.assertEqual((out, err), ("awake\n", ""))
+
     def test_defer_maintenance_false(self):
         """DeferMaintenance=false: at once, "disabled"; set while a caller
         waits, that one ends too. The property shows it."""
