@@ -117,7 +117,7 @@ class DeferRealKernelTest(DaemonTestCase):
                                   + self.daemon_log())
                 break
             seen = [json.loads(x) for x in lines.drain(2)]
-            print("attempt %d: the disk did I/O while defer waited (%r to %r); SpinUps: %r; "
+            print("# retry %d: the disk did I/O while defer waited (%r to %r); SpinUps: %r; "
                   "the deferred cat %s" % (attempt + 1, io_before, io_after, seen,
                                            "ran" if early else "did not run yet"))
             deferred.kill()
