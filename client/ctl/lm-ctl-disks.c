@@ -20,7 +20,8 @@ format_duration (guint64 s)
   return g_strdup_printf ("%" G_GUINT64_FORMAT " s", s);
 }
 
-/* The daemon counts up to Since; the current state has lasted since then. */
+/* The daemon counts up to CountedUntil (Since, from a daemon that did not
+ * say); the current state has lasted since then. */
 static void
 disk_times (GVariant *disk, guint64 *active, guint64 *standby)
 {
@@ -30,7 +31,8 @@ disk_times (GVariant *disk, guint64 *active, guint64 *standby)
   *active = *standby = 0;
   g_variant_lookup (disk, "ActiveSeconds", "t", active);
   g_variant_lookup (disk, "StandbySeconds", "t", standby);
-  g_variant_lookup (disk, "Since", "x", &since);
+  if (!g_variant_lookup (disk, "CountedUntil", "x", &since))
+    g_variant_lookup (disk, "Since", "x", &since);
   g_variant_lookup (disk, "Asleep", "b", &asleep);
   gint64 extra = MAX (0, g_get_real_time () - since) / G_USEC_PER_SEC;
   if (since > 0)

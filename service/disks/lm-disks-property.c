@@ -29,6 +29,9 @@ disk_to_variant (LmDisk *d)
   g_variant_builder_add (&b, "{sv}", "Asleep", g_variant_new_boolean (d->asleep));
   g_variant_builder_add (&b, "{sv}", "Inferred", g_variant_new_boolean (!d->ata));
   g_variant_builder_add (&b, "{sv}", "Since", g_variant_new_int64 (d->since_real));
+  /* The counts below run to now: a reader adds the time since this, not
+   * since Since (the property is sent again without a change of state). */
+  g_variant_builder_add (&b, "{sv}", "CountedUntil", g_variant_new_int64 (g_get_real_time ()));
   g_variant_builder_add (&b, "{sv}", "ActiveSeconds",
                          g_variant_new_uint64 (d->active_us / G_USEC_PER_SEC));
   g_variant_builder_add (&b, "{sv}", "StandbySeconds",

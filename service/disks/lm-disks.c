@@ -381,18 +381,15 @@ lm_disks_note_resumed (LmDisks *self)
 {
   GHashTableIter iter;
   gpointer value;
-  gint64 mono = g_get_monotonic_time (), real = g_get_real_time ();
+  gint64 mono = g_get_monotonic_time ();
 
   /* The counters run on the monotonic clock, which stood still while
-   * suspended; Since moves to now, so that a reader adding "now - Since"
-   * to the current state (laptop-modectl disks) adds no suspended time. */
+   * suspended; sent again now, with CountedUntil now, so that a reader
+   * adding "now - CountedUntil" to the current state (laptop-modectl
+   * disks) adds no suspended time. */
   g_hash_table_iter_init (&iter, self->disks);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    {
-      LmDisk *d = value;
-      lm_disk_account (d, mono);
-      d->since_real = real;
-    }
+    lm_disk_account (value, mono);
   lm_disks_publish (self);
 }
 

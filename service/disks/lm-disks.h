@@ -35,7 +35,7 @@ void lm_disks_publish (LmDisks *disks);
  * spinning now. Called by spin-up attribution. */
 void lm_disks_note_activity (LmDisks *disks, const char *disk_name, gint64 quiet_since_us);
 /* The machine resumed: time suspended is in no disk's awake or asleep
- * time, and each state counts again from now (Since). */
+ * time; the counts are sent again, up to now (CountedUntil). */
 void lm_disks_note_resumed (LmDisks *disks);
 /* Spin-ups are reported by a filter in the kernel (bpf): no disk is
  * re-checked on a timer; the periodic re-check is the fallback. */
