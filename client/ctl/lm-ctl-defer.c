@@ -67,25 +67,17 @@ wait_awake (const char *target, guint max_s, GError **error)
   return g_strdup (reason);
 }
 
-/* What to wait on: --disk as given, else --path (default ".") resolved
- * here: the daemon matches it against mount points as written. */
+/* What to wait on: --disk as given, else --path (default ".") made
+ * absolute and rid of "." and ".." by name only: a lookup of the path
+ * (realpath) reads what the dentry cache has lost, and woke the very disk
+ * the wait is for. The daemon matches it against mount points as written;
+ * symlinks are not followed. */
 static char *
-target_of (const char *path, const char *disk, GError **error)
+target_of (const char *path, const char *disk)
 {
-  char *resolved;
-
   if (disk != NULL)
     return g_strdup (disk);
-  resolved = realpath (path != NULL ? path : ".", NULL);
-  if (resolved == NULL)
-    {
-      int saved = errno;
-      g_autofree char *shown = lm_ctl_safe (path != NULL ? path : ".");
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot resolve %s: %s", shown,
-                   g_strerror (saved));
-      return NULL;
-    }
-  return resolved;
+  return g_canonicalize_filename (path != NULL ? path : ".", NULL);
 }
 
 static void
@@ -158,9 +150,8 @@ run (int argc, char **argv, gboolean defer)
     }
   else
     {
-      g_autofree char *target = target_of (path, disk, &error);
-      if (target != NULL)
-        reason = wait_awake (target, (guint) max_s, &error);
+      g_autofree char *target = target_of (path, disk);
+      reason = wait_awake (target, (guint) max_s, &error);
       if (reason == NULL)
         {
           g_dbus_error_strip_remote_error (error);

@@ -319,9 +319,12 @@ class WaitAwakeTest(DeferTestCase):
         self.assertEqual(r.returncode, 3, r)
         self.assertIn("laptop-modectl: not waiting for the disk (", r.err)
         self.assertIn("); running sh now", r.err)
-        r = self.ctl_run("defer", "--path", "/nonexistent/x", "--", "true")
+        # Not looked up (a lookup may read the disk the wait is for): the
+        # daemon's answer for it is what costs the note.
+        r = self.ctl_run("defer", "--path", "/nonexistent/../nonexistent/x", "--", "true")
         self.assertEqual(r.returncode, 0, r)
-        self.assertIn("cannot resolve /nonexistent/x", r.err)
+        self.assertIn("laptop-modectl: not waiting for the disk (", r.err)
+        self.assertNotIn("..", r.err)
 
 
 class PathTest(DeferTestCase):
@@ -359,7 +362,7 @@ class PathTest(DeferTestCase):
         self.assertEqual((p.returncode, out, err), (0, "deferred\n", ""))
         self.waiting(0)
         self.wait_asleep()
-        # No --path: the current directory, resolved by laptop-modectl.
+        # No --path: the current directory, made absolute by laptop-modectl.
         p = subprocess.Popen([self.ctl, "wait-awake", "--max", "60s"], cwd=self.tmp, env=self.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
