@@ -267,11 +267,17 @@ lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError
   return TRUE;
 }
 
-/* A spin-up counts as activity in the disks' power accounting. */
+/* A spin-up counts as activity in the disks' power accounting, and the
+ * disk's WaitAwake callers go on: whatever Disks counted it (with bpf, a
+ * disk busy at its idle check is not counted asleep, so its spin-up is no
+ * change of state there and was never passed on). */
 static void
 on_disk_woken (const char *disk, gint64 quiet_since_us, gpointer user_data)
 {
-  lm_disks_note_activity (user_data, disk, quiet_since_us);
+  LmDaemon *self = user_data;
+
+  lm_disks_note_activity (self->disks, disk, quiet_since_us);
+  lm_waiters_disk_awake (self->waiters, disk);
 }
 
 /* A disk counted awake or asleep: the ledger's record, and WaitAwake's
@@ -370,7 +376,7 @@ lm_daemon_new (GError **error)
   self->spinup = lm_spinup_new (self->skeleton, self->state);
   self->disks = lm_disks_new (self->skeleton, self->state);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
-  lm_spinup_set_wake_func (self->spinup, on_disk_woken, self->disks);
+  lm_spinup_set_wake_func (self->spinup, on_disk_woken, self);
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
   self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
