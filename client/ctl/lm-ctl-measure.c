@@ -1007,6 +1007,9 @@ lm_ctl_measure (int argc, char **argv)
           || !g_variant_is_of_type (m->compare_original, g_variant_get_type (value)))
         {
           g_autofree char *got = lm_ctl_safe (key);
+          g_clear_pointer (&m->compare_value, g_variant_unref);
+          g_clear_pointer (&m->compare_original, g_variant_unref);
+          g_clear_pointer (&m->compare_key, g_free);
           return lm_ctl_usage_error ("--compare: “%s” is not a setting laptop-moded has", got);
         }
       g_autofree char *was = g_variant_is_of_type (m->compare_original, G_VARIANT_TYPE_STRING)

@@ -120,6 +120,14 @@ lm_measurement_load (const char *state_dir)
         g_warning ("Not using the saved measurement: %s", error->message);
       return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
     }
+  /* GLib's text parser hands a string literal's bytes to
+   * g_variant_new_string unchecked: a file that is not UTF-8 is refused
+   * before it. */
+  if (memchr (text, '\0', length) != NULL || !g_utf8_validate (text, (gssize) length, NULL))
+    {
+      g_warning ("Not using the saved measurement in %s: not UTF-8 text", path);
+      return g_variant_ref_sink (g_variant_new_array (G_VARIANT_TYPE ("{sv}"), NULL, 0));
+    }
   g_autoptr (GVariant) v = g_variant_parse (G_VARIANT_TYPE_VARDICT, text, NULL, NULL, &error);
   if (v == NULL || !lm_measurement_validate (v, &error))
     {
