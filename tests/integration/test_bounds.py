@@ -183,6 +183,10 @@ class LedgerLoadTest(LedgerTest):
             stall = max([min(a, answered) - max(s, sent) for s, a in reads["bus"]
                          if a > sent and s < answered] + [0.0])
             worst = max(worst, answered - sent - stall)
+        lats = sorted(a - s for s, a in daemon)
+        print("property reads: median %.1f ms, 99th percentile %.1f ms, the 5 slowest %s"
+              % (lats[len(lats) // 2] * 1e3, lats[int(len(lats) * 0.99)] * 1e3,
+                 ", ".join("%.0f ms" % (x * 1e3) for x in lats[-5:])))
         pages = sum(r["pages"] for r in results)
         records = sum(r["records"] for r in results)
         errors = {}
