@@ -47,16 +47,32 @@ lm_jclock_fast (struct lm_jclock *c, __u64 *now)
   return 1;
 }
 
-/* A precise reading; @window_ns: the next fast path's window. */
-static __always_inline __u64
-lm_jclock_sync (struct lm_jclock *c, __u64 window_ns)
+/* A precise reading, with the jiffies then: what lm_jclock_publish takes. */
+struct lm_jclock_reading
 {
-  __u64 now = bpf_ktime_get_boot_ns ();
-  __u64 j = bpf_jiffies64 ();
+  __u64 ns, j;
+};
 
-  c->sync_ns = now;
-  c->sync_j = j;
-  c->last_j = j;
+static __always_inline struct lm_jclock_reading
+lm_jclock_read (void)
+{
+  struct lm_jclock_reading r;
+
+  r.ns = bpf_ktime_get_boot_ns ();
+  r.j = bpf_jiffies64 ();
+  return r;
+}
+
+/* @r becomes the clock's base; @window_ns: the next fast path's window.
+ * Called once the caller has decided what @r's I/O was (a spin-up or
+ * not): another CPU's I/O on the same disk takes the fast path from here
+ * on and moves the disk's last I/O on without that decision, so published
+ * first, it made the spin-up's own test see a disk busy a moment ago. */
+static __always_inline void
+lm_jclock_publish (struct lm_jclock *c, struct lm_jclock_reading r, __u64 window_ns)
+{
+  c->sync_ns = r.ns;
+  c->sync_j = r.j;
   c->win_j = ns_per_jiffy != 0 ? window_ns / ns_per_jiffy : 0;
-  return now;
+  c->last_j = r.j;
 }
