@@ -112,12 +112,11 @@ class LoopExt4:
         return os.path.basename(self.device)
 
     def cleanup(self):
-        if self.mounted:
-            subprocess.run(["umount", self.mnt], capture_output=True)
-            self.mounted = False
-        if self.device is not None:
-            subprocess.run(["losetup", "-d", self.device], capture_output=True)
-            self.device = None
+        # Lazily if busy, and by image: a loop left attached made the next
+        # tests' disks other numbers, and outlived the run.
+        lmtest.release_mounts([self.mnt] if self.mounted else [], [self.image])
+        self.mounted = False
+        self.device = None
 
 
 class LoopBtrfsPair:
@@ -147,11 +146,8 @@ class LoopBtrfsPair:
         return [os.path.basename(d) for d in self.devices]
 
     def cleanup(self):
-        if self.mounted:
-            subprocess.run(["umount", self.mnt], capture_output=True)
-            self.mounted = False
-        for d in self.devices:
-            subprocess.run(["losetup", "-d", d], capture_output=True)
+        lmtest.release_mounts([self.mnt] if self.mounted else [], self.images)
+        self.mounted = False
         self.devices = []
 
 
