@@ -290,6 +290,55 @@ test_activity_round_trip (void)
   g_assert_cmpuint (bad->len, ==, 1);
 }
 
+/* A deferred run: its reason in a 4-byte extension, the caller's names in
+ * comm and path; a reason past the last one known is refused. */
+static void
+test_deferred_round_trip (void)
+{
+  g_autoptr (GByteArray) buf = g_byte_array_new ();
+  LmLedgerRecord a = { .kind = LM_LEDGER_DEFERRED,
+                       .time_us = 1780000000000000,
+                       .end_us = 1780002820000000,
+                       .pid = 4242,
+                       .uid = 0,
+                       .reason = LM_LEDGER_REASON_AWAKE };
+  LmLedgerReason reason;
+
+  g_strlcpy (a.disk, "sda", sizeof a.disk);
+  g_strlcpy (a.comm, "mandb", sizeof a.comm);
+  g_strlcpy (a.path, "man-db.service", sizeof a.path);
+  lm_ledger_record_encode (&a, buf);
+  g_assert_cmpuint (buf->len, ==,
+                    LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_DEFERRED_EXT + 3 + 5
+                        + 14);
+  g_autoptr (GArray) got = parse (buf->data, buf->len, NULL);
+  g_assert_cmpuint (got->len, ==, 1);
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 0), &a, sizeof a) == 0);
+  g_autoptr (GVariant) v = g_variant_ref_sink (lm_ledger_record_to_variant (&a));
+  g_autofree char *text = g_variant_print (v, TRUE);
+  g_assert_cmpstr (text, ==,
+                   "{'Kind': <'deferred'>, 'Disk': <'sda'>, 'Time': <uint64 1780000000000000>, "
+                   "'End': <uint64 1780002820000000>, 'Reason': <'awake'>, 'Pid': <uint32 4242>, "
+                   "'Comm': <'mandb'>, 'Uid': <uint32 0>, 'Unit': <'man-db.service'>}");
+
+  /* Each of WaitAwake's words, and nothing else. */
+  for (guint i = 0; i < 5; i++)
+    {
+      const char *word = lm_ledger_reason_to_string ((LmLedgerReason) i);
+      g_assert_true (lm_ledger_reason_from_string (word, &reason));
+      g_assert_cmpuint (reason, ==, i);
+    }
+  g_assert_false (lm_ledger_reason_from_string ("later", &reason));
+  g_assert_false (lm_ledger_reason_from_string (NULL, &reason));
+
+  /* A reason code no version wrote: the record is skipped, not misread. */
+  g_byte_array_set_size (buf, 0);
+  a.reason = (LmLedgerReason) 9;
+  lm_ledger_record_encode (&a, buf);
+  g_autoptr (GArray) bad = parse (buf->data, buf->len, NULL);
+  g_assert_cmpuint (bad->len, ==, 0);
+}
+
 /* A spin-up's thread name is its extension: up to 15 bytes, no NUL; the
  * first files' spin-ups (no extension) are spin-ups without a thread. */
 static void
@@ -479,6 +528,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ledger/age-pruning", test_age_pruning);
   g_test_add_func ("/ledger/activity-round-trip", test_activity_round_trip);
   g_test_add_func ("/ledger/thread-round-trip", test_thread_round_trip);
+  g_test_add_func ("/ledger/deferred-round-trip", test_deferred_round_trip);
   g_test_add_func ("/ledger/activity-budget", test_activity_budget);
   g_test_add_func ("/ledger/flushed", test_flushed);
   return g_test_run ();

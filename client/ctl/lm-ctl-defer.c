@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "lm-ctl.h"
@@ -151,6 +152,13 @@ run (int argc, char **argv, gboolean defer)
   else
     {
       g_autofree char *target = target_of (path, disk);
+      /* The daemon's ledger names a wait after its caller's process: this
+       * one becomes COMMAND, so it waits under COMMAND's name (as ps shows). */
+      if (defer)
+        {
+          g_autofree char *base = g_path_get_basename (command[0]);
+          prctl (PR_SET_NAME, base, 0, 0, 0);
+        }
       reason = wait_awake (target, (guint) max_s, &error);
       if (reason == NULL)
         {

@@ -91,6 +91,7 @@ disk_json (const LmReportDisk *d)
     json_builder_add_null_value (b);
   lm_report_nvme_json (b, d);
   lm_report_wear_json (b, d);
+  lm_report_deferred_json (b, d);
   json_builder_end_object (b);
   return json_builder_get_root (b);
 }

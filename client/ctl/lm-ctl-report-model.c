@@ -40,6 +40,7 @@ disk_free (gpointer p)
   g_ptr_array_unref (d->spinups);
   g_ptr_array_unref (d->wakers);
   g_array_unref (d->runs);
+  g_ptr_array_unref (d->deferred);
   g_free (d->nvme);
   g_free (d);
 }
@@ -98,6 +99,7 @@ get_disk (LmReport *report, GHashTable *by_name, const char *name)
   d->spinups = g_ptr_array_new_with_free_func (spinup_free);
   d->wakers = g_ptr_array_new_with_free_func (waker_free);
   d->runs = g_array_new (FALSE, FALSE, sizeof (LmReplayRun));
+  d->deferred = g_ptr_array_new_with_free_func (lm_report_deferred_free);
   g_hash_table_insert (by_name, d->name, d);
   g_ptr_array_add (report->disks, d);
   return d;
@@ -192,6 +194,13 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
     }
   else if (g_str_equal (kind, "wear"))
     get_disk (report, by_name, name); /* its values come from Disks */
+  else if (g_str_equal (kind, "deferred"))
+    {
+      /* Shown where it ran: the end of its wait. */
+      if (end_us < report->since_us || end_us > report->until_us)
+        return;
+      lm_report_add_deferred (get_disk (report, by_name, name), rec, time_us, end_us);
+    }
   /* Kinds this client does not know yet are left out, not an error. */
 }
 
@@ -235,6 +244,7 @@ summarise (LmReport *report, LmReportDisk *d)
         g_ptr_array_add (w->threads, g_strdup (s->thread));
     }
   g_ptr_array_sort (d->wakers, cmp_waker);
+  lm_report_link_deferred (d);
   d->recorded.spinups = d->spinups->len;
   d->recorded.awake_s = d->awake_s;
   if (d->runs->len > 0)

@@ -112,6 +112,7 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
              d->recorded.awake_s);
   lm_report_nvme_text (d);
   lm_report_wear_text (d);
+  lm_report_deferred_text (d);
 }
 
 void

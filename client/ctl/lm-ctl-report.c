@@ -17,8 +17,9 @@
 #define LEDGER_PAGE 1000
 #define LEDGER_MAX_PAGES 256
 
-static GVariant *
-fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us, GError **error)
+GVariant *
+lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us,
+                        GError **error)
 {
   g_auto (GVariantBuilder) all = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
   g_autofree char *cursor = g_strdup ("");
@@ -205,7 +206,7 @@ lm_ctl_report (int argc, char **argv)
       proxy = lm_ctl_get_proxy ();
       if (proxy == NULL)
         return EXIT_FAILURE;
-      records = fetch_ledger (proxy, since_us, until_us, &error);
+      records = lm_report_fetch_ledger (proxy, since_us, until_us, &error);
       if (records == NULL)
         {
           lm_ctl_print_error ("Could not read the ledger", error);

@@ -23,6 +23,16 @@ typedef struct
   char *path; /* NULL where not known */
 } LmReportSpinUp;
 
+/* A WaitAwake caller's wait (laptop-modectl defer, a maintenance unit's
+ * wait-awake) and the spin-up it rode (lm-ctl-report-defer.c). */
+typedef struct
+{
+  gint64 start_us, end_us;
+  char *name;   /* its systemd unit, else its process; raw; NULL: another user's */
+  char *reason; /* awake, timeout, inactive, ac, disabled */
+  char *rode;   /* the program whose spin-up it ran in; NULL: none found */
+} LmReportDeferred;
+
 /* Per program (and how), whichever of its threads did the I/O. */
 typedef struct
 {
@@ -63,6 +73,7 @@ typedef struct
   guint32 load_cycles, load_cycle_rating;
   double load_cycles_per_day, load_cycle_days_left; /* -1: not known yet */
   gboolean load_cycle_warning;
+  GPtrArray *deferred; /* LmReportDeferred, by end */
 } LmReportDisk;
 
 typedef struct
@@ -75,6 +86,9 @@ typedef struct
 void lm_report_free (LmReport *report);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmReport, lm_report_free)
 
+/* Every record in [@since_us, @until_us], page by page (GetLedgerPage). */
+GVariant *lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us,
+                                  GError **error);
 /* Builds the model from GetLedger's records (aa{sv}); pure. */
 /* @idle maps disk names to their standby timers in seconds (may be NULL);
  * others get @default_idle_s. */
@@ -102,6 +116,17 @@ void lm_report_add_wear (LmReport *report, GVariant *disks);
 void lm_report_wear_text (const LmReportDisk *d);
 void lm_report_wear_json (JsonBuilder *b, const LmReportDisk *d);
 void lm_report_wear_openmetrics (GString *out, const LmReport *report);
+
+/* lm-ctl-report-defer.c: @rec is a "deferred" record of @d. */
+void lm_report_add_deferred (LmReportDisk *d, GVariant *rec, gint64 start_us, gint64 end_us);
+void lm_report_deferred_free (gpointer p);
+/* Once @d's spin-ups are sorted: the one each wait rode. */
+void lm_report_link_deferred (LmReportDisk *d);
+/* "man-db.service waited 47 min and ran in firefox's spin-up" (raw names:
+ * escape it for the output). */
+char *lm_report_deferred_sentence (const LmReportDeferred *r);
+void lm_report_deferred_text (const LmReportDisk *d);
+void lm_report_deferred_json (JsonBuilder *b, const LmReportDisk *d);
 
 /* lm-ctl-report-measure.c */
 void lm_report_add_measurement (LmReport *report, GVariant *measurement);

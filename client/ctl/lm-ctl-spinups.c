@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lm-ctl-report.h"
 #include "lm-ctl.h"
 
 static char *
@@ -283,6 +284,40 @@ print_summary (GHashTable *per_process)
     }
 }
 
+/* What waited for a disk to be awake since @since_us, from the ledger:
+ * a line each, the wait's end and the spin-up it ran in. */
+static void
+print_deferred (LmExportedLaptopMode *proxy, gint64 since_us)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 now = g_get_real_time ();
+  g_autoptr (GVariant) records = lm_report_fetch_ledger (proxy, since_us, now, &error);
+  gboolean header = FALSE;
+
+  if (records == NULL)
+    {
+      g_debug ("No deferred runs: %s", error->message);
+      return;
+    }
+  g_autoptr (LmReport) report = lm_report_build (records, since_us, now, NULL, 0, NULL);
+  for (guint i = 0; i < report->disks->len; i++)
+    {
+      const LmReportDisk *d = g_ptr_array_index (report->disks, i);
+      g_autofree char *disk = lm_ctl_safe (d->name);
+      for (guint k = 0; k < d->deferred->len; k++)
+        {
+          const LmReportDeferred *r = g_ptr_array_index (d->deferred, k);
+          g_autofree char *when = lm_report_time (r->end_us);
+          g_autofree char *sentence = lm_report_deferred_sentence (r);
+          g_autofree char *safe = lm_ctl_safe (sentence);
+          if (!header)
+            g_print ("\nDeferred runs (laptop-modectl defer, maintenance units):\n");
+          header = TRUE;
+          g_print ("  %s  %-8s %s\n", when, disk, safe);
+        }
+    }
+}
+
 int
 lm_ctl_spinups (int argc, char **argv)
 {
@@ -334,5 +369,10 @@ lm_ctl_spinups (int argc, char **argv)
       return EXIT_SUCCESS;
     }
   print_summary (per_process);
+  /* Since the oldest spin-up listed: the runs that rode them. */
+  g_autoptr (GVariant) oldest = g_variant_get_child_value (list, 0);
+  gint64 since_us = 0;
+  if (g_variant_lookup (oldest, "Time", "x", &since_us))
+    print_deferred (proxy, since_us);
   return EXIT_SUCCESS;
 }

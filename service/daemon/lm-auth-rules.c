@@ -238,7 +238,7 @@ lm_auth_interactive_timeout (void)
  * kind, and the counts; never which process or file. */
 static const char *const kept_keys[] = {
   "Kind",    "Disk",    "Time",  "End",    "Uid",     "Operation", "Via",
-  "Backend", "Flushed", "Reads", "Writes", "Dirtied", NULL,
+  "Backend", "Flushed", "Reads", "Writes", "Dirtied", "Reason",    NULL,
 };
 
 GVariant *

@@ -20,6 +20,7 @@
 #include "lm-spinup.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
+#include "lm-budget.h"
 #include "lm-waiters.h"
 
 G_BEGIN_DECLS
@@ -48,6 +49,7 @@ struct _LmDaemon
   LmLedgerDbus *ledger_dbus; /* its GetLedger and LedgerSummary */
   LmConflicts *conflicts;    /* applied values someone else changed since */
   LmWaiters *waiters;        /* WaitAwake's callers */
+  LmBudget *deferred_budget; /* their ledger records, per uid */
 
   LmSystem sys; /* the participants' view of the above */
 

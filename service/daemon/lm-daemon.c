@@ -15,6 +15,7 @@
 #include "lm-error.h"
 #include "lm-flush.h"
 #include "lm-io.h"
+#include "lm-limits.h"
 #include "lm-names.h"
 #include "lm-paths.h"
 
@@ -30,6 +31,7 @@ lm_daemon_finalize (GObject *object)
   lm_daemon_unexport (self);
   g_clear_pointer (&self->gate, lm_gate_free);
   g_clear_pointer (&self->waiters, lm_waiters_free);
+  g_clear_pointer (&self->deferred_budget, lm_budget_free);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_handle_id (&self->quiet_id, g_source_remove);
   g_clear_pointer (&self->sleep, lm_sleep_free);
@@ -292,6 +294,26 @@ on_disk_power (const char *disk, gboolean asleep, gint64 time_us, gpointer user_
     lm_waiters_disk_awake (self->waiters, disk);
 }
 
+/* A wait ended with an answer: the ledger keeps it, within its user's
+ * budget (lm-limits.h). */
+static void
+on_waited (const LmWaitersRun *run, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+  g_autoptr (GError) error = NULL;
+  char key[16];
+
+  g_snprintf (key, sizeof key, "%u", run->uid);
+  if (!lm_budget_check (self->deferred_budget, key, g_get_monotonic_time (), &error))
+    {
+      g_debug ("WaitAwake: a wait of uid %u not kept in the ledger: %s", run->uid, error->message);
+      return;
+    }
+  lm_budget_charge (self->deferred_budget, key, 1, g_get_monotonic_time ());
+  lm_ledger_note_deferred (self->ledger, run->disk, run->start_us, run->end_us, run->pid, run->uid,
+                           run->comm, run->unit, run->reason);
+}
+
 /* Why WaitAwake would not wait now, or NULL: the setting, then laptop
  * mode off ("ac" when on AC: mode auto turned it off for that). Laptop
  * mode forced on while on AC (Mode on: a silent machine, say) is laptop
@@ -382,6 +404,9 @@ lm_daemon_new (GError **error)
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, on_disk_power, self);
   self->waiters = lm_waiters_new (self->skeleton, self->disks, waiters_why_now, self);
+  self->deferred_budget = lm_budget_new ("this user", "ledger records of waits",
+                                         LM_LIMIT_DEFERRED_RECORDS_UID, LM_LIMIT_DEFERRED_REFILL_S);
+  lm_waiters_set_done_func (self->waiters, on_waited, self);
   lm_disks_set_wear_func (self->disks, lm_ledger_note_wear, self->ledger);
   /* The ledger's activity and flushed counts; the disks' re-check stops
    * while spin-ups come from the kernel. */

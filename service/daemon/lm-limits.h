@@ -53,6 +53,11 @@ G_BEGIN_DECLS
 #define LM_LIMIT_WAITERS_PER_SENDER 4
 #define LM_LIMIT_WAITERS_PER_UID 32
 #define LM_LIMIT_WAITERS 64
+/* Waits kept in the ledger per user, refilled over an hour: Debian's
+ * timers are a handful a day; a caller looping on short waits must not
+ * push a month of spin-ups out of its 2 MiB. */
+#define LM_LIMIT_DEFERRED_RECORDS_UID 60
+#define LM_LIMIT_DEFERRED_REFILL_S 3600
 
 /* At most this many bytes of a refused value are quoted in an error or a
  * log line: enough to recognise it, never enough to grow a reply past what

@@ -11,11 +11,13 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "lm-attrib.h"
 #include "lm-auth.h"
 #include "lm-blockdev.h"
 #include "lm-error.h"
 #include "lm-limits.h"
 #include "lm-mounts.h"
+#include "lm-paths.h"
 #include "lm-sb-disks.h"
 
 typedef struct
@@ -26,7 +28,13 @@ typedef struct
   GPtrArray *disks; /* kernel names */
   gint64 start_us;  /* monotonic */
   gint64 end_us;    /* monotonic: max_seconds after the start */
+  gint64 start_real_us;
   guint timeout_id;
+  /* Who waits, for the ledger: asked of the bus once it waits. */
+  GCancellable *asking;
+  guint32 pid, uid;
+  char comm[16];
+  char unit[256];
 } LmWaiter;
 
 /* A connection with waiters: its watch (one match rule) and its uid. */
@@ -46,6 +54,8 @@ struct _LmWaiters
   GPtrArray *waiters;  /* LmWaiter, oldest first */
   GHashTable *senders; /* unique name → LmWaitingSender */
   gulong handler;
+  LmWaitersDoneFunc done;
+  gpointer done_data;
 };
 
 static void
@@ -68,6 +78,8 @@ waiter_remove (LmWaiter *w)
   if (s != NULL && --s->waiting == 0)
     g_hash_table_remove (self->senders, w->sender);
   g_clear_handle_id (&w->timeout_id, g_source_remove);
+  g_cancellable_cancel (w->asking);
+  g_clear_object (&w->asking);
   g_clear_object (&w->invocation);
   g_ptr_array_unref (w->disks);
   g_free (w->sender);
@@ -83,6 +95,18 @@ waiter_finish (LmWaiter *w, const char *reason)
 
   /* The reply takes the reference. */
   g_dbus_method_invocation_return_value (invocation, g_variant_new ("(st)", reason, waited));
+  if (self->done != NULL)
+    {
+      LmWaitersRun run = { g_ptr_array_index (w->disks, 0),
+                           w->start_real_us,
+                           w->start_real_us + (gint64) waited,
+                           w->pid,
+                           w->uid,
+                           w->comm,
+                           w->unit,
+                           reason };
+      self->done (&run, self->done_data);
+    }
   waiter_remove (w);
   g_debug ("WaitAwake: a waiter ended (%s) after %.1f s; %u waiting", reason,
            (double) waited / G_USEC_PER_SEC, self->waiters->len);
@@ -140,6 +164,74 @@ on_sender_vanished (GDBusConnection *connection, const char *name, gpointer user
   if (gone->len > 0)
     g_debug ("WaitAwake: %s left the bus, %u of its waiters dropped; %u waiting", name, gone->len,
              self->waiters->len);
+}
+
+/* --- who waits ----------------------------------------------------------- */
+
+/* The service a process runs in: the last part of its cgroup path when
+ * that is a systemd service ("/system.slice/man-db.service"), else "". */
+static void
+unit_of (guint32 pid, char unit[256])
+{
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/cgroup", pid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *text = NULL;
+  gsize len;
+
+  unit[0] = '\0';
+  if (!g_file_get_contents (path, &text, &len, NULL) || len > 64 * 1024)
+    return;
+  /* cgroup v2 ("0::/path"); under v1, systemd's own hierarchy. */
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *p = g_str_has_prefix (lines[i], "0::") ? lines[i] + 3
+                      : strstr (lines[i], ":name=systemd:") != NULL
+                          ? strstr (lines[i], ":name=systemd:") + 14
+                          : NULL;
+      const char *last = p != NULL ? strrchr (p, '/') : NULL;
+      if (last == NULL || !g_str_has_suffix (last + 1, ".service") || strlen (last + 1) >= 256)
+        continue;
+      /* A name from the process's own cgroup path: kept only as plain text. */
+      for (const char *c = last + 1; *c != '\0'; c++)
+        if (!g_ascii_isgraph (*c))
+          return;
+      g_strlcpy (unit, last + 1, 256);
+      return;
+    }
+}
+
+static void
+on_caller_pid (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) reply
+      = g_dbus_connection_call_finish (G_DBUS_CONNECTION (source), result, &error);
+  LmWaiter *w;
+  guint32 pid;
+
+  /* Cancelled: the waiter is gone. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  w = user_data;
+  g_clear_object (&w->asking);
+  if (reply == NULL)
+    {
+      g_debug ("WaitAwake: no process for %s: %s", w->sender, error->message);
+      return;
+    }
+  g_variant_get (reply, "(u)", &pid);
+  /* Named only while the pid is still a process of the caller's uid. */
+  g_autofree char *rel = g_strdup_printf ("/proc/%u/comm", pid);
+  g_autofree char *path = lm_path (rel);
+  g_autofree char *comm = NULL;
+  if (pid == 0 || lm_attrib_uid_of (pid) != (gint64) w->uid
+      || !g_file_get_contents (path, &comm, NULL, NULL))
+    return;
+  g_strchomp (comm);
+  w->pid = pid;
+  g_strlcpy (w->comm, comm, sizeof w->comm);
+  unit_of (pid, w->unit);
 }
 
 /* --- arguments --------------------------------------------------------- */
@@ -347,7 +439,15 @@ wait_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller, gpo
   w->sender = g_strdup (sender);
   w->disks = g_steal_pointer (&disks);
   w->start_us = g_get_monotonic_time ();
+  w->start_real_us = g_get_real_time ();
+  w->uid = caller->uid;
   w->end_us = w->start_us + (gint64) max_seconds * G_USEC_PER_SEC;
+  w->asking = g_cancellable_new ();
+  g_dbus_connection_call (g_dbus_method_invocation_get_connection (invocation),
+                          "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                          "GetConnectionUnixProcessID", g_variant_new ("(s)", sender),
+                          G_VARIANT_TYPE ("(u)"), G_DBUS_CALL_FLAGS_NONE, -1, w->asking,
+                          on_caller_pid, w);
   w->timeout_id = g_timeout_add_seconds (max_seconds, on_timeout, w);
   g_ptr_array_add (self->waiters, w);
 
@@ -418,6 +518,13 @@ lm_waiters_disk_awake (LmWaiters *self, const char *name)
 {
   if (self != NULL && self->waiters->len > 0)
     finish_where (self, name, "awake");
+}
+
+void
+lm_waiters_set_done_func (LmWaiters *self, LmWaitersDoneFunc func, gpointer user_data)
+{
+  self->done = func;
+  self->done_data = user_data;
 }
 
 guint

@@ -15,8 +15,22 @@ typedef struct _LmWaiters LmWaiters;
  * "inactive"), or NULL to wait. Asked at each call and at each recheck. */
 typedef const char *(*LmWaitersWhyNowFunc) (gpointer user_data);
 
+/* A wait that ended with an answer: what the ledger keeps of it. */
+typedef struct
+{
+  const char *disk;        /* the first disk it waited for */
+  gint64 start_us, end_us; /* realtime */
+  guint32 pid, uid;        /* pid 0: not known */
+  const char *comm;        /* the caller's process name, "" when not known */
+  const char *unit;        /* its systemd service, "" when none */
+  const char *reason;      /* WaitAwake's reply */
+} LmWaitersRun;
+
+typedef void (*LmWaitersDoneFunc) (const LmWaitersRun *run, gpointer user_data);
+
 LmWaiters *lm_waiters_new (LmExportedLaptopMode *skeleton, LmDisks *disks,
                            LmWaitersWhyNowFunc why_now, gpointer user_data);
+void lm_waiters_set_done_func (LmWaiters *waiters, LmWaitersDoneFunc func, gpointer user_data);
 /* Answers every waiter left with an error: the daemon is stopping. */
 void lm_waiters_free (LmWaiters *waiters);
 

@@ -161,6 +161,23 @@ on_held_timeout (gpointer user_data)
 }
 
 void
+lm_ledger_note_deferred (LmLedger *self, const char *disk, gint64 start_us, gint64 end_us,
+                         guint32 pid, guint32 uid, const char *comm, const char *unit,
+                         const char *reason)
+{
+  LmLedgerRecord r = { .kind = LM_LEDGER_DEFERRED, .pid = pid, .uid = uid };
+
+  if (!lm_ledger_reason_from_string (reason, &r.reason))
+    return;
+  g_strlcpy (r.disk, disk, sizeof r.disk);
+  g_strlcpy (r.comm, comm, sizeof r.comm);
+  g_strlcpy (r.path, unit, sizeof r.path);
+  r.time_us = start_us;
+  r.end_us = MAX (start_us, end_us);
+  lm_ledger_append (self, &r);
+}
+
+void
 lm_ledger_note_flushed (const char *disk, guint32 kib, gpointer user_data)
 {
   LmLedger *self = user_data;

@@ -83,16 +83,18 @@ get_u64 (const guint8 *p)
  * little-endian. The extension was a reserved 0 in the first files, so they
  * still parse: it is 0 for intervals, 12 for activity (reads u32, writes
  * u32, dirtied u32), 16 for wear (load cycles, start/stop count, power
- * cycles, power-on hours: u32 each) and, for a spin-up, the thread's name
- * (0 to 15 bytes, no NUL; 0 when the process's name says it all). */
+ * cycles, power-on hours: u32 each), 4 for a deferred run (why its wait
+ * ended: u32) and, for a spin-up, the thread's name (0 to 15 bytes, no NUL;
+ * 0 when the process's name says it all). */
 static gsize
 extension_size (const LmLedgerRecord *r)
 {
   if (r->kind == LM_LEDGER_SPINUP)
     return strnlen (r->thread, sizeof r->thread - 1);
-  return r->kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT
-         : r->kind == LM_LEDGER_WEAR   ? LM_LEDGER_WEAR_EXT
-                                       : 0;
+  return r->kind == LM_LEDGER_ACTIVITY   ? LM_LEDGER_ACTIVITY_EXT
+         : r->kind == LM_LEDGER_WEAR     ? LM_LEDGER_WEAR_EXT
+         : r->kind == LM_LEDGER_DEFERRED ? LM_LEDGER_DEFERRED_EXT
+                                         : 0;
 }
 
 static gboolean
@@ -101,9 +103,10 @@ extension_valid (guint kind, gsize ext)
   if (kind == LM_LEDGER_SPINUP)
     return ext <= LM_LEDGER_THREAD_EXT;
   return ext
-         == (kind == LM_LEDGER_ACTIVITY ? LM_LEDGER_ACTIVITY_EXT
-             : kind == LM_LEDGER_WEAR   ? LM_LEDGER_WEAR_EXT
-                                        : 0);
+         == (kind == LM_LEDGER_ACTIVITY   ? LM_LEDGER_ACTIVITY_EXT
+             : kind == LM_LEDGER_WEAR     ? LM_LEDGER_WEAR_EXT
+             : kind == LM_LEDGER_DEFERRED ? LM_LEDGER_DEFERRED_EXT
+                                          : 0);
 }
 
 void
@@ -147,6 +150,8 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
       put_u32 (p + 8, r->power_cycles);
       put_u32 (p + 12, r->power_on_hours);
     }
+  else if (r->kind == LM_LEDGER_DEFERRED)
+    put_u32 (p, (guint32) r->reason);
   p += ext;
   memcpy (p, r->disk, disk_len);
   memcpy (p + disk_len, r->comm, comm_len);
@@ -186,7 +191,7 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
     return -1;
 
   gsize disk_len = p[2], comm_len = p[3], path_len = get_u16 (p + 4), ext = get_u16 (p + 6);
-  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_WEAR || p[1] > LM_VIA_PASSTHROUGH)
+  if (p[0] < LM_LEDGER_SPINUP || p[0] > LM_LEDGER_DEFERRED || p[1] > LM_VIA_PASSTHROUGH)
     return -1;
   if (!extension_valid (p[0], ext)
       || LM_LEDGER_FIXED_SIZE + ext + disk_len + comm_len + path_len != payload)
@@ -218,6 +223,13 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
       r.start_stop = get_u32 (p + 4);
       r.power_cycles = get_u32 (p + 8);
       r.power_on_hours = get_u32 (p + 12);
+    }
+  else if (r.kind == LM_LEDGER_DEFERRED)
+    {
+      guint32 reason = get_u32 (p);
+      if (reason > LM_LEDGER_REASON_DISABLED)
+        return -1;
+      r.reason = (LmLedgerReason) reason;
     }
   p += ext;
   if (!copy_string (r.disk, sizeof r.disk, p, disk_len)
@@ -276,8 +288,31 @@ lm_ledger_kind_to_string (LmLedgerKind kind)
         return "activity";
       case LM_LEDGER_WEAR:
         return "wear";
+      case LM_LEDGER_DEFERRED:
+        return "deferred";
     }
   return "unknown";
+}
+
+/* Indexed by LmLedgerReason. */
+static const char *const reasons[] = { "awake", "timeout", "inactive", "ac", "disabled" };
+
+gboolean
+lm_ledger_reason_from_string (const char *word, LmLedgerReason *reason)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (reasons); i++)
+    if (g_strcmp0 (word, reasons[i]) == 0)
+      {
+        *reason = (LmLedgerReason) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+lm_ledger_reason_to_string (LmLedgerReason reason)
+{
+  return (guint) reason < G_N_ELEMENTS (reasons) ? reasons[reason] : "unknown";
 }
 
 GVariant *
@@ -290,6 +325,26 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
                          g_variant_new_string (lm_ledger_kind_to_string (r->kind)));
   g_variant_builder_add (&b, "{sv}", "Disk", g_variant_new_string (disk));
   g_variant_builder_add (&b, "{sv}", "Time", g_variant_new_uint64 ((guint64) MAX (0, r->time_us)));
+  if (r->kind == LM_LEDGER_DEFERRED)
+    {
+      /* The caller's names are bytes from its /proc; D-Bus strings are UTF-8. */
+      g_autofree char *comm = g_utf8_make_valid (r->comm, -1);
+      g_variant_builder_add (&b, "{sv}", "End",
+                             g_variant_new_uint64 ((guint64) MAX (0, r->end_us)));
+      g_variant_builder_add (&b, "{sv}", "Reason",
+                             g_variant_new_string (lm_ledger_reason_to_string (r->reason)));
+      if (r->pid != 0)
+        g_variant_builder_add (&b, "{sv}", "Pid", g_variant_new_uint32 (r->pid));
+      g_variant_builder_add (&b, "{sv}", "Comm", g_variant_new_string (comm));
+      if (r->uid >= 0 && r->uid <= G_MAXUINT32)
+        g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32) r->uid));
+      if (r->path[0] != '\0')
+        {
+          g_autofree char *unit = g_utf8_make_valid (r->path, -1);
+          g_variant_builder_add (&b, "{sv}", "Unit", g_variant_new_string (unit));
+        }
+      return g_variant_builder_end (&b);
+    }
   if (r->kind != LM_LEDGER_SPINUP)
     {
       g_variant_builder_add (&b, "{sv}", "End",

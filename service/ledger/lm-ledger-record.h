@@ -20,7 +20,21 @@ typedef enum
   /* A spinning disk's SMART wear counters at time_us (== end_us), at most
    * one a day; in the extension. */
   LM_LEDGER_WEAR = 5,
+  /* A WaitAwake caller's wait from time_us to end_us for the disk, and
+   * why it ended (the extension): comm and pid are the caller's, path
+   * its systemd unit where it ran in one ("man-db.service"). */
+  LM_LEDGER_DEFERRED = 6,
 } LmLedgerKind;
+
+/* Why a deferred run's wait ended: WaitAwake's reply, as stored. */
+typedef enum
+{
+  LM_LEDGER_REASON_AWAKE = 0,
+  LM_LEDGER_REASON_TIMEOUT = 1,
+  LM_LEDGER_REASON_INACTIVE = 2,
+  LM_LEDGER_REASON_AC = 3,
+  LM_LEDGER_REASON_DISABLED = 4,
+} LmLedgerReason;
 
 typedef struct
 {
@@ -41,6 +55,8 @@ typedef struct
   guint32 reads, writes, dirtied;
   /* Wear only: SMART 193, 4, 12, 9; LM_LEDGER_NO_WEAR where not reported. */
   guint32 load_cycles, start_stop, power_cycles, power_on_hours;
+  /* Deferred runs only. */
+  LmLedgerReason reason;
 } LmLedgerRecord;
 
 #define LM_LEDGER_NO_WEAR G_MAXUINT32
@@ -51,6 +67,7 @@ typedef struct
 #define LM_LEDGER_ACTIVITY_EXT 12 /* reads, writes, dirtied: activity records only */
 #define LM_LEDGER_THREAD_EXT 15   /* at most: a spin-up's thread name, when it has one */
 #define LM_LEDGER_WEAR_EXT 16     /* the four wear counters: wear records only */
+#define LM_LEDGER_DEFERRED_EXT 4  /* why the wait ended: deferred runs only */
 #define LM_LEDGER_MAX_RECORD                                                                       \
   (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_WEAR_EXT + 32 + 16 + 256)
 
@@ -71,5 +88,8 @@ guint lm_ledger_parse (const guint8 *data, gsize length, LmLedgerRecordFunc func
 
 GVariant *lm_ledger_record_to_variant (const LmLedgerRecord *record);
 const char *lm_ledger_kind_to_string (LmLedgerKind kind);
+/* WaitAwake's reason words and their stored codes; FALSE: not one. */
+gboolean lm_ledger_reason_from_string (const char *word, LmLedgerReason *reason);
+const char *lm_ledger_reason_to_string (LmLedgerReason reason);
 
 G_END_DECLS

@@ -48,6 +48,11 @@ void lm_ledger_note_activity (const LmActivity *activity, gpointer ledger);
 /* The user-space engine flushed @kib KiB to @disk after its spin-up; with
  * @disk NULL: the engine started (@kib 1) or stopped (0). */
 void lm_ledger_note_flushed (const char *disk, guint32 kib, gpointer ledger);
+/* A WaitAwake caller's wait ended with @reason (its reply's word); @comm
+ * and @unit name the caller ("" when not known). */
+void lm_ledger_note_deferred (LmLedger *ledger, const char *disk, gint64 start_us, gint64 end_us,
+                              guint32 pid, guint32 uid, const char *comm, const char *unit,
+                              const char *reason);
 /* Called before each write and query, to collect what the kernel holds. */
 typedef void (*LmLedgerDrainFunc) (gpointer user_data);
 void lm_ledger_set_drain_func (LmLedger *ledger, LmLedgerDrainFunc func, gpointer user_data);

@@ -13,6 +13,7 @@ once without a daemon.
 
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -216,6 +217,18 @@ class WaitAwakeTest(DeferTestCase):
         # The reply says how long it waited.
         out = self.gdbus_call("WaitAwake", "vda", "1", check=True).out
         self.assertRegex(out, r"\('timeout', uint64 (9\d\d\d\d\d|1\d\d\d\d\d\d)\)")
+        # The ledger keeps each wait (this root names no process: its /proc
+        # is fake), and the report says how each ended.
+        out = self.gdbus_call("GetLedger", "0", str(2**63 - 1), check=True).out
+        kept = re.findall(r"\{'Kind': <'deferred'>, 'Disk': <'vda'>[^}]*\}", out)
+        self.assertEqual(len(kept), 3, out)
+        for record in kept:
+            self.assertIn("'Reason': <'timeout'>", record)
+            self.assertIn("'Uid': <uint32 0>", record)
+        report = self.ctl_run("report", check=True).out
+        self.assertEqual(report.count("a deferred job waited 3 s, its longest wait, and woke the "
+                                      "disk itself"), 2, report)
+        self.assertEqual(report.count("waited 1 s, its longest wait"), 1, report)
 
     def test_awake(self):
         """The disk's counters move while a caller waits: awake, within

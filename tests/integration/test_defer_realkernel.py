@@ -80,7 +80,7 @@ class DeferRealKernelTest(DaemonTestCase):
         return self.properties()["Disks"].get(self.fs.disk, {}).get("Asleep") is True
 
     def start_defer(self):
-        p = subprocess.Popen([self.ctl, "defer", "--", "cat", self.deferred_file],
+        p = subprocess.Popen([self.ctl, "defer", "--", "head", "-n", "1", self.deferred_file],
                              cwd=self.fs.mnt, env=self.env, text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         self.procs.append(p)
@@ -149,6 +149,20 @@ class DeferRealKernelTest(DaemonTestCase):
         self.assertNotEqual(on_loop[0]["Pid"], deferred.pid)
         self.assertFalse([s for s in on_loop if s["Pid"] == deferred.pid], on_loop)
         self.assertIn("WaitAwake: a waiter ended (awake)", self.this_daemon_log())
+
+        # The ledger keeps the wait, under the command's name (defer waits
+        # as "head"), and the report and spinups say whose spin-up it rode.
+        r = self.ctl_run("report", "--json", check=True)
+        disks = json.loads(r.out)["disks"]
+        deferred = disks[self.fs.disk]["deferred"]
+        self.assertEqual(len(deferred), 1, deferred)
+        self.assertEqual((deferred[0]["name"], deferred[0]["reason"], deferred[0]["rode"]),
+                         ("head", "awake", "cat"), deferred)
+        waited = (deferred[0]["end_us"] - deferred[0]["start_us"]) / 1e6
+        self.assertGreater(waited, IDLE, deferred)
+        sentence = "head waited %d s and ran in cat's spin-up" % int(waited)
+        self.assertIn(sentence, self.ctl_run("report", check=True).out)
+        self.assertIn(sentence, self.ctl_run("spinups", check=True).out)
 
     def waiting_none(self):
         def none():
