@@ -13,9 +13,10 @@
 
 #include "lm-ctl-report.h"
 
-/* GetLedgerPage's largest page; a full ledger (2 MiB) is about 40 pages. */
-#define LEDGER_PAGE 1000
-#define LEDGER_MAX_PAGES 256
+/* GetLedgerPage's largest page (the daemon's LM_LIMIT_LEDGER_ANSWER); a
+ * full ledger (2 MiB, about 40,000 records) is about 160 pages. */
+#define LEDGER_PAGE 250
+#define LEDGER_MAX_PAGES 1024
 
 GVariant *
 lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us,

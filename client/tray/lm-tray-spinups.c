@@ -117,10 +117,11 @@ lm_tray_app_subscribe (LmTrayApp *app, gboolean interactive)
 
 /* --- today's ledger ---------------------------------------------------- */
 
-/* Today's records come a page at a time; a day of a busy laptop is a few
- * pages, and the tooltip needs no more than this many. */
-#define LEDGER_PAGE 1000
-#define LEDGER_MAX_PAGES 16
+/* Today's records come a page at a time (at most 250: the daemon's
+ * LM_LIMIT_LEDGER_ANSWER); a day of a busy laptop is a few pages, and the
+ * tooltip needs no more than this many. */
+#define LEDGER_PAGE 250
+#define LEDGER_MAX_PAGES 64
 
 static void ask_page (LmTrayApp *app, const char *cursor);
 

@@ -138,12 +138,14 @@ get_ledger_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *calle
   g_autofree char *next = NULL;
   guint64 since, until;
   const char *cursor = "";
-  guint32 limit = LM_LIMIT_LEDGER_PAGE;
+  guint32 limit = LM_LIMIT_LEDGER_ANSWER;
 
   if (paged)
     g_variant_get (params, "(tt&su)", &since, &until, &cursor, &limit);
   else
     g_variant_get (params, "(tt)", &since, &until);
+  /* At most a page's worth, asked more or not: the next cursor goes on. */
+  limit = MIN (limit, LM_LIMIT_LEDGER_ANSWER);
   /* Other calls of this caller may have used the budget while polkit
    * thought about this one. */
   if (!within_budget (self, sender, caller->uid, &error))

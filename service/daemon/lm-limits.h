@@ -22,10 +22,16 @@ G_BEGIN_DECLS
 /* UTF-8 takes at most 4 bytes a character: the byte bound checked first. */
 #define LM_LIMIT_UTF8_BYTES(chars) ((chars) *4)
 
-/* GetLedgerPage (and GetLedger): records in one answer, and bytes in a
- * cursor. A page of the largest records is about 400 KiB on the bus. */
+/* GetLedgerPage: the largest limit a caller may ask, and bytes in a
+ * cursor. */
 #define LM_LIMIT_LEDGER_PAGE 1000
 #define LM_LIMIT_CURSOR 64
+/* Records in one answer (GetLedger's, and GetLedgerPage's whatever its
+ * limit): GDBus builds a reply's bytes under its connection's lock, which
+ * every other answer waits for, about 2 ms for 250 spin-ups on the test
+ * machine (8 ms for 1000: a property read waited up to 136 ms behind such
+ * pages on a loaded 2-core machine, 57 ms at most with 250). */
+#define LM_LIMIT_LEDGER_ANSWER 250
 /* GetLedger's budget, in records: a call costs LM_LIMIT_LEDGER_CALL_COST
  * plus the records it returns, taken from the caller's connection and from
  * its user; each holds LM_LIMIT_LEDGER_BUDGET_SENDER (a full ledger, about
