@@ -407,6 +407,28 @@ bpf_own_io (LmAttrib *a, const char *disk)
     ;
 }
 
+/* The programs' own time of @disk's last I/O (its slot, the idle filter's),
+ * from CLOCK_BOOTTIME to CLOCK_MONOTONIC: both run alike while the machine
+ * is up. */
+static gboolean
+bpf_last_io (LmAttrib *a, const char *disk, gint64 *mono_us)
+{
+  struct lm_attrib_disk *d;
+  struct timespec boot, mono;
+  guint32 key;
+
+  if (!lm_excluded_key_of (disk, &key) || (d = lm_bpf_shared_disk (key)) == NULL)
+    return FALSE;
+  __u64 last = __atomic_load_n (&d->last_io, __ATOMIC_SEQ_CST);
+  if (last == 0 || clock_gettime (CLOCK_BOOTTIME, &boot) != 0
+      || clock_gettime (CLOCK_MONOTONIC, &mono) != 0)
+    return FALSE;
+  gint64 boot_us = (gint64) boot.tv_sec * G_USEC_PER_SEC + boot.tv_nsec / 1000;
+  gint64 ago_us = MAX (0, boot_us - (gint64) (last / 1000));
+  *mono_us = (gint64) mono.tv_sec * G_USEC_PER_SEC + mono.tv_nsec / 1000 - ago_us;
+  return TRUE;
+}
+
 static LmAttrib *
 bpf_start (const LmAttribConfig *config, GError **error)
 {
@@ -453,6 +475,7 @@ const LmAttribBackend lm_attrib_bpf = {
   .drain = bpf_drain,
   .event_driven = TRUE,
   .own_io = bpf_own_io,
+  .last_io = bpf_last_io,
 };
 
 #else

@@ -104,6 +104,10 @@ typedef struct
    * spin-up. The backends never see the daemon's own commands (bpf and
    * tracefs drop them, block_dump never shows passthrough); may be NULL. */
   void (*own_io) (LmAttrib *attrib, const char *disk);
+  /* When @disk (a whole disk's name) last did I/O, as the kernel saw it,
+   * in CLOCK_MONOTONIC µs; FALSE when not known (not met yet, or this
+   * backend keeps no such time). May be NULL. */
+  gboolean (*last_io) (LmAttrib *attrib, const char *disk, gint64 *mono_us);
 } LmAttribBackend;
 
 extern const LmAttribBackend lm_attrib_bpf;

@@ -80,6 +80,15 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
   report (user_data, s, TRUE);
 }
 
+gboolean
+lm_spinup_last_io (const char *disk, gint64 *mono_us, gpointer user_data)
+{
+  LmSpinup *self = user_data;
+
+  return self->running != NULL && self->backend->last_io != NULL
+         && self->backend->last_io (self->running, disk, mono_us);
+}
+
 void
 lm_spinup_own_command (LmSpinup *self, const char *disk, const char *command, gint64 time_us)
 {

@@ -41,6 +41,9 @@ void lm_spinup_set_monitor_func (LmSpinup *spinup, LmSpinupMonitorFunc func, gpo
  * laptop-moded and the command, goes where every spin-up goes (the
  * ledger, the history, subscribers), but not back to the disks' wake
  * func: the disks already counted it. Nothing while no backend runs. */
+/* When @disk last did I/O (CLOCK_MONOTONIC µs), where the running backend
+ * keeps it (bpf); FALSE otherwise. An LmDisksLastIoFunc. */
+gboolean lm_spinup_last_io (const char *disk, gint64 *mono_us, gpointer spinup);
 void lm_spinup_own_command (LmSpinup *spinup, const char *disk, const char *command,
                             gint64 time_us);
 

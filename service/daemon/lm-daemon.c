@@ -400,6 +400,7 @@ lm_daemon_new (GError **error)
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, on_disk_woken, self);
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
+  lm_disks_set_last_io_func (self->disks, lm_spinup_last_io, self->spinup);
   self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, on_disk_power, self);

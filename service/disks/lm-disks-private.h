@@ -62,6 +62,8 @@ struct _LmDisks
   gpointer wear_data;
   LmDisksOwnWakeFunc own_wake_func; /* attribution: the daemon's own spin-ups */
   gpointer own_wake_data;
+  LmDisksLastIoFunc last_io_func; /* attribution: the kernel's last I/O time */
+  gpointer last_io_data;
 };
 
 /* Exclude=true changed for @d: its timers stop, or it is watched again

@@ -676,6 +676,13 @@ lm_disks_set_power_func (LmDisks *self, LmDisksPowerFunc func, gpointer user_dat
 }
 
 void
+lm_disks_set_last_io_func (LmDisks *self, LmDisksLastIoFunc func, gpointer user_data)
+{
+  self->last_io_func = func;
+  self->last_io_data = user_data;
+}
+
+void
 lm_disks_set_own_wake_func (LmDisks *self, LmDisksOwnWakeFunc func, gpointer user_data)
 {
   self->own_wake_func = func;
@@ -727,16 +734,25 @@ lm_disks_is_awake (LmDisks *self, const char *name)
     return TRUE;
   if (!lm_blockdev_read_io (d->name, &io))
     return FALSE;
+  /* The kernel's time of the last I/O where the backend keeps one: the
+   * idle check that saw the counters move took its own time for it, up to
+   * SpinUpIdle late, and WaitAwake then said "awake" of a quiet disk. */
+  gint64 last;
+  gboolean exact
+      = self->last_io_func != NULL && self->last_io_func (d->name, &last, self->last_io_data);
   if (io == d->io)
     {
-      if (now - d->io_mono < idle_us)
+      gint64 since = exact ? MIN (last, d->io_mono) : d->io_mono;
+      if (now - since < idle_us)
         return TRUE;
-      set_asleep_at (d, TRUE, now - d->io_mono - idle_us);
+      set_asleep_at (d, TRUE, now - since - idle_us);
       return FALSE;
     }
-  gboolean recent = now - d->io_mono < idle_us;
+  /* Moved since the last look: without the kernel's time, the I/O is
+   * taken as that old (a wrong "asleep" costs a waiter only its wait). */
+  gboolean recent = now - (exact ? last : d->io_mono) < idle_us;
   d->io = io;
-  d->io_mono = now;
+  d->io_mono = exact ? last : now;
   arm_idle (d);
   return recent;
 }

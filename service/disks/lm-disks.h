@@ -63,6 +63,10 @@ void lm_disks_set_wear_func (LmDisks *disks, LmDisksWearFunc func, gpointer user
 typedef void (*LmDisksOwnWakeFunc) (const char *disk, const char *command, gint64 time_us,
                                     gpointer user_data);
 void lm_disks_set_own_wake_func (LmDisks *disks, LmDisksOwnWakeFunc func, gpointer user_data);
+/* When @disk last did I/O (CLOCK_MONOTONIC µs), as the kernel saw it;
+ * FALSE when not known. */
+typedef gboolean (*LmDisksLastIoFunc) (const char *disk, gint64 *mono_us, gpointer user_data);
+void lm_disks_set_last_io_func (LmDisks *disks, LmDisksLastIoFunc func, gpointer user_data);
 
 /* The names the daemon's commands go by in a spin-up's Note. */
 #define LM_DISKS_CMD_SMART "SMART READ DATA"
