@@ -128,13 +128,16 @@ class Workload:
                 threading.Thread(target=self.reader, args=(t0,))]
 
     def run(self, disk):
-        """[(t, io count)] at every change, sampled every 0.1 s."""
+        """The times (s since the start) at which @disk's I/O count changed,
+        sampled every 0.1 s. self.counts: the count at the start, then after
+        each change (changes[i] went from counts[i] to counts[i + 1])."""
         t0 = time.monotonic()
         threads = self.threads(t0)
         for t in threads:
             t.start()
         last = disk_io(disk)
         changes = []
+        self.counts = [last]
         try:
             while True:
                 now = time.monotonic() - t0
@@ -144,6 +147,7 @@ class Workload:
                 v = disk_io(disk)
                 if v != last:
                     changes.append(time.monotonic() - t0)
+                    self.counts.append(v)
                     last = v
         finally:
             self.stop.set()
