@@ -121,15 +121,23 @@ class Workload:
                     return
             k += 1
 
+    def threads(self, t0):
+        """What runs beside the sampling, from @t0 (monotonic) until stop is
+        set (a subclass adds its own)."""
+        return [threading.Thread(target=self.editor), threading.Thread(target=self.browser),
+                threading.Thread(target=self.reader, args=(t0,))]
+
     def run(self, disk):
-        """[(t, io count)] at every change, sampled every 0.1 s."""
+        """The times (s since the start) at which @disk's I/O count changed,
+        sampled every 0.1 s. self.counts: the count at the start, then after
+        each change (changes[i] went from counts[i] to counts[i + 1])."""
         t0 = time.monotonic()
-        threads = [threading.Thread(target=self.editor), threading.Thread(target=self.browser),
-                   threading.Thread(target=self.reader, args=(t0,))]
+        threads = self.threads(t0)
         for t in threads:
             t.start()
         last = disk_io(disk)
         changes = []
+        self.counts = [last]
         try:
             while True:
                 now = time.monotonic() - t0
@@ -139,6 +147,7 @@ class Workload:
                 v = disk_io(disk)
                 if v != last:
                     changes.append(time.monotonic() - t0)
+                    self.counts.append(v)
                     last = v
         finally:
             self.stop.set()
@@ -239,6 +248,7 @@ class Bench:
         self.image = os.path.join(self.tmp, "disk.img")
         self.mp = os.path.join(self.tmp, "disk")
         self.device = None
+        self.env = None  # the last daemon's environment (start_daemon)
 
     # --- the loop disk --------------------------------------------------
 
@@ -273,29 +283,37 @@ class Bench:
 
     # --- the tools --------------------------------------------------------
 
-    def start_daemon(self, engine):
+    def daemon_config(self, engine):
+        """The daemon's configuration file (a subclass adds its keys)."""
+        # Only the benchmark's disk is remounted, as for laptop-mode-tools.
+        theirs = sorted(mp for mp, t in mountinfo_types().items()
+                        if t in REMOUNT_TYPES and mp != self.mp)
+        return ("[LaptopMode]\nMode=on\nEngine=%s\nMaxLostWork=%d\nLaptopModeSeconds=%d\n"
+                "NoRemount=%s\n" % (engine, self.args.max_lost_work, self.args.seconds,
+                                    "".join(m.replace(";", "\\;") + ";" for m in theirs)))
+
+    def start_daemon(self, engine, name=None):
+        """Starts the daemon with @engine; its bus, state and log are named
+        @name (default: the engine), and self.env is how to call it."""
+        name = name or engine
         # A directory per run: the bus socket and polkitd's files of the
         # previous run are not in the way. The bus and polkitd go straight
         # into self.procs, so cleanup() stops them even when a later step
         # of this start fails.
-        run_tmp = os.path.join(self.tmp, "run-" + engine)
+        run_tmp = os.path.join(self.tmp, "run-" + name)
         os.makedirs(run_tmp)
         os.chmod(run_tmp, 0o755)
         first = len(self.procs)
         address = lmtest.start_system_bus_with_polkit(run_tmp, self.procs)
         services = self.procs[first:]
-        # Only the benchmark's disk is remounted, as for laptop-mode-tools.
-        theirs = sorted(mp for mp, t in mountinfo_types().items()
-                        if t in REMOUNT_TYPES and mp != self.mp)
         config = os.path.join(self.tmp, "laptop-moded.conf")
         with open(config, "w") as f:
-            f.write("[LaptopMode]\nMode=on\nEngine=%s\nMaxLostWork=%d\nLaptopModeSeconds=%d\n"
-                    "NoRemount=%s\n" % (engine, self.args.max_lost_work, self.args.seconds,
-                                        "".join(m.replace(";", "\\;") + ";" for m in theirs)))
+            f.write(self.daemon_config(engine))
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address, LAPTOP_MODED_CONFIG=config,
-                   STATE_DIRECTORY=os.path.join(self.tmp, "state-" + engine))
+                   STATE_DIRECTORY=os.path.join(self.tmp, "state-" + name))
         env.pop("LAPTOP_MODED_ROOT", None)
-        log = open(os.path.join(self.tmp, "daemon-%s.log" % engine), "w")
+        self.env = env
+        log = open(os.path.join(self.tmp, "daemon-%s.log" % name), "w")
         daemon = subprocess.Popen([lmtest.DAEMON, "--verbose"], env=env, stdout=log,
                                   stderr=subprocess.STDOUT)
         log.close()
