@@ -286,6 +286,17 @@ test_task_events (void)
                    ==, LM_TRACEFS_RENAME);
   g_assert_cmpuint (r.task_pid, ==, 4250);
   g_assert_cmpstr (r.task_name, ==, "iou-wrk-4242");
+  /* The printer's pid is a pid_t as the field's is: past INT_MAX (the
+   * fuzzer's input) the line is no event. */
+  g_assert_cmpint (parse ("    iou-wrk-2677454220    [001] .....  10.000001: task_rename: "
+                          "oldcomm=fio newcomm=iou-wrk-7 oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_NONE);
+  g_assert_cmpint (parse ("    iou-wrk-2147483647    [001] .....  10.000001: task_rename: "
+                          "oldcomm=fio newcomm=iou-wrk-7 oom_score_adj=0",
+                          &r),
+                   ==, LM_TRACEFS_RENAME);
+  g_assert_cmpuint (r.task_pid, ==, G_MAXINT32);
 
   /* sched_process_exec is not followed (its file name is the process's
    * text): such a line is no event, and one whose file name holds a whole

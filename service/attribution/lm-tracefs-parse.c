@@ -64,7 +64,9 @@ split_header (char *line, LmTracefsRecord *r)
   g_strchomp (line);
   char *dash = strrchr (line, '-');
   guint64 p;
-  if (dash == NULL || !g_ascii_string_to_unsigned (dash + 1, 10, 0, G_MAXUINT32, &p, NULL))
+  /* A pid_t, as parse_pid: a rename without "pid=" takes this one for
+   * the renamed task (the fuzzer's 2677454220 went through before). */
+  if (dash == NULL || !g_ascii_string_to_unsigned (dash + 1, 10, 0, G_MAXINT32, &p, NULL))
     return FALSE;
   *dash = '\0';
   g_strlcpy (r->comm, g_strchug (line), sizeof r->comm);
