@@ -163,6 +163,10 @@ class DeferRealKernelTest(DaemonTestCase):
         sentence = "head waited %d s and ran in cat's spin-up" % int(waited)
         self.assertIn(sentence, self.ctl_run("report", check=True).out)
         self.assertIn(sentence, self.ctl_run("spinups", check=True).out)
+        page = os.path.join(self.tmp, "report.html")
+        self.ctl_run("report", "--html", page, check=True)
+        with open(page) as f:
+            self.assertIn(sentence.replace("'", "&#39;"), f.read())
 
     def waiting_none(self):
         def none():
