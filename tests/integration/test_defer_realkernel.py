@@ -166,7 +166,7 @@ class DeferRealKernelTest(DaemonTestCase):
         page = os.path.join(self.tmp, "report.html")
         self.ctl_run("report", "--html", page, check=True)
         with open(page) as f:
-            self.assertIn(sentence.replace("'", "&#39;"), f.read())
+            self.assertIn(sentence.replace("'", "&apos;"), f.read())
 
     def waiting_none(self):
         def none():
