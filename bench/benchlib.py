@@ -73,6 +73,29 @@ def enter_namespace(script, mark):
     sys.exit(rc if rc >= 0 else 128 - rc)
 
 
+def begin(script, name, smoke, mark, needs="run as root"):
+    """A benchmark's start: as root only (else every --smoke case is a skip
+    saying what it @needs), in a private mount namespace (enter_namespace),
+    with its Smoke report, which it returns."""
+    if os.geteuid() != 0:
+        Smoke(smoke, name).skip_all(needs)
+    enter_namespace(script, mark)
+    return Smoke(smoke, name)
+
+
+def run_variants(smoke, bench, variants, run, duration):
+    """{variant: run(variant)} for each of @variants, each a --smoke case;
+    @bench is cleaned up after the last, or after the one that failed."""
+    results = {}
+    try:
+        for variant in variants:
+            print("running %s for %d s ..." % (variant, duration), file=sys.stderr)
+            results[variant] = smoke.case(variant, lambda: run(variant))
+    finally:
+        bench.cleanup()
+    return results
+
+
 class Smoke:
     """--smoke: TAP on the original stdout, one line per case; everything
     else the benchmark prints goes to stderr. Without --smoke, case() runs

@@ -255,10 +255,7 @@ def main():
     args = ap.parse_args()
     if args.smoke:
         args.rounds, args.seconds, args.size_mb = 1, 2, 32
-    if os.geteuid() != 0:
-        benchlib.Smoke(args.smoke, "bpf_cost_bench").skip_all("run as root")
-    benchlib.enter_namespace(__file__, NS_MARK)
-    smoke = benchlib.Smoke(args.smoke, "bpf_cost_bench")
+    smoke = benchlib.begin(__file__, "bpf_cost_bench", args.smoke, NS_MARK)
     b = Bench(args)
     variants = VARIANTS + ((FLOOR,) if args.floor else ())
     results = {v: [] for v in variants}

@@ -353,23 +353,11 @@ def main():
         if getattr(args, name) is None:
             setattr(args, name, smoke if args.smoke else full)
     args.fs = "ext4"
-    if os.geteuid() != 0:
-        benchlib.Smoke(args.smoke, "defer_bench").skip_all(
-            "needs root (loop device, mounts, /proc/sys/vm, BPF)")
-    benchlib.enter_namespace(__file__, NS_MARK)
-
-    smoke = benchlib.Smoke(args.smoke, "defer_bench")
+    smoke = benchlib.begin(__file__, "defer_bench", args.smoke, NS_MARK,
+                            needs="needs root (loop device, mounts, /proc/sys/vm, BPF)")
     b = DeferBench(args)
-    results = {}
-    try:
-        for variant in args.only:
-            print("running %s for %d s ..." % (variant, args.duration), file=sys.stderr)
-            if args.smoke:
-                results[variant] = smoke.case(variant, lambda: smoke_check(variant, b.run(variant)))
-            else:
-                results[variant] = b.run(variant)
-    finally:
-        b.cleanup()
+    run = (lambda v: smoke_check(v, b.run(v))) if args.smoke else b.run
+    results = benchlib.run_variants(smoke, b, args.only, run, args.duration)
 
     user = Workload("/", args.duration)
     n_ideal, asleep_ideal, clusters = engine_bench.ideal(user, args.max_lost_work, args.seconds,

@@ -439,20 +439,10 @@ def main():
     args = ap.parse_args()
     if args.duration is None:
         args.duration = 6 if args.smoke else 180
-    if os.geteuid() != 0:
-        benchlib.Smoke(args.smoke, "engine_bench").skip_all(
-            "needs root (loop device, mounts, /proc/sys/vm, BPF)")
-    benchlib.enter_namespace(__file__, NS_MARK)
-
-    smoke = benchlib.Smoke(args.smoke, "engine_bench")
+    smoke = benchlib.begin(__file__, "engine_bench", args.smoke, NS_MARK,
+                            needs="needs root (loop device, mounts, /proc/sys/vm, BPF)")
     b = Bench(args)
-    results = {}
-    try:
-        for variant in args.only:
-            print("running %s for %d s ..." % (variant, args.duration), file=sys.stderr)
-            results[variant] = smoke.case(variant, lambda: b.run(variant))
-    finally:
-        b.cleanup()
+    results = benchlib.run_variants(smoke, b, args.only, b.run, args.duration)
 
     w = Workload("/", args.duration)
     n_ideal, asleep_ideal, clusters = ideal(w, args.max_lost_work, args.seconds, args.idle)

@@ -150,10 +150,7 @@ def main():
     args = ap.parse_args()
     if args.smoke:
         args.duration, args.idle = 5, 2
-    if os.geteuid() != 0:
-        benchlib.Smoke(args.smoke, "idle_bench").skip_all("run as root")
-    benchlib.enter_namespace(__file__, NS_MARK)
-    smoke = benchlib.Smoke(args.smoke, "idle_bench")
+    smoke = benchlib.begin(__file__, "idle_bench", args.smoke, NS_MARK)
     b = Bench(args)
     rows = []
     try:

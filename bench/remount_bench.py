@@ -195,12 +195,8 @@ def main():
     args = ap.parse_args()
     if args.smoke:
         args.mounts, args.runs, args.lmt_runs = 3, 2, 1
-    if os.geteuid() != 0:
-        benchlib.Smoke(args.smoke, "remount_bench").skip_all(
-            "needs root (loop devices, mounts, /proc/sys/vm)")
-    benchlib.enter_namespace(__file__, NS_MARK)
-
-    smoke = benchlib.Smoke(args.smoke, "remount_bench")
+    smoke = benchlib.begin(__file__, "remount_bench", args.smoke, NS_MARK,
+                            needs="needs root (loop devices, mounts, /proc/sys/vm)")
 
     b = Bench(args)
     try:

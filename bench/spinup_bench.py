@@ -240,10 +240,7 @@ def main():
     args = ap.parse_args()
     if args.smoke and args.reads == ap.get_default("reads"):
         args.reads = 2000
-    if os.geteuid() != 0:
-        benchlib.Smoke(args.smoke, "spinup_bench").skip_all("run as root")
-    benchlib.enter_namespace(__file__, NS_MARK)
-    smoke = benchlib.Smoke(args.smoke, "spinup_bench")
+    smoke = benchlib.begin(__file__, "spinup_bench", args.smoke, NS_MARK)
 
     def contender(name):
         if name in ("bpf", "tracefs"):
