@@ -677,8 +677,9 @@ class RealSpinUp:
     def fsynced_writer_not_blamed_later(self, lines, fstype):
         """A program writes and fsyncs; then nothing is dirtied. The
         filesystem's own writes after (btrfs's transaction commit, xfs's
-        log covering, made to come within seconds here) are the kernel's:
-        no later SpinUp names the program."""
+        log covering, made to come more than SpinUpIdle after the fsync
+        here) are the kernel's: there is a later SpinUp (else the check
+        would hold for want of one), and none names the program."""
         program = os.path.join(self.tmp, "wr-fsync")
         shutil.copy("/bin/dd", program)
         self.wait_idle(lines)
@@ -688,26 +689,40 @@ class RealSpinUp:
         got = [json.loads(x) for x in lines.drain(20)]
         later = [g for g in got if g["Disk"] == self.fs.disk and g["Time"] > done_us]
         print("%s: %d SpinUps after the fsync: %r" % (fstype, len(later), later))
+        self.assertNotEqual(later, [], "%s wrote nothing of its own after the fsync for 20 s: "
+                            "nothing to blame\n%s" % (fstype, self.daemon_log()))
         self.assertEqual([g for g in later if g.get("Comm") == "wr-fsync"], [],
                          "%r\n%s" % (later, self.daemon_log()))
 
     def test_fsynced_writer_not_blamed_later_ext4(self):
+        # ext4's own write after an fsync is the flusher's: the journal's
+        # metadata written home (its checkpoint), once expired: 5 s here.
+        for name, value in (("dirty_expire_centisecs", "500"), ("dirty_writeback_centisecs", "100")):
+            knob = "/proc/sys/vm/" + name
+            with open(knob) as f:
+                before = f.read().strip()
+            self.addCleanup(lambda k=knob, b=before: open(k, "w").write(b))
+            with open(knob, "w") as f:
+                f.write(value)
         self.fsynced_writer_not_blamed_later(self.subscribe(), "ext4")
 
     def test_fsynced_writer_not_blamed_later_btrfs(self):
         self.use_filesystem("btrfs")
-        subprocess.run(["mount", "-o", "remount,commit=3", self.fs.mnt], check=True)
+        # A commit every 4 s: the one after the fsync comes past SpinUpIdle.
+        subprocess.run(["mount", "-o", "remount,commit=4", self.fs.mnt], check=True)
         self.fsynced_writer_not_blamed_later(self.subscribe(), "btrfs")
 
     def test_fsynced_writer_not_blamed_later_xfs(self):
-        self.use_filesystem("xfs")
-        # xfssyncd covers the log after it has been idle: every second here.
+        # xfssyncd covers the log after it has been idle: every 4 s here,
+        # past SpinUpIdle, so that each covering write is a spin-up. Set
+        # before the mount: the log worker's first run is queued by it.
         knob = "/proc/sys/fs/xfs/xfssyncd_centisecs"
         with open(knob) as f:
             before = f.read().strip()
         self.addCleanup(lambda: open(knob, "w").write(before))
         with open(knob, "w") as f:
-            f.write("100")
+            f.write("400")
+        self.use_filesystem("xfs")
         self.fsynced_writer_not_blamed_later(self.subscribe(), "xfs")
 
     def test_forged_trace_line_in_a_file_name(self):
