@@ -26,6 +26,7 @@ instances and any tracefs mount.
 import ctypes
 import json
 import mmap
+import re
 import os
 import shutil
 import signal
@@ -38,6 +39,19 @@ from lmtest import DaemonTestCase, read_real_vm, write_real_vm
 from test_spinup_dbus import LineReader
 
 IDLE = 2
+
+
+def file_sectors(path):
+    """[(first, end)] of @path's extents on its disk, in 512-byte sectors
+    (filefrag -e; physical blocks of the filesystem's block size)."""
+    out = subprocess.run(["filefrag", "-e", "-b512", path], capture_output=True, text=True,
+                         check=True).stdout
+    spans = []
+    for line in out.splitlines():
+        m = re.match(r"\s*\d+:\s*\d+\.\.\s*\d+:\s*(\d+)\.\.\s*(\d+):", line)
+        if m:
+            spans.append((int(m.group(1)), int(m.group(2)) + 1))
+    return spans
 TRACING = "/sys/kernel/tracing"
 
 
@@ -694,17 +708,74 @@ class RealSpinUp:
         self.assertEqual([g for g in later if g.get("Comm") == "wr-fsync"], [],
                          "%r\n%s" % (later, self.daemon_log()))
 
+    def set_knob(self, path, value):
+        """@path (a /proc/sys file) holds @value until the case ends."""
+        with open(path) as f:
+            before = f.read().strip()
+        self.addCleanup(lambda: open(path, "w").write(before))
+        with open(path, "w") as f:
+            f.write(value)
+
+    def expire_soon(self):
+        """Dirty data expires after 5 s, looked for every second."""
+        self.set_knob("/proc/sys/vm/dirty_expire_centisecs", "500")
+        self.set_knob("/proc/sys/vm/dirty_writeback_centisecs", "100")
+
     def test_fsynced_writer_not_blamed_later_ext4(self):
         # ext4's own write after an fsync is the flusher's: the journal's
-        # metadata written home (its checkpoint), once expired: 5 s here.
-        for name, value in (("dirty_expire_centisecs", "500"), ("dirty_writeback_centisecs", "100")):
-            knob = "/proc/sys/vm/" + name
-            with open(knob) as f:
-                before = f.read().strip()
-            self.addCleanup(lambda k=knob, b=before: open(k, "w").write(b))
-            with open(knob, "w") as f:
-                f.write(value)
+        # metadata written home (its checkpoint), once expired.
+        self.expire_soon()
         self.fsynced_writer_not_blamed_later(self.subscribe(), "ext4")
+
+    def test_flusher_pass_starting_with_nobodys_data_ext4(self):
+        """A flusher pass whose first bio carries nobody's data (ext4's
+        metadata written home after a journal commit: the block device's
+        own pages, dirtied by jbd2) and then a program's file: the spin-up
+        is held for the pass's next bios and names that program, via
+        writeback, its first sector not the program's. The pass has this
+        order when both have expired before it starts: the periodic
+        flusher is off while they are dirtied and expire (and the journal
+        commits every 30 s only), then turned on, which wakes it."""
+        self.expire_soon()
+        subprocess.run(["mount", "-o", "remount,commit=30", self.fs.mnt], check=True)
+        lines = self.subscribe()
+        for name in ("wr-meta", "wr-late"):
+            shutil.copy("/bin/dd", os.path.join(self.tmp, name))
+        seen = []
+        for attempt in range(3):
+            self.wait_idle(lines)
+            self.set_knob("/proc/sys/vm/dirty_writeback_centisecs", "0")
+            meta = os.path.join(self.fs.mnt, "meta-%d" % attempt)
+            late = os.path.join(self.fs.mnt, "late-%d" % attempt)
+            # A new file, fsynced: its metadata goes through the journal,
+            # and the commit leaves the block device's pages dirty.
+            subprocess.run([os.path.join(self.tmp, "wr-meta"), "if=/dev/urandom", "of=" + meta,
+                            "bs=4k", "count=1", "conv=fsync", "status=none"], check=True)
+            time.sleep(0.2)
+            subprocess.run([os.path.join(self.tmp, "wr-late"), "if=/dev/urandom", "of=" + late,
+                            "bs=64k", "count=4", "status=none"], check=True)
+            time.sleep(6)
+            done_us = time.time() * 1e6
+            with open("/proc/sys/vm/dirty_writeback_centisecs", "w") as f:
+                f.write("100")
+            got = [json.loads(x) for x in lines.drain(10)]
+            later = [g for g in got if g["Disk"] == self.fs.disk and g["Time"] > done_us]
+            print("# attempt %d: %r; wr-late's sectors %r, inode %d"
+                  % (attempt + 1, later, file_sectors(late), os.stat(late).st_ino))
+            self.assertEqual([g for g in later if g.get("Comm") == "wr-meta"], [],
+                             "the fsynced writer named for the pass after\n" + self.daemon_log())
+            if not later:
+                continue
+            first = later[0]
+            ino = os.stat(late).st_ino
+            sectors = file_sectors(late)
+            seen.append(first)
+            if first.get("Comm") == "wr-late" and first.get("Inode") == ino \
+                    and not any(a <= first["Sector"] < b for a, b in sectors):
+                self.assertEqual(first["Via"], "writeback", first)
+                return
+        self.fail("no pass began with nobody's data and went on with wr-late's in 3 tries: %r\n%s"
+                  % (seen, self.daemon_log()))
 
     def test_fsynced_writer_not_blamed_later_btrfs(self):
         self.use_filesystem("btrfs")
@@ -716,12 +787,7 @@ class RealSpinUp:
         # xfssyncd covers the log after it has been idle: every 4 s here,
         # past SpinUpIdle, so that each covering write is a spin-up. Set
         # before the mount: the log worker's first run is queued by it.
-        knob = "/proc/sys/fs/xfs/xfssyncd_centisecs"
-        with open(knob) as f:
-            before = f.read().strip()
-        self.addCleanup(lambda: open(knob, "w").write(before))
-        with open(knob, "w") as f:
-            f.write("400")
+        self.set_knob("/proc/sys/fs/xfs/xfssyncd_centisecs", "400")
         self.use_filesystem("xfs")
         self.fsynced_writer_not_blamed_later(self.subscribe(), "xfs")
 
