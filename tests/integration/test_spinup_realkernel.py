@@ -700,13 +700,23 @@ class RealSpinUp:
         subprocess.run([program, "if=/dev/urandom", "of=" + os.path.join(self.fs.mnt, "synced"),
                         "bs=64k", "count=4", "conv=fsync", "status=none"], check=True)
         done_us = time.time() * 1e6
-        got = [json.loads(x) for x in lines.drain(20)]
-        later = [g for g in got if g["Disk"] == self.fs.disk and g["Time"] > done_us]
+        later = self.spinups_after(lines, done_us, 20)
         print("%s: %d SpinUps after the fsync: %r" % (fstype, len(later), later))
-        self.assertNotEqual(later, [], "%s wrote nothing of its own after the fsync for 20 s: "
+        self.assertNotEqual(later, [], "%s wrote nothing of its own in 20 s after the fsync: "
                             "nothing to blame\n%s" % (fstype, self.daemon_log()))
         self.assertEqual([g for g in later if g.get("Comm") == "wr-fsync"], [],
                          "%r\n%s" % (later, self.daemon_log()))
+
+    def spinups_after(self, lines, after_us, timeout, tail=2):
+        """The loop disk's SpinUps after @after_us: up to the first (within
+        @timeout seconds) and what comes @tail seconds after it."""
+        def later(line):
+            g = json.loads(line)
+            return g["Disk"] == self.fs.disk and g["Time"] > after_us
+        got = lines.until(later, timeout)
+        if got is None:
+            return []
+        return [json.loads(x) for x in got + lines.drain(tail) if later(x)]
 
     def set_knob(self, path, value):
         """@path (a /proc/sys file) holds @value until the case ends."""
@@ -758,8 +768,7 @@ class RealSpinUp:
             done_us = time.time() * 1e6
             with open("/proc/sys/vm/dirty_writeback_centisecs", "w") as f:
                 f.write("100")
-            got = [json.loads(x) for x in lines.drain(10)]
-            later = [g for g in got if g["Disk"] == self.fs.disk and g["Time"] > done_us]
+            later = self.spinups_after(lines, done_us, 10)
             print("# attempt %d: %r; wr-late's sectors %r, inode %d"
                   % (attempt + 1, later, file_sectors(late), os.stat(late).st_ino))
             self.assertEqual([g for g in later if g.get("Comm") == "wr-meta"], [],
