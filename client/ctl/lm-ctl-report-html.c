@@ -205,6 +205,24 @@ static const char css[]
       ".legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;"
       "vertical-align:middle}.method{max-width:760px;color:#444}";
 
+/* The disk's deferred runs, as report's text says them; nothing without. */
+static void
+deferred_list (GString *out, const GPtrArray *deferred)
+{
+  if (deferred->len == 0)
+    return;
+  g_string_append (out, "<h3>Deferred runs</h3>\n<ul class=\"deferred\">\n");
+  for (guint k = 0; k < deferred->len; k++)
+    {
+      const LmReportDeferred *r = g_ptr_array_index (deferred, k);
+      g_autofree char *when = lm_report_time (r->end_us);
+      g_autofree char *sentence = lm_report_deferred_sentence (r);
+      g_autofree char *text = h (sentence);
+      g_string_append_printf (out, "<li>%s: %s</li>\n", when, text);
+    }
+  g_string_append (out, "</ul>\n");
+}
+
 char *
 lm_report_html (const LmReport *report)
 {
@@ -238,18 +256,7 @@ lm_report_html (const LmReport *report)
       g_string_append (out, "<h3>Spin-ups per hour of the day</h3>\n");
       hourly_chart (out, d, i);
       lm_report_nvme_html (out, d);
-      if (d->deferred->len > 0)
-        g_string_append (out, "<h3>Deferred runs</h3>\n<ul class=\"deferred\">\n");
-      for (guint k = 0; k < d->deferred->len; k++)
-        {
-          const LmReportDeferred *r = g_ptr_array_index (d->deferred, k);
-          g_autofree char *when = lm_report_time (r->end_us);
-          g_autofree char *sentence = lm_report_deferred_sentence (r);
-          g_autofree char *text = h (sentence);
-          g_string_append_printf (out, "<li>%s: %s</li>\n", when, text);
-        }
-      if (d->deferred->len > 0)
-        g_string_append (out, "</ul>\n");
+      deferred_list (out, d->deferred);
       g_string_append (out, "</section>\n");
     }
   g_string_append (out, "<h2>Top wakers</h2>\n");
