@@ -303,6 +303,20 @@ class FakeRoot:
         return d
 
 
+def hold_value(case, path, value):
+    """@path (a /proc/sys or /sys file) holds @value until @case ends,
+    then what it held before."""
+    with open(path) as f:
+        before = f.read().strip()
+
+    def put_back():
+        with open(path, "w") as f:
+            f.write(before)
+    case.addCleanup(put_back)
+    with open(path, "w") as f:
+        f.write(value)
+
+
 def read_real_vm():
     d = {}
     for name in VM_KEYS:

@@ -395,14 +395,7 @@ class XfsFlushTest(OtherFilesystemTest):
         super().setUp()
         # XFS forces its log every 30 s (its own kworker, the kernel's, not
         # a flush): kept out of the measurement, and put back.
-        with open(self.SYNCD) as f:
-            saved = f.read().strip()
-        self.addCleanup(self.write_syncd, saved)
-        self.write_syncd("720000")
-
-    def write_syncd(self, value):
-        with open(self.SYNCD, "w") as f:
-            f.write(value)
+        lmtest.hold_value(self, self.SYNCD, "720000")
 
     def test_userspace_engine_flushes_xfs_on_the_read_disk_only(self):
         self.check_flushes_other_filesystem()

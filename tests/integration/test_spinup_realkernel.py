@@ -718,18 +718,10 @@ class RealSpinUp:
             return []
         return [json.loads(x) for x in got + lines.drain(tail) if later(x)]
 
-    def set_knob(self, path, value):
-        """@path (a /proc/sys file) holds @value until the case ends."""
-        with open(path) as f:
-            before = f.read().strip()
-        self.addCleanup(lambda: open(path, "w").write(before))
-        with open(path, "w") as f:
-            f.write(value)
-
     def expire_soon(self):
         """Dirty data expires after 5 s, looked for every second."""
-        self.set_knob("/proc/sys/vm/dirty_expire_centisecs", "500")
-        self.set_knob("/proc/sys/vm/dirty_writeback_centisecs", "100")
+        lmtest.hold_value(self, "/proc/sys/vm/dirty_expire_centisecs", "500")
+        lmtest.hold_value(self, "/proc/sys/vm/dirty_writeback_centisecs", "100")
 
     def test_fsynced_writer_not_blamed_later_ext4(self):
         # ext4's own write after an fsync is the flusher's: the journal's
@@ -754,7 +746,7 @@ class RealSpinUp:
         seen = []
         for attempt in range(3):
             self.wait_idle(lines)
-            self.set_knob("/proc/sys/vm/dirty_writeback_centisecs", "0")
+            lmtest.hold_value(self, "/proc/sys/vm/dirty_writeback_centisecs", "0")
             meta = os.path.join(self.fs.mnt, "meta-%d" % attempt)
             late = os.path.join(self.fs.mnt, "late-%d" % attempt)
             # A new file, fsynced: its metadata goes through the journal,
@@ -796,7 +788,7 @@ class RealSpinUp:
         # xfssyncd covers the log after it has been idle: every 4 s here,
         # past SpinUpIdle, so that each covering write is a spin-up. Set
         # before the mount: the log worker's first run is queued by it.
-        self.set_knob("/proc/sys/fs/xfs/xfssyncd_centisecs", "400")
+        lmtest.hold_value(self, "/proc/sys/fs/xfs/xfssyncd_centisecs", "400")
         self.use_filesystem("xfs")
         self.fsynced_writer_not_blamed_later(self.subscribe(), "xfs")
 
