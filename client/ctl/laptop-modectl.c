@@ -38,6 +38,25 @@ historical (void)
   return g_str_equal (lm_ctl_prog, "laptop_mode");
 }
 
+/* The column of the commands' summaries: past the longest usual command
+ * and its arguments, so that a line stays within 80 columns. */
+#define USAGE_COLUMN 25
+
+/* "  NAME ARGS" and the summary at USAGE_COLUMN, counted in characters
+ * (printf's %-Ns counts bytes, and "…" is three); a longer left part puts
+ * the summary on a line of its own, at the same column. */
+static void
+print_command (FILE *out, const LmCtlCommand *command)
+{
+  g_autofree char *left = g_strdup_printf ("  %s%s", command->name, command->args);
+  glong width = g_utf8_strlen (left, -1);
+
+  if (width < USAGE_COLUMN)
+    fprintf (out, "%s%*s%s\n", left, (int) (USAGE_COLUMN - width), "", command->summary);
+  else
+    fprintf (out, "%s\n%*s%s\n", left, USAGE_COLUMN, "", command->summary);
+}
+
 /* As laptop_mode, only the historical commands are there. */
 static void
 print_usage (FILE *out)
@@ -50,8 +69,7 @@ print_usage (FILE *out)
     {
       if (historical () && !(commands[i].flags & LM_CTL_COMMAND_HISTORICAL))
         continue;
-      g_autofree char *left = g_strdup_printf ("%s%s", commands[i].name, commands[i].args);
-      fprintf (out, "  %-22s %s\n", left, commands[i].summary);
+      print_command (out, &commands[i]);
     }
   fprintf (out,
            "\nRun “%s COMMAND --help” for a command's options.\n"
