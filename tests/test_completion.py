@@ -161,6 +161,8 @@ class CompletionTest(unittest.TestCase):
         self.assertIn("--since=", complete("laptop-modectl report --s"))
         self.assertEqual(complete("laptop-modectl report --since 7"), ["7d"])
         self.assertEqual(complete("laptop-modectl report --since=3"), ["--since=30d"])
+        self.assertEqual(complete("laptop-modectl report --since 1"), ["12h", "1d"])
+        self.assertEqual(complete("laptop-modectl report --since=2"), ["--since=2w"])
 
     def test_inhibit_completes_the_command(self):
         self.assertIn("--", complete("laptop-modectl inhibit "))

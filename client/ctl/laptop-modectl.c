@@ -26,7 +26,7 @@ static const LmCtlCommand commands[] = {
   { "spinups", " [--json]", "Show recent spin-ups and a per-process summary", lm_ctl_spinups },
   { "disks", " [--json]", "Show disks, power state, time asleep and spin-ups", lm_ctl_disks },
   { "monitor", " DISK", "Print a disk's power state changes; summary on Ctrl+C", lm_ctl_monitor },
-  { "report", " [--since 1d|7d|30d]", "Show what woke the disks and how long they slept",
+  { "report", " [--since 12h|7d|2w|DATE]", "Show what woke the disks and how long they slept",
     lm_ctl_report },
   { "measure", " [--window 5m] [--windows 8]", "Measure the watts laptop mode saves (on battery)",
     lm_ctl_measure },

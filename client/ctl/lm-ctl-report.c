@@ -143,8 +143,10 @@ lm_ctl_report (int argc, char **argv)
   gboolean json = FALSE, openmetrics = FALSE, with_records = FALSE;
   gint idle_s = 0;
   const GOptionEntry entries[] = {
-    { "since", 0, 0, G_OPTION_ARG_STRING, &since, "How far back: 1d (default), 7d or 30d",
-      "1d|7d|30d" },
+    { "since", 0, 0, G_OPTION_ARG_STRING, &since,
+      "How far back: an age (12h, 1d: the default, 2w) or a local date (2026-12-01, "
+      "2026-12-01T08:30), up to 366 days",
+      "AGE|DATE" },
     { "disk", 0, 0, G_OPTION_ARG_STRING, &disk, "Only this disk", "NAME" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as JSON", NULL },
     { "records", 0, 0, G_OPTION_ARG_NONE, &with_records,
@@ -162,7 +164,7 @@ lm_ctl_report (int argc, char **argv)
   g_autoptr (GVariant) records = NULL;
   g_autoptr (GHashTable) idle = NULL;
   g_autoptr (LmExportedLaptopMode) proxy = NULL;
-  gint64 days = 1;
+  gint64 until_us = g_get_real_time (), since_us;
 
   if (!lm_ctl_parse_options (&argc, &argv, "", "Show what woke the disks and how long they slept",
                              entries))
@@ -170,20 +172,9 @@ lm_ctl_report (int argc, char **argv)
   int rc = lm_ctl_no_arguments (argc, argv);
   if (rc != EXIT_SUCCESS)
     return rc;
-  if (since != NULL)
-    {
-      if (g_str_equal (since, "1d"))
-        days = 1;
-      else if (g_str_equal (since, "7d"))
-        days = 7;
-      else if (g_str_equal (since, "30d"))
-        days = 30;
-      else
-        {
-          g_autofree char *got = lm_ctl_safe (since);
-          return lm_ctl_usage_error ("--since takes 1d, 7d or 30d, got “%s”", got);
-        }
-    }
+  g_autoptr (GTimeZone) tz = g_time_zone_new_local ();
+  if (!lm_ctl_parse_since (since != NULL ? since : "1d", until_us, tz, &since_us, &error))
+    return lm_ctl_usage_error ("%s", error->message);
   if ((json ? 1 : 0) + (openmetrics ? 1 : 0) + (html != NULL ? 1 : 0) > 1)
     return lm_ctl_usage_error ("--json, --html and --openmetrics go one at a time");
   if (idle_s < 0 || idle_s > 86400)
@@ -191,8 +182,6 @@ lm_ctl_report (int argc, char **argv)
   if (disk != NULL && (*disk == '\0' || strlen (disk) > 31))
     return lm_ctl_usage_error ("--disk takes a kernel disk name (\"sda\")");
 
-  gint64 until_us = g_get_real_time ();
-  gint64 since_us = until_us - days * 24 * 3600 * G_USEC_PER_SEC;
   if (from_json != NULL)
     {
       records = load_records (from_json, &error);

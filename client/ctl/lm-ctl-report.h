@@ -86,6 +86,18 @@ typedef struct
 void lm_report_free (LmReport *report);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmReport, lm_report_free)
 
+/* How far back --since reaches: a year, leap day included. The ledger
+ * (2 MiB at most) holds less than that; a date further back is a typo. */
+#define LM_REPORT_SINCE_MAX_DAYS 366
+
+/* lm-ctl-since.c: --since @text as the start of the range, in µs since the
+ * epoch: an age back from @now_us ("12h", "7d", "2w") or a date in @tz
+ * ("2026-12-01" from its midnight, "2026-12-01T08:30[:00]", a space for the
+ * T too), before @now_us and at most LM_REPORT_SINCE_MAX_DAYS days before
+ * it. FALSE with @error (G_OPTION_ERROR_BAD_VALUE) for anything else. */
+gboolean lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gint64 *since_us,
+                             GError **error);
+
 /* Every record in [@since_us, @until_us], page by page (GetLedgerPage). */
 GVariant *lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us,
                                   GError **error);

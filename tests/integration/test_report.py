@@ -7,6 +7,7 @@ through GetLedger. Activity records (and so the stock-writeback estimate)
 come through --from-json, as older daemons write none. The HTML is also
 rendered by Debian's headless Chromium and its DOM checked."""
 
+import datetime
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import time
 import unittest
 import xml.dom.minidom
 import zlib
+import zoneinfo
 
 import lmtest
 from lmtest import DaemonTestCase
@@ -207,9 +209,9 @@ class ReportTest(ReportDaemonTest):
         self.assertIn("How the estimate is made", text)
 
     def test_bad_arguments(self):
-        r = self.ctl_run("report", "--since", "2w")
+        r = self.ctl_run("report", "--since", "2x")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--since takes 1d, 7d or 30d", r.err)
+        self.assertIn("--since takes an age (12h, 7d, 2w) or a date", r.err)
         r = self.ctl_run("report", "--json", "--openmetrics")
         self.assertEqual(r.returncode, 2)
 
@@ -352,6 +354,69 @@ class ReportEstimateTest(RecordsFileCase):
             text = f.read()
         check_html(self, text, self.recs)
         self.assertNotIn("no activity recorded", text)
+
+
+class ReportSinceTest(RecordsFileCase):
+    """--since as people type it (issue 38): hours, days, weeks, a local
+    date (from its midnight) or date and time; the rest refused with 2. The
+    range is read back from --json's since_us and until_us."""
+
+    # +05:30 all year: a local midnight that is no UTC midnight.
+    ZONE = "Asia/Kolkata"
+
+    def run_report(self, since, zone=None):
+        env = dict(os.environ, **({"TZ": zone} if zone else {}))
+        return subprocess.run([lmtest.CTL, "report", "--from-json", self.file, "--json",
+                               "--since", since], env=env, capture_output=True, text=True,
+                              timeout=60)
+
+    def span(self, since, zone=None):
+        p = self.run_report(since, zone)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = json.loads(p.stdout)
+        return got["since_us"], got["until_us"], got
+
+    def zone(self):
+        try:
+            return zoneinfo.ZoneInfo(self.ZONE)
+        except zoneinfo.ZoneInfoNotFoundError:
+            self.skipTest("no tzdata for %s" % self.ZONE)
+
+    def test_ages(self):
+        for since, hours in (("12h", 12), ("1d", 24), ("7d", 7 * 24), ("2w", 14 * 24),
+                             ("30d", 30 * 24), ("366d", 366 * 24)):
+            since_us, until_us, got = self.span(since)
+            self.assertEqual(until_us - since_us, hours * 3600 * 10**6, since)
+        # The day of records (ending a minute ago) is in the last 12 hours' report too.
+        self.assertEqual(set(self.span("12h")[2]["disks"]), {"sda", "sdb"})
+
+    def test_dates(self):
+        zone = self.zone()
+        yesterday = datetime.datetime.now(zone).date() - datetime.timedelta(days=1)
+        for since, at in ((yesterday.isoformat(), datetime.time()),
+                          (yesterday.isoformat() + "T08:30", datetime.time(8, 30)),
+                          (yesterday.isoformat() + " 08:30:15", datetime.time(8, 30, 15))):
+            since_us, until_us, _ = self.span(since, self.ZONE)
+            local = datetime.datetime.combine(yesterday, at, zone)
+            self.assertEqual(since_us, int(local.timestamp()) * 10**6, since)
+            self.assertGreater(until_us, since_us)
+
+    def test_refused(self):
+        today = datetime.date.today()
+        tomorrow = (today + datetime.timedelta(days=1)).isoformat()
+        too_old = (today - datetime.timedelta(days=368)).isoformat()
+        for since, words in (("2x", "takes an age (12h, 7d, 2w) or a date"),
+                             ("-2d", "takes an age (12h, 7d, 2w) or a date"),
+                             ("2026-02-30", "takes an age (12h, 7d, 2w) or a date"),
+                             ("0h", "takes an age above zero"),
+                             ("367d", "goes back at most 366 days"),
+                             ("99999999999999999999999h", "goes back at most 366 days"),
+                             (too_old, "goes back at most 366 days"),
+                             (tomorrow, "takes a time in the past")):
+            p = self.run_report(since)
+            self.assertEqual(p.returncode, 2, since)
+            self.assertIn("--since %s" % words, p.stderr)
+            self.assertEqual(p.stdout, "")
 
 
 NVME_DATA = os.path.join(lmtest.SRCDIR, "tests", "data", "nvme")
