@@ -63,7 +63,6 @@ export default [
             'no-nested-ternary': 'error',
             'no-prototype-builtins': 'off',
             'no-restricted-globals': ['error', 'window'],
-            'no-return-await': 'error',
             'no-shadow': 'error',
             'no-throw-literal': 'error',
             'no-unneeded-ternary': 'error',
