@@ -90,10 +90,17 @@ class LaptopModeToggle extends QuickMenuToggle {
                 this._daemon.refreshWakers();
         });
         this._changedId = daemon.connect('changed', () => this._sync());
+        // The 'destroy' signal rather than an override: it runs however
+        // the actor goes.
+        this._destroyed = false;
+        this.connect('destroy', () => this._onDestroy());
         this._sync();
     }
 
     _sync() {
+        // A call or a report may end after the extension was disabled.
+        if (this._destroyed)
+            return;
         const state = this._daemon.state;
 
         this.subtitle = Words.subtitle(state);
@@ -186,17 +193,16 @@ class LaptopModeToggle extends QuickMenuToggle {
             }
         } finally {
             this._reportRunning = false;
-            if (!this._reportCancellable.is_cancelled())
-                this._sync();
+            this._sync();
         }
     }
 
-    destroy() {
+    _onDestroy() {
+        this._destroyed = true;
         this._reportCancellable.cancel();
         this.menu.disconnect(this._menuOpenId);
         this._daemon.disconnect(this._summaryId);
         this._daemon.disconnect(this._changedId);
-        super.destroy();
     }
 });
 
@@ -214,6 +220,7 @@ class LaptopModeIndicator extends SystemIndicator {
         this.quickSettingsItems.push(new LaptopModeToggle(daemon, gicon));
 
         this._changedId = daemon.connect('changed', () => this._sync());
+        this.connect('destroy', () => this._onDestroy());
         this._sync();
     }
 
@@ -222,11 +229,12 @@ class LaptopModeIndicator extends SystemIndicator {
         this._icon.visible = available && active;
     }
 
-    destroy() {
+    // The toggle lives in the Quick Settings grid, not in this box: it
+    // goes with the indicator.
+    _onDestroy() {
         this._daemon.disconnect(this._changedId);
         this.quickSettingsItems.forEach(item => item.destroy());
         this.quickSettingsItems = [];
-        super.destroy();
     }
 });
 
