@@ -217,7 +217,13 @@ class LaptopModeIndicator extends SystemIndicator {
         this._icon.gicon = gicon;
         this._icon.accessible_name = _('Laptop mode is on');
 
-        this.quickSettingsItems.push(new LaptopModeToggle(daemon, gicon));
+        // At the shell's exit the grid disposes the toggle before this
+        // indicator: a toggle gone already is not destroyed again.
+        const toggle = new LaptopModeToggle(daemon, gicon);
+        toggle.connect('destroy', () => {
+            this.quickSettingsItems = this.quickSettingsItems.filter(item => item !== toggle);
+        });
+        this.quickSettingsItems.push(toggle);
 
         this._changedId = daemon.connect('changed', () => this._sync());
         this.connect('destroy', () => this._onDestroy());
