@@ -108,12 +108,8 @@ def region(png, box):
     return bytes(out)
 
 
-class GnomeShellTest(lmtest.DaemonTestCase):
+class ShellCase(lmtest.DaemonTestCase):
     """A daemon on its private system bus, and a gnome-shell beside it."""
-
-    # The shell's user may switch laptop mode (the README's rule): the
-    # toggle's Start and Stop go through the real polkitd.
-    polkit_rules = {"50-switch.rules": lmpolkit.switch_only_rule(SHELL_USER)}
 
     def setUp(self):
         if shutil.which("gnome-shell") is None:
@@ -286,7 +282,12 @@ await new Promise(r => setTimeout(r, 700));
                     lines.append(line)
         return lines
 
-    # --- the cases --------------------------------------------------------
+
+
+class GnomeShellTest(ShellCase):
+    # The shell's user may switch laptop mode (the README's rule): the
+    # toggle's Start and Stop go through the real polkitd.
+    polkit_rules = {"50-switch.rules": lmpolkit.switch_only_rule(SHELL_USER)}
 
     def test_extension_loads_and_the_toggle_is_in_quick_settings(self):
         """the extension loads from its package with no error; the toggle
@@ -393,6 +394,33 @@ await new Promise(r => setTimeout(r, 1000));
         self.assertEqual(without[:2], with_ext[:2])
         self.assertNotEqual(region(with_ext, box), region(without, box),
                             "the toggle's place looks the same without the extension")
+
+
+class GnomeShellRefusedTest(ShellCase):
+    """The shell's user with no polkit rule: polkitd says no."""
+
+    polkit_rules = {}
+
+    def test_a_refused_start_leaves_the_toggle_off_and_says_why(self):
+        """without the switch right, a click leaves the daemon and the toggle
+        off and shows one notification "Not allowed to …" naming the polkit
+        action; the shell's log stays quiet (a refusal is not a fault)"""
+        self.open_menu()
+        self.click()
+        # The shell's own "Screen Lock disabled" is there too.
+        notes = lambda: self.eval("""
+return Main.messageTray.getSources().flatMap(s => s.notifications)
+    .map(n => [n.title, n.body]).filter(([t]) => t.startsWith('Not allowed'));
+""")
+        self.wait_for(lambda: notes(), "a notification", what=notes)
+        time.sleep(0.5)
+        (title, body), = notes()
+        self.assertEqual(title, "Not allowed to switch laptop mode on")
+        self.assertIn("org.laptopmode.LaptopMode1.switch", body)
+        self.assertFalse(self.active())
+        t = self.toggle()
+        self.assertEqual((t["checked"], t["subtitle"], t["reactive"]), (False, "Off", True), t)
+        self.assertEqual(self.extension_lines(), [])
 
 
 class TapResult(unittest.TextTestResult):
