@@ -396,6 +396,45 @@ await new Promise(r => setTimeout(r, 1000));
                             "the toggle's place looks the same without the extension")
 
 
+    def test_the_menu_sets_the_mode_and_says_what_is_refused(self):
+        """the menu's "On" item sets the daemon's Mode (SetMode, the switch
+        right the shell's user has): Active, and the item checked; a
+        MaxLostWork preset (Configure, a right the README's rule withholds)
+        changes nothing and says "Not allowed to …" in a notification"""
+        self.open_menu()
+        items = FIND + """
+const labels = toggle.menu._getMenuItems().filter(i => i.label).map(i => i.label.text);
+return labels;
+"""
+        labels = self.eval(items)
+        for label in ("Automatic (on while on battery)", "On", "Off"):
+            self.assertIn(label, labels)
+        self.eval(FIND + """
+toggle.menu.open(false);
+toggle.menu._getMenuItems().find(i => i.label?.text === 'On').activate(imports.gi.Clutter.get_current_event());
+""")
+        self.wait_for(lambda: self.properties()["Mode"] == "on", "Mode on from the menu",
+                      what=self.properties)
+        self.assertTrue(self.active())
+        # Ornament.NONE is 0; the checked item has another ornament.
+        self.wait_for(lambda: self.eval(FIND + """
+const item = label => toggle.menu._getMenuItems().find(i => i.label?.text === label);
+return item('On')._ornament !== 0 && item('Off')._ornament === 0;"""), "the On item checked")
+        before = self.properties()["MaxLostWork"]
+        self.eval(FIND + """
+const sub = toggle.menu._getMenuItems().find(i => i.menu && i.menu._getMenuItems);
+sub.menu._getMenuItems().find(i => i.label.text.startsWith('1 ')).activate(imports.gi.Clutter.get_current_event());
+""")
+        notes = lambda: self.eval("""
+return Main.messageTray.getSources().flatMap(s => s.notifications)
+    .map(n => n.title).filter(t => t.startsWith('Not allowed'));
+""")
+        self.wait_for(lambda: notes(), "a notification", what=notes)
+        self.assertEqual(notes(), ["Not allowed to change how much work a crash may lose"])
+        self.assertEqual(self.properties()["MaxLostWork"], before)
+        self.assertEqual(self.extension_lines(), [])
+
+
 class GnomeShellRefusedTest(ShellCase):
     """The shell's user with no polkit rule: polkitd says no."""
 
