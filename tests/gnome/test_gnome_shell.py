@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import lmpolkit  # noqa: E402
 import lmtest  # noqa: E402
 from lmpolkit import Gio, GLib  # noqa: E402
+from test_spinup_dbus import MONITOR_RULE, SpinUpBusTest  # noqa: E402
 
 UUID = "laptop-mode@laptopmode.org"
 SYSTEM_EXTENSION = "/usr/share/gnome-shell/extensions/" + UUID
@@ -459,6 +460,57 @@ return Main.messageTray.getSources().flatMap(s => s.notifications)
         self.assertFalse(self.active())
         t = self.toggle()
         self.assertEqual((t["checked"], t["subtitle"], t["reactive"]), (False, "Off", True), t)
+        self.assertEqual(self.extension_lines(), [])
+
+
+class GnomeShellWakersTest(ShellCase, SpinUpBusTest):
+    """Spin-ups through the daemon's block_dump backend (a fake /dev/kmsg,
+    as test_spinup_dbus feeds it) into its ledger; the shell's user may
+    monitor (its own processes in full, others' as another user's)."""
+
+    history = "true"
+    polkit_rules = {"50-monitor.rules": MONITOR_RULE.replace("@VIEWER@", SHELL_USER)
+                    .replace("@ADMINS@", "root")}
+
+    def setUp(self):
+        super().setUp()
+        uid = pwd.getpwnam(SHELL_USER).pw_uid
+        # Whose each process is: the daemon reads /proc/PID/status, and
+        # /proc/PID/stat for the task having been there (since boot).
+        for pid, owner in ((201, uid), (202, 0)):
+            os.makedirs(self.root.file("/proc/%d" % pid), exist_ok=True)
+            self.root.write("/proc/%d/status" % pid, "Name:\tx\nUid:\t%d\t%d\t%d\t%d\n" % ((owner,) * 4))
+            self.root.write("/proc/%d/stat" % pid, "%d (x) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 "
+                            "0 1000 100 18446744073709551615\n" % (pid, pid, pid))
+
+    def test_the_menu_lists_todays_wakers_as_the_monitor_right_allows(self):
+        """three spin-ups of sda today, two by the user's own "mine" and one
+        by root's "cat": the menu says "sda: 3 spin-ups today" and "Woken by
+        mine ×2, another user's process ×1", never "cat" """
+        self.wait_for(lambda: self.block_dump() == "1", "monitoring for SpinUpHistory")
+        time.sleep(1.5)  # past SpinUpIdle since the daemon started
+        self.kmsg((0.0, "mine(201): READ block 8 on sda1 (8 sectors)"),
+                  (2.0, "cat(202): READ block 16 on sda1"),
+                  (4.0, "mine(201): WRITE block 24 on sda1"))
+        self.wait_for(lambda: self.properties()["LedgerSummary"].get("sda", {}).get("SpinUpsToday") == 3,
+                      "3 spin-ups of sda in LedgerSummary", what=self.daemon_log)
+        # The kernel times of the lines must be past for a page of today.
+        time.sleep(4.5)
+        self.open_menu()
+        # Items and the items of sections (the "Today" lines are one).
+        lines = lambda: self.eval(FIND + """
+const texts = m => m._getMenuItems().flatMap(i => i.label ? [i.label.text]
+    : i._getMenuItems ? texts(i) : []);
+return texts(toggle.menu);
+""")
+        # The toggle's own menu (its arrow): opening it reads the wakers.
+        self.eval(FIND + "toggle.menu.open(false);")
+        self.wait_for(lambda: any(x.startswith("Woken by") for x in lines()), "a 'Woken by' line",
+                      what=lines)
+        got = lines()
+        self.assertTrue(any(x.startswith("sda: 3 spin-ups today, asleep ") for x in got), got)
+        self.assertIn("Woken by mine ×2, another user's process ×1", got)
+        self.assertFalse([x for x in got if "cat" in x], got)
         self.assertEqual(self.extension_lines(), [])
 
 
