@@ -73,7 +73,7 @@ int lm_ctl_monitor (int argc, char **argv);
 int lm_ctl_report (int argc, char **argv);
 int lm_ctl_measure (int argc, char **argv);
 
-/* lm-ctl-measure.c: its statistics, pure. */
+/* lm-ctl-measure-result.c: its statistics, pure. */
 typedef struct
 {
   guint n;
