@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lm-error.h"
+#include "lm-excluded.h"
 #include "lm-flush.h"
 #include "lm-io.h"
 #include "lm-limits.h"
@@ -44,6 +45,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
+  lm_excluded_reset ();
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
@@ -330,6 +332,14 @@ waiters_why_now (gpointer user_data)
   return NULL;
 }
 
+/* The disks Exclude=true takes out: attribution's excluded set, which the
+ * BPF maps follow. */
+static gboolean
+on_excluded (const char *const *disks, gpointer user_data)
+{
+  return lm_excluded_set (disks);
+}
+
 /* One of the daemon's own commands woke a disk: a spin-up of its own. */
 static void
 on_own_wake (const char *disk, const char *command, gint64 time_us, gpointer user_data)
@@ -401,6 +411,7 @@ lm_daemon_new (GError **error)
   lm_spinup_set_wake_func (self->spinup, on_disk_woken, self);
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
   lm_disks_set_last_io_func (self->disks, lm_spinup_last_io, self->spinup);
+  lm_disks_set_excluded_func (self->disks, on_excluded, NULL);
   self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, on_disk_power, self);

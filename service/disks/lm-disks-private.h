@@ -62,6 +62,8 @@ struct _LmDisks
   gpointer wear_data;
   LmDisksOwnWakeFunc own_wake_func; /* attribution: the daemon's own spin-ups */
   gpointer own_wake_data;
+  LmDisksExcludedFunc excluded_func; /* attribution: disks not watched */
+  gpointer excluded_data;
   LmDisksLastIoFunc last_io_func; /* attribution: the kernel's last I/O time */
   gpointer last_io_data;
 };

@@ -68,6 +68,12 @@ void lm_disks_set_own_wake_func (LmDisks *disks, LmDisksOwnWakeFunc func, gpoint
 typedef gboolean (*LmDisksLastIoFunc) (const char *disk, gint64 *mono_us, gpointer user_data);
 void lm_disks_set_last_io_func (LmDisks *disks, LmDisksLastIoFunc func, gpointer user_data);
 
+/* Told the whole disks Exclude=true takes out of monitoring (sorted,
+ * NULL-terminated) each time they are worked out: the kernel filters and
+ * the user-space model stop looking at them. TRUE when the set changed. */
+typedef gboolean (*LmDisksExcludedFunc) (const char *const *disks, gpointer user_data);
+void lm_disks_set_excluded_func (LmDisks *disks, LmDisksExcludedFunc func, gpointer user_data);
+
 /* The names the daemon's commands go by in a spin-up's Note. */
 #define LM_DISKS_CMD_SMART "SMART READ DATA"
 #define LM_DISKS_CMD_IDLE "IDLE (standby timer)"
