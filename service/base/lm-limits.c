@@ -1,10 +1,26 @@
-/* lm-limits.c: quoting a refused value back to its sender, bounded.
- * Must never copy more than LM_LIMIT_ECHO bytes of what a caller sent. */
+/* lm-limits.c: quoting a refused value back to its sender, bounded, and the
+ * bounds that are a syntax. Must never copy more than LM_LIMIT_ECHO bytes of
+ * what a caller sent. */
 #include "lm-limits.h"
 
 #include <string.h>
 
+#include "lm-error.h"
 #include "lm-escape.h"
+
+gboolean
+lm_limits_check_latency (const char *value, GError **error)
+{
+  guint64 n;
+
+  if (value == NULL || *value == '\0' || g_str_equal (value, "keep") || g_str_equal (value, "auto")
+      || g_str_equal (value, "any")
+      || g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT32, &n, NULL))
+    return TRUE;
+  g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+               "NvmeLatencyToleranceUs must be " LM_LIMIT_LATENCY_SYNTAX);
+  return FALSE;
+}
 
 /* @value cut to LM_LIMIT_ECHO bytes with an ellipsis and escaped as the
  * clients escape everything from outside (common/lm-escape.c: \xNN for

@@ -75,6 +75,12 @@ G_BEGIN_DECLS
  * as GDBus keeps a read buffer as large as the largest message it read. */
 #define LM_LIMIT_MESSAGE (2 * 1024 * 1024)
 
+/* NvmeLatencyToleranceUs: "keep", "", "auto", "any" or 0–2147483647;
+ * what it (and a disk's latency) accepts, in words. */
+#define LM_LIMIT_LATENCY_SYNTAX                                                                    \
+  "“keep”, “auto”, “any” or a whole number of microseconds from 0 to 2147483647"
+gboolean lm_limits_check_latency (const char *value, GError **error);
+
 char *lm_limits_escape (const char *value);
 char *lm_limits_quote (const char *value);
 

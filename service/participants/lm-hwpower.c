@@ -33,19 +33,6 @@ is_keep (const char *value)
   return value == NULL || *value == '\0' || g_str_equal (value, "keep");
 }
 
-gboolean
-lm_hwpower_check_latency (const char *value, GError **error)
-{
-  guint64 n;
-
-  if (is_keep (value) || g_str_equal (value, "auto") || g_str_equal (value, "any")
-      || g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT32, &n, NULL))
-    return TRUE;
-  g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-               "NvmeLatencyToleranceUs must be " LM_HWPOWER_LATENCY_SYNTAX);
-  return FALSE;
-}
-
 static char *
 read_value (const char *system_path)
 {
