@@ -22,6 +22,23 @@ lm_limits_check_latency (const char *value, GError **error)
   return FALSE;
 }
 
+gboolean
+lm_limits_check_standby (guint seconds, GError **error)
+{
+  if (seconds <= 240 * 5 && seconds % 5 == 0)
+    return TRUE;
+  if (seconds == LM_LIMIT_STANDBY_252_SECONDS || seconds == LM_LIMIT_STANDBY_255_SECONDS)
+    return TRUE;
+  if (seconds >= 1800 && seconds <= 11 * 1800 && seconds % 1800 == 0)
+    return TRUE;
+  g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
+               "A standby timer of %u s cannot be set on an ATA drive: use 0 (off), a "
+               "multiple of 5 from 5 to 1200, 1260, 1275, or a multiple of 1800 from 1800 "
+               "to 19800",
+               seconds);
+  return FALSE;
+}
+
 /* @value cut to LM_LIMIT_ECHO bytes with an ellipsis and escaped as the
  * clients escape everything from outside (common/lm-escape.c: \xNN for
  * control bytes, backslashes and invalid UTF-8, so a cut character is
