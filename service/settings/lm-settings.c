@@ -2,7 +2,7 @@
  * Every check lives in the key table below, so Configure() and the config
  * file cannot disagree about what is valid. */
 #include "lm-settings.h"
-#include "lm-settings-keys.h"
+#include "lm-settings-private.h"
 
 #include <errno.h>
 #include <string.h>
