@@ -14,6 +14,7 @@
 
 #include "lm-error.h"
 #include "lm-excluded.h"
+#include "lm-hwpower.h"
 #include "lm-flush.h"
 #include "lm-io.h"
 #include "lm-limits.h"
@@ -332,6 +333,14 @@ waiters_why_now (gpointer user_data)
   return NULL;
 }
 
+/* Each disk's link power, runtime PM and NVMe latency, as sysfs has them,
+ * in its Disks entry. */
+static void
+on_describe_disk (const char *disk, GVariantBuilder *builder, gpointer user_data)
+{
+  lm_hwpower_describe_disk (disk, builder);
+}
+
 /* The disks Exclude=true takes out: attribution's excluded set, which the
  * BPF maps follow. */
 static gboolean
@@ -412,6 +421,7 @@ lm_daemon_new (GError **error)
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
   lm_disks_set_last_io_func (self->disks, lm_spinup_last_io, self->spinup);
   lm_disks_set_excluded_func (self->disks, on_excluded, NULL);
+  lm_disks_set_describe_func (self->disks, on_describe_disk, NULL);
   self->ledger = lm_ledger_new_in_state_dir ();
   lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, on_disk_power, self);

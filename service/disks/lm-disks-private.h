@@ -64,6 +64,8 @@ struct _LmDisks
   gpointer own_wake_data;
   LmDisksExcludedFunc excluded_func; /* attribution: disks not watched */
   gpointer excluded_data;
+  LmDisksDescribeFunc describe_func; /* hardware power: more of a disk's entry */
+  gpointer describe_data;
   LmDisksLastIoFunc last_io_func; /* attribution: the kernel's last I/O time */
   gpointer last_io_data;
 };

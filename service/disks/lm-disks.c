@@ -16,7 +16,6 @@
 #include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-error.h"
-#include "lm-hwpower.h"
 #include "lm-io.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
@@ -686,6 +685,13 @@ lm_disks_set_own_wake_func (LmDisks *self, LmDisksOwnWakeFunc func, gpointer use
 {
   self->own_wake_func = func;
   self->own_wake_data = user_data;
+}
+
+void
+lm_disks_set_describe_func (LmDisks *self, LmDisksDescribeFunc func, gpointer user_data)
+{
+  self->describe_func = func;
+  self->describe_data = user_data;
 }
 
 void

@@ -68,6 +68,13 @@ void lm_disks_set_own_wake_func (LmDisks *disks, LmDisksOwnWakeFunc func, gpoint
 typedef gboolean (*LmDisksLastIoFunc) (const char *disk, gint64 *mono_us, gpointer user_data);
 void lm_disks_set_last_io_func (LmDisks *disks, LmDisksLastIoFunc func, gpointer user_data);
 
+/* Adds to a watched disk's Disks entry what others keep of it (link
+ * power, runtime PM, NVMe latency: participants/lm-hwpower.c, which stands
+ * above disks/), each time the entry is built. */
+typedef void (*LmDisksDescribeFunc) (const char *disk, GVariantBuilder *builder,
+                                     gpointer user_data);
+void lm_disks_set_describe_func (LmDisks *disks, LmDisksDescribeFunc func, gpointer user_data);
+
 /* Told the whole disks Exclude=true takes out of monitoring (sorted,
  * NULL-terminated) each time they are worked out: the kernel filters and
  * the user-space model stop looking at them. TRUE when the set changed. */
