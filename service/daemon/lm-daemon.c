@@ -333,6 +333,15 @@ waiters_why_now (gpointer user_data)
   return NULL;
 }
 
+/* The disks' state, on the bus. */
+static void
+on_disks_publish (GVariant *disks, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  lm_exported_laptop_mode_set_disks (self->skeleton, disks);
+}
+
 /* Each disk's link power, runtime PM and NVMe latency, as sysfs has them,
  * in its Disks entry. */
 static void
@@ -415,7 +424,7 @@ lm_daemon_new (GError **error)
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
   self->spinup = lm_spinup_new (self->skeleton, self->state);
-  self->disks = lm_disks_new (self->skeleton, self->state);
+  self->disks = lm_disks_new (self->state, on_disks_publish, self);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, on_disk_woken, self);
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);

@@ -44,10 +44,11 @@ typedef struct
 
 struct _LmDisks
 {
-  LmExportedLaptopMode *skeleton; /* not owned */
-  LmState *state;                 /* not owned */
-  GHashTable *disks;              /* name → LmDisk */
-  GHashTable *policies;           /* id → LmDiskPolicy, as applied or to apply */
+  LmDisksPublishFunc publish; /* Disks, to the bus */
+  gpointer publish_data;
+  LmState *state;       /* not owned */
+  GHashTable *disks;    /* name → LmDisk */
+  GHashTable *policies; /* id → LmDiskPolicy, as applied or to apply */
   guint idle_s;
   guint recheck_s; /* 0: automatic */
   gboolean active; /* laptop mode on: per-disk settings applied */

@@ -73,5 +73,5 @@ lm_disks_publish (LmDisks *self)
   for (GList *l = names; l != NULL; l = l->next)
     g_variant_builder_add (&b, "{s@a{sv}}", (const char *) l->data,
                            disk_to_variant (self, g_hash_table_lookup (self->disks, l->data)));
-  lm_exported_laptop_mode_set_disks (self->skeleton, g_variant_builder_end (&b));
+  self->publish (g_variant_builder_end (&b), self->publish_data);
 }

@@ -597,11 +597,12 @@ on_uevent (const char *subsystem, const char *action, gpointer user_data)
 /* --- life cycle ---------------------------------------------------------------- */
 
 LmDisks *
-lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state)
+lm_disks_new (LmState *state, LmDisksPublishFunc publish, gpointer user_data)
 {
   LmDisks *self = g_new0 (LmDisks, 1);
 
-  self->skeleton = skeleton;
+  self->publish = publish;
+  self->publish_data = user_data;
   self->state = state;
   self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) disk_free);
   self->policies = lm_disk_policies_new ();

@@ -5,7 +5,6 @@
 
 #include <gio/gio.h>
 
-#include "lm-generated.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
@@ -15,7 +14,11 @@ G_BEGIN_DECLS
 
 typedef struct _LmDisks LmDisks;
 
-LmDisks *lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state);
+/* Given the whole Disks value (a{sa{sv}}, floating) each time it changes:
+ * the daemon puts it on the bus. */
+typedef void (*LmDisksPublishFunc) (GVariant *disks, gpointer user_data);
+
+LmDisks *lm_disks_new (LmState *state, LmDisksPublishFunc publish, gpointer user_data);
 void lm_disks_free (LmDisks *disks);
 
 void lm_disks_configure (LmDisks *disks, const LmSettings *settings);
