@@ -1,16 +1,41 @@
 /* lm-spinup.c: spin-up monitoring: which backend, when it runs, and the
  * last spin-ups. The bpf backend (its filter runs in the kernel) runs all
- * the time; the others only while a subscriber is on the bus
- * (lm-spinup-dbus.c) or SpinUpHistory asks for it. Never answers a method
- * call nor broadcasts a SpinUp. */
+ * the time; the others only while they have readers (subscribers on the
+ * bus, daemon/lm-spinup-dbus.c) or SpinUpHistory asks for it. Never
+ * touches D-Bus: the records and the backend chosen go up through funcs. */
 #include "config.h"
 
-#include "lm-spinup-private.h"
+#include "lm-spinup.h"
 
 #include "lm-attrib.h"
 #include "lm-error.h"
 
 #define HISTORY_MAX 256
+
+struct _LmSpinup
+{
+  LmState *state;                 /* not owned */
+  const LmAttribBackend *backend; /* chosen; NULL for none */
+  char *why_none;                 /* what the probes said, for Subscribe's error */
+  char *setting;                  /* the Attribution setting it was chosen for */
+  guint idle_s;
+  gboolean history_wanted;
+  guint readers; /* subscribers on the bus */
+  LmAttrib *running;
+  GQueue history;             /* GVariant a{sv}, oldest first */
+  LmSpinupWakeFunc wake_func; /* the disks' accounting */
+  gpointer wake_data;
+  LmSpinUpFunc record_func; /* the ledger */
+  gpointer record_data;
+  LmActivityFunc activity_func; /* the ledger */
+  gpointer activity_data;
+  LmSpinupMonitorFunc monitor_func; /* the disks: no re-check while event-driven */
+  gpointer monitor_data;
+  LmSpinupPublishFunc publish_func; /* the subscribers */
+  gpointer publish_data;
+  LmSpinupBackendFunc backend_func; /* the Attribution properties */
+  gpointer backend_data;
+};
 
 static void
 tell_monitoring (LmSpinup *self)
@@ -71,7 +96,8 @@ report (LmSpinup *self, const LmSpinUp *s, gboolean wake)
   g_queue_push_tail (&self->history, g_variant_ref (v));
   while (self->history.length > HISTORY_MAX)
     g_variant_unref (g_queue_pop_head (&self->history));
-  lm_spinup_dbus_emit (self, v);
+  if (self->publish_func != NULL)
+    self->publish_func (v, self->publish_data);
 }
 
 static void
@@ -144,12 +170,12 @@ lm_spinup_start_monitoring (LmSpinup *self, GError **error)
  * they have a reader. The bpf backend filters in the kernel and wakes the
  * daemon only for a spin-up, which costs less than the disks' periodic
  * re-check it replaces: it runs all the time, for the ledger. */
-void
+static void
 lm_spinup_update_monitoring (LmSpinup *self)
 {
   g_autoptr (GError) error = NULL;
 
-  if (g_hash_table_size (self->subscribers) == 0 && !self->history_wanted
+  if (self->readers == 0 && !self->history_wanted
       && (self->backend == NULL || !self->backend->event_driven))
     stop_monitoring (self);
   else if (!lm_spinup_start_monitoring (self, &error))
@@ -159,16 +185,12 @@ lm_spinup_update_monitoring (LmSpinup *self)
 /* --- life cycle -------------------------------------------------------- */
 
 LmSpinup *
-lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state)
+lm_spinup_new (LmState *state)
 {
   LmSpinup *self = g_new0 (LmSpinup, 1);
 
-  self->skeleton = skeleton;
   self->state = state;
   g_queue_init (&self->history);
-  lm_spinup_dbus_init (self);
-  lm_exported_laptop_mode_set_attribution (skeleton, "none");
-  lm_exported_laptop_mode_set_attribution_note (skeleton, "");
   return self;
 }
 
@@ -197,12 +219,11 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
         g_message ("No spin-up attribution: %s", self->why_none);
       else
         g_message ("Spin-up attribution backend %s", self->backend->name);
-      lm_exported_laptop_mode_set_attribution (self->skeleton,
-                                               self->backend ? self->backend->name : "none");
       g_autofree char *note = lm_attrib_note (self->backend);
       if (*note != '\0')
         g_warning ("%s", note);
-      lm_exported_laptop_mode_set_attribution_note (self->skeleton, note);
+      if (self->backend_func != NULL)
+        self->backend_func (self->backend ? self->backend->name : "none", note, self->backend_data);
     }
   lm_spinup_update_monitoring (self);
 }
@@ -210,7 +231,7 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
 void
 lm_spinup_shutdown (LmSpinup *self)
 {
-  lm_spinup_dbus_shutdown (self);
+  self->readers = 0;
   stop_monitoring (self);
 }
 
@@ -220,7 +241,6 @@ lm_spinup_free (LmSpinup *self)
   if (self == NULL)
     return;
   lm_spinup_shutdown (self);
-  lm_spinup_dbus_free (self);
   g_queue_clear_full (&self->history, (GDestroyNotify) g_variant_unref);
   g_free (self->setting);
   g_free (self->why_none);
@@ -269,4 +289,31 @@ lm_spinup_drain (gpointer user_data)
 
   if (self->running != NULL && self->backend->drain != NULL)
     self->backend->drain (self->running);
+}
+
+void
+lm_spinup_set_publish_func (LmSpinup *self, LmSpinupPublishFunc func, gpointer user_data)
+{
+  self->publish_func = func;
+  self->publish_data = user_data;
+}
+
+void
+lm_spinup_set_backend_func (LmSpinup *self, LmSpinupBackendFunc func, gpointer user_data)
+{
+  self->backend_func = func;
+  self->backend_data = user_data;
+}
+
+void
+lm_spinup_set_readers (LmSpinup *self, guint readers)
+{
+  self->readers = readers;
+  lm_spinup_update_monitoring (self);
+}
+
+const GList *
+lm_spinup_history (LmSpinup *self)
+{
+  return self->history.head;
 }

@@ -1,12 +1,11 @@
-/* lm-spinup.h: spin-up monitoring: which backend runs when, the last
- * spin-ups, and (lm-spinup-dbus.c) its subscribers on D-Bus. Owns when a
- * backend runs; never broadcasts a SpinUp. */
+/* lm-spinup.h: spin-up monitoring: which backend runs when and the last
+ * spin-ups. Owns when a backend runs; its readers on D-Bus are
+ * daemon/lm-spinup-dbus.c's, which it tells through funcs. */
 #pragma once
 
 #include <gio/gio.h>
 
 #include "lm-attrib.h"
-#include "lm-generated.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
@@ -17,7 +16,7 @@ typedef struct _LmSpinup LmSpinup;
 /* Told of every spin-up's disk, e.g. for the disks' power accounting. */
 typedef void (*LmSpinupWakeFunc) (const char *disk, gint64 quiet_since_us, gpointer user_data);
 
-LmSpinup *lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state);
+LmSpinup *lm_spinup_new (LmState *state);
 void lm_spinup_free (LmSpinup *spinup);
 void lm_spinup_configure (LmSpinup *spinup, const LmSettings *settings);
 void lm_spinup_shutdown (LmSpinup *spinup);
@@ -46,6 +45,24 @@ void lm_spinup_set_monitor_func (LmSpinup *spinup, LmSpinupMonitorFunc func, gpo
 gboolean lm_spinup_last_io (const char *disk, gint64 *mono_us, gpointer spinup);
 void lm_spinup_own_command (LmSpinup *spinup, const char *disk, const char *command,
                             gint64 time_us);
+
+/* Told each spin-up as a SpinUp record (a{sv}), after the record func:
+ * for the subscribers. */
+typedef void (*LmSpinupPublishFunc) (GVariant *record, gpointer user_data);
+void lm_spinup_set_publish_func (LmSpinup *spinup, LmSpinupPublishFunc func, gpointer user_data);
+/* Told the backend chosen ("none" when there is none) and what the user
+ * should know of it ("" for nothing): the Attribution properties. */
+typedef void (*LmSpinupBackendFunc) (const char *backend, const char *note, gpointer user_data);
+void lm_spinup_set_backend_func (LmSpinup *spinup, LmSpinupBackendFunc func, gpointer user_data);
+
+/* How many read the spin-ups as they come (subscribers): tracefs and
+ * block_dump run only while someone does. */
+void lm_spinup_set_readers (LmSpinup *spinup, guint readers);
+/* Runs the backend now (a new reader needs it); an error when there is
+ * none or it cannot start. */
+gboolean lm_spinup_start_monitoring (LmSpinup *spinup, GError **error);
+/* The last spin-ups, oldest first: GVariant a{sv} records. */
+const GList *lm_spinup_history (LmSpinup *spinup);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinup, lm_spinup_free)
 

@@ -41,6 +41,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->power, lm_power_free);
   g_clear_pointer (&self->profile, lm_profile_free);
   lm_flush_set_report_func (NULL, NULL);
+  g_clear_pointer (&self->spinup_dbus, lm_spinup_dbus_free);
   g_clear_pointer (&self->spinup, lm_spinup_free);
   g_clear_pointer (&self->ledger_dbus, lm_ledger_dbus_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
@@ -423,7 +424,8 @@ lm_daemon_new (GError **error)
   self->reason = LM_REASON_MANUAL;
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
-  self->spinup = lm_spinup_new (self->skeleton, self->state);
+  self->spinup = lm_spinup_new (self->state);
+  self->spinup_dbus = lm_spinup_dbus_new (self->skeleton, self->spinup);
   self->disks = lm_disks_new (self->state, on_disks_publish, self);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
   lm_spinup_set_wake_func (self->spinup, on_disk_woken, self);
@@ -511,6 +513,7 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
   gboolean ok = TRUE;
   g_autoptr (GError) ledger_error = NULL;
 
+  lm_spinup_dbus_shutdown (self->spinup_dbus);
   lm_spinup_shutdown (self->spinup);
   if (!lm_ledger_flush (self->ledger, TRUE, &ledger_error))
     g_warning ("%s", ledger_error->message);
