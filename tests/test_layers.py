@@ -7,7 +7,9 @@ Fails on an include that goes up (or sideways, between two folders of one
 floor) and on an include cycle between files (a module is lm-foo.c,
 lm-foo.h and lm-foo-private.h), each shown with the file:line that makes
 it. There is no list of exceptions: the known violations of issue 38 are
-all broken.
+all broken. And service/meson.build's service_floors, the folders each
+folder's library is built with, are checked against the same order: a
+folder declares only folders below it, and every folder it includes.
 
 --graph prints the folder graph and the numbers instead.
 """
@@ -170,6 +172,38 @@ def analyse():
     return floor, folder_edges, violations, folder_cycles, problems
 
 
+def declared_uses():
+    """service/meson.build's service_floors: folder -> the folders it uses."""
+    text = open(os.path.join(SRC, 'service', 'meson.build'), encoding='utf-8').read()
+    m = re.search(r'^service_floors = \[\n(.*?)^\]', text, re.S | re.M)
+    if not m:
+        sys.exit('service/meson.build: no service_floors list')
+    out = {}
+    for name, uses in re.findall(r"\['([\w-]+)',\s*\[([^\]]*)\]\]", m.group(1)):
+        out['service/' + name] = [('dbus' if u == 'dbus' else 'service/' + u)
+                                  for u in re.findall(r"'([\w-]+)'", uses)]
+    return out
+
+
+def check_meson(floor, folder_edges):
+    problems = []
+    uses = declared_uses()
+    for folder, used in sorted(uses.items()):
+        for u in used:
+            if u not in floor or folder not in floor or floor[u] >= floor[folder]:
+                problems.append('service/meson.build: %s declares %s, not a floor below it'
+                                % (folder, u))
+    for (a, b), at in sorted(folder_edges.items()):
+        if not a.startswith('service/') or b in ('common', 'config'):
+            continue
+        if a not in uses:
+            problems.append('service/meson.build: %s is not in service_floors' % a)
+        elif b not in uses[a]:
+            problems.append('service/meson.build: %s includes %s (%s) without declaring it'
+                            % (a, b, at[0]))
+    return sorted(set(problems))
+
+
 def main():
     floor, folder_edges, violations, folder_cycles, problems = analyse()
     service_edges = [e for e in folder_edges if all(x.startswith('service/') for x in e)]
@@ -186,7 +220,7 @@ def main():
             print('folder cycle', ' '.join(c))
         print(summary)
         return 0
-    failed = list(problems)
+    failed = list(problems) + check_meson(floor, folder_edges)
     for v in sorted(violations):
         failed.append('%s\n    ' % v + '\n    '.join(violations[v]))
     print(summary)
