@@ -72,10 +72,9 @@ def main():
         if name.endswith('.c') and any(d.startswith('service/') for d in dirs) and name not in named:
             failed.append('%s/%s is named nowhere in docs/ARCHITECTURE.md\'s tree' % (sorted(dirs)[0], name))
     print('%d files named in the tree, %d branches' % (len(named), len(branches)))
-    if failed:
-        print('\n'.join(failed))
-        return 1
-    return 0
+    for line in failed:
+        print(line)
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':
