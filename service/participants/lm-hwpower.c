@@ -315,7 +315,10 @@ write_entry (const char *key, const char *value, gpointer data, GError **error)
   if (lm_io_write_value (path, value, &local_error))
     return TRUE;
   if (errno == EOPNOTSUPP && g_str_has_suffix (key, LINK_POLICY))
-    g_debug ("%s", local_error->message);
+    {
+      g_debug ("%s", local_error->message);
+      g_set_error_literal (error, LM_ERROR, LM_ERROR_REFUSED, local_error->message);
+    }
   else
     g_propagate_error (error, g_steal_pointer (&local_error));
   return FALSE;
