@@ -9,6 +9,13 @@
 
 #include "lm-ata.h"
 
+void
+lm_disks_set_describe_func (LmDisks *self, LmDisksDescribeFunc func, gpointer user_data)
+{
+  self->describe_func = func;
+  self->describe_data = user_data;
+}
+
 static GVariant *
 disk_to_variant (LmDisks *self, LmDisk *d)
 {

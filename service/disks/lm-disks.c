@@ -689,13 +689,6 @@ lm_disks_set_own_wake_func (LmDisks *self, LmDisksOwnWakeFunc func, gpointer use
 }
 
 void
-lm_disks_set_describe_func (LmDisks *self, LmDisksDescribeFunc func, gpointer user_data)
-{
-  self->describe_func = func;
-  self->describe_data = user_data;
-}
-
-void
 lm_disks_set_excluded_func (LmDisks *self, LmDisksExcludedFunc func, gpointer user_data)
 {
   self->excluded_func = func;
