@@ -1,6 +1,6 @@
 /* lm-attrib.h: spin-up attribution: which process woke which disk.
  * Owns the backend interface, the user-space spin-up model and the helpers
- * shared by the backends; never talks to D-Bus (lm-spinup.c does). */
+ * shared by the backends; never talks to D-Bus (daemon/lm-spinup-dbus.c does). */
 #pragma once
 
 #include <time.h>

@@ -1,18 +1,18 @@
-/* lm-spinup.c: spin-up monitoring: which backend, when it runs, and the
+/* lm-spinup-monitor.c: spin-up monitoring: which backend, when it runs, and the
  * last spin-ups. The bpf backend (its filter runs in the kernel) runs all
  * the time; the others only while they have readers (subscribers on the
  * bus, daemon/lm-spinup-dbus.c) or SpinUpHistory asks for it. Never
  * touches D-Bus: the records and the backend chosen go up through funcs. */
 #include "config.h"
 
-#include "lm-spinup.h"
+#include "lm-spinup-monitor.h"
 
 #include "lm-attrib.h"
 #include "lm-error.h"
 
 #define HISTORY_MAX 256
 
-struct _LmSpinup
+struct _LmSpinupMonitor
 {
   LmState *state;                 /* not owned */
   const LmAttribBackend *backend; /* chosen; NULL for none */
@@ -38,7 +38,7 @@ struct _LmSpinup
 };
 
 static void
-tell_monitoring (LmSpinup *self)
+tell_monitoring (LmSpinupMonitor *self)
 {
   if (self->monitor_func != NULL)
     self->monitor_func (self->running != NULL && self->backend->event_driven, self->monitor_data);
@@ -84,7 +84,7 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
 
 /* @wake: tell the disks (not for the daemon's own: they counted it). */
 static void
-report (LmSpinup *self, const LmSpinUp *s, gboolean wake)
+report (LmSpinupMonitor *self, const LmSpinUp *s, gboolean wake)
 {
   g_autoptr (GVariant) v = spinup_to_variant (s, self->backend->name);
 
@@ -107,16 +107,17 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
 }
 
 gboolean
-lm_spinup_last_io (const char *disk, gint64 *mono_us, gpointer user_data)
+lm_spinup_monitor_last_io (const char *disk, gint64 *mono_us, gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupMonitor *self = user_data;
 
   return self->running != NULL && self->backend->last_io != NULL
          && self->backend->last_io (self->running, disk, mono_us);
 }
 
 void
-lm_spinup_own_command (LmSpinup *self, const char *disk, const char *command, gint64 time_us)
+lm_spinup_monitor_own_command (LmSpinupMonitor *self, const char *disk, const char *command,
+                               gint64 time_us)
 {
   LmSpinUp s;
 
@@ -129,7 +130,7 @@ lm_spinup_own_command (LmSpinup *self, const char *disk, const char *command, gi
 }
 
 static void
-stop_monitoring (LmSpinup *self)
+stop_monitoring (LmSpinupMonitor *self)
 {
   if (self->running == NULL)
     return;
@@ -139,7 +140,7 @@ stop_monitoring (LmSpinup *self)
 }
 
 gboolean
-lm_spinup_start_monitoring (LmSpinup *self, GError **error)
+lm_spinup_monitor_start_monitoring (LmSpinupMonitor *self, GError **error)
 {
   if (self->running != NULL)
     return TRUE;
@@ -171,23 +172,23 @@ lm_spinup_start_monitoring (LmSpinup *self, GError **error)
  * daemon only for a spin-up, which costs less than the disks' periodic
  * re-check it replaces: it runs all the time, for the ledger. */
 static void
-lm_spinup_update_monitoring (LmSpinup *self)
+lm_spinup_monitor_update_monitoring (LmSpinupMonitor *self)
 {
   g_autoptr (GError) error = NULL;
 
   if (self->readers == 0 && !self->history_wanted
       && (self->backend == NULL || !self->backend->event_driven))
     stop_monitoring (self);
-  else if (!lm_spinup_start_monitoring (self, &error))
+  else if (!lm_spinup_monitor_start_monitoring (self, &error))
     g_warning ("Cannot monitor spin-ups: %s", error->message);
 }
 
 /* --- life cycle -------------------------------------------------------- */
 
-LmSpinup *
-lm_spinup_new (LmState *state)
+LmSpinupMonitor *
+lm_spinup_monitor_new (LmState *state)
 {
-  LmSpinup *self = g_new0 (LmSpinup, 1);
+  LmSpinupMonitor *self = g_new0 (LmSpinupMonitor, 1);
 
   self->state = state;
   g_queue_init (&self->history);
@@ -197,7 +198,7 @@ lm_spinup_new (LmState *state)
 /* Choose the backend for @settings; a running one is restarted when the
  * backend or the idle time changed. */
 void
-lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
+lm_spinup_monitor_configure (LmSpinupMonitor *self, const LmSettings *settings)
 {
   gboolean same = g_strcmp0 (self->setting, settings->attribution) == 0
                   && self->idle_s == settings->spinup_idle;
@@ -225,22 +226,22 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
       if (self->backend_func != NULL)
         self->backend_func (self->backend ? self->backend->name : "none", note, self->backend_data);
     }
-  lm_spinup_update_monitoring (self);
+  lm_spinup_monitor_update_monitoring (self);
 }
 
 void
-lm_spinup_shutdown (LmSpinup *self)
+lm_spinup_monitor_shutdown (LmSpinupMonitor *self)
 {
   self->readers = 0;
   stop_monitoring (self);
 }
 
 void
-lm_spinup_free (LmSpinup *self)
+lm_spinup_monitor_free (LmSpinupMonitor *self)
 {
   if (self == NULL)
     return;
-  lm_spinup_shutdown (self);
+  lm_spinup_monitor_shutdown (self);
   g_queue_clear_full (&self->history, (GDestroyNotify) g_variant_unref);
   g_free (self->setting);
   g_free (self->why_none);
@@ -248,34 +249,35 @@ lm_spinup_free (LmSpinup *self)
 }
 
 void
-lm_spinup_set_wake_func (LmSpinup *self, LmSpinupWakeFunc func, gpointer user_data)
+lm_spinup_monitor_set_wake_func (LmSpinupMonitor *self, LmSpinupWakeFunc func, gpointer user_data)
 {
   self->wake_func = func;
   self->wake_data = user_data;
 }
 
 void
-lm_spinup_recover (LmState *state)
+lm_spinup_monitor_recover (LmState *state)
 {
   lm_attrib_recover (state);
 }
 
 void
-lm_spinup_set_record_func (LmSpinup *self, LmSpinUpFunc func, gpointer user_data)
+lm_spinup_monitor_set_record_func (LmSpinupMonitor *self, LmSpinUpFunc func, gpointer user_data)
 {
   self->record_func = func;
   self->record_data = user_data;
 }
 
 void
-lm_spinup_set_activity_func (LmSpinup *self, LmActivityFunc func, gpointer user_data)
+lm_spinup_monitor_set_activity_func (LmSpinupMonitor *self, LmActivityFunc func, gpointer user_data)
 {
   self->activity_func = func;
   self->activity_data = user_data;
 }
 
 void
-lm_spinup_set_monitor_func (LmSpinup *self, LmSpinupMonitorFunc func, gpointer user_data)
+lm_spinup_monitor_set_monitor_func (LmSpinupMonitor *self, LmSpinupMonitorFunc func,
+                                    gpointer user_data)
 {
   self->monitor_func = func;
   self->monitor_data = user_data;
@@ -283,37 +285,39 @@ lm_spinup_set_monitor_func (LmSpinup *self, LmSpinupMonitorFunc func, gpointer u
 }
 
 void
-lm_spinup_drain (gpointer user_data)
+lm_spinup_monitor_drain (gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupMonitor *self = user_data;
 
   if (self->running != NULL && self->backend->drain != NULL)
     self->backend->drain (self->running);
 }
 
 void
-lm_spinup_set_publish_func (LmSpinup *self, LmSpinupPublishFunc func, gpointer user_data)
+lm_spinup_monitor_set_publish_func (LmSpinupMonitor *self, LmSpinupPublishFunc func,
+                                    gpointer user_data)
 {
   self->publish_func = func;
   self->publish_data = user_data;
 }
 
 void
-lm_spinup_set_backend_func (LmSpinup *self, LmSpinupBackendFunc func, gpointer user_data)
+lm_spinup_monitor_set_backend_func (LmSpinupMonitor *self, LmSpinupBackendFunc func,
+                                    gpointer user_data)
 {
   self->backend_func = func;
   self->backend_data = user_data;
 }
 
 void
-lm_spinup_set_readers (LmSpinup *self, guint readers)
+lm_spinup_monitor_set_readers (LmSpinupMonitor *self, guint readers)
 {
   self->readers = readers;
-  lm_spinup_update_monitoring (self);
+  lm_spinup_monitor_update_monitoring (self);
 }
 
 const GList *
-lm_spinup_history (LmSpinup *self)
+lm_spinup_monitor_history (LmSpinupMonitor *self)
 {
   return self->history.head;
 }

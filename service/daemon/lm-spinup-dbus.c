@@ -19,7 +19,7 @@
 struct _LmSpinupDbus
 {
   LmExportedLaptopMode *skeleton; /* not owned: the daemon's */
-  LmSpinup *spinup;               /* not owned */
+  LmSpinupMonitor *spinup;        /* not owned */
   GHashTable *subscribers;        /* unique name → LmSubscriber */
   GHashTable *dropped;            /* unique name → LmDropped: told, not yet asked */
   LmLogind *logind;               /* from the first Subscribe on */
@@ -32,7 +32,7 @@ struct _LmSpinupDbus
 static void
 tell_readers (LmSpinupDbus *self)
 {
-  lm_spinup_set_readers (self->spinup, g_hash_table_size (self->subscribers));
+  lm_spinup_monitor_set_readers (self->spinup, g_hash_table_size (self->subscribers));
 }
 
 /* A re-check polkit could not answer is asked again after this long. */
@@ -285,7 +285,7 @@ subscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller
 
   /* Asked again: other callers may have subscribed while polkit thought. */
   if (!within_caps (self, sender, caller->uid, &error)
-      || !lm_spinup_start_monitoring (self->spinup, &error))
+      || !lm_spinup_monitor_start_monitoring (self->spinup, &error))
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return;
@@ -328,7 +328,7 @@ get_spin_ups_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *cal
   LmSpinupDbus *self = user_data;
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
 
-  for (const GList *l = lm_spinup_history (self->spinup); l != NULL; l = l->next)
+  for (const GList *l = lm_spinup_monitor_history (self->spinup); l != NULL; l = l->next)
     {
       g_autoptr (GVariant) shown = lm_auth_redact (l->data, caller);
       g_variant_builder_add_value (&b, shown);
@@ -402,7 +402,7 @@ on_backend (const char *backend, const char *note, gpointer user_data)
 }
 
 LmSpinupDbus *
-lm_spinup_dbus_new (LmExportedLaptopMode *skeleton, LmSpinup *spinup)
+lm_spinup_dbus_new (LmExportedLaptopMode *skeleton, LmSpinupMonitor *spinup)
 {
   LmSpinupDbus *self = g_new0 (LmSpinupDbus, 1);
 
@@ -418,8 +418,8 @@ lm_spinup_dbus_new (LmExportedLaptopMode *skeleton, LmSpinup *spinup)
   self->handlers[2]
       = g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), self);
   on_backend ("none", "", self);
-  lm_spinup_set_publish_func (spinup, on_spinup_record, self);
-  lm_spinup_set_backend_func (spinup, on_backend, self);
+  lm_spinup_monitor_set_publish_func (spinup, on_spinup_record, self);
+  lm_spinup_monitor_set_backend_func (spinup, on_backend, self);
   return self;
 }
 
@@ -442,8 +442,8 @@ lm_spinup_dbus_free (LmSpinupDbus *self)
   if (self == NULL)
     return;
   lm_spinup_dbus_shutdown (self);
-  lm_spinup_set_publish_func (self->spinup, NULL, NULL);
-  lm_spinup_set_backend_func (self->spinup, NULL, NULL);
+  lm_spinup_monitor_set_publish_func (self->spinup, NULL, NULL);
+  lm_spinup_monitor_set_backend_func (self->spinup, NULL, NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
     g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
   g_hash_table_unref (self->subscribers);
