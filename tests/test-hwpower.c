@@ -10,6 +10,7 @@
 #include "lm-disk-policy.h"
 #include "lm-hwpower.h"
 #include "lm-journal.h"
+#include "lm-limits.h"
 #include "test-fakeroot.h"
 
 #define AHCI "/sys/devices/pci0000:00/0000:00:1f.2"
@@ -474,11 +475,11 @@ test_check_latency (void)
   static const char *const bad[] = { "-1", "2147483648", "0x10", "10us", "sideways", " 5" };
 
   for (gsize i = 0; i < G_N_ELEMENTS (good); i++)
-    g_assert_true (lm_hwpower_check_latency (good[i], NULL));
+    g_assert_true (lm_limits_check_latency (good[i], NULL));
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_assert_false (lm_hwpower_check_latency (bad[i], &error));
+      g_assert_false (lm_limits_check_latency (bad[i], &error));
       g_assert_nonnull (strstr (error->message, "NvmeLatencyToleranceUs"));
     }
 }

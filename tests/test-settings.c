@@ -7,7 +7,7 @@
 #include "lm-disk-policy.h"
 #include "lm-error.h"
 #include "lm-settings.h"
-#include "lm-settings-keys.h"
+#include "lm-settings-private.h"
 
 static GVariant *
 parse_asv (const char *text)

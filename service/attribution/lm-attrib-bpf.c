@@ -276,8 +276,9 @@ deliver (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e)
   s.write = e->write;
   s.sector = e->sector;
   s.quiet_since_us = lm_attrib_realtime_us (CLOCK_BOOTTIME, (gint64) (e->prev_ns / 1000));
-  lm_attrib_finish (&s, e->dirtier_pid, e->dirtier_comm, e->dirtier_thread, e->dirtier_uid,
-                    e->dirtier_ino, NULL, e->have_dirtier, e->kthread);
+  LmAttribDirtier dirtier = { e->dirtier_pid, e->dirtier_comm, e->dirtier_thread,
+                              e->dirtier_uid, e->dirtier_ino,  NULL };
+  lm_attrib_finish (&s, e->have_dirtier ? &dirtier : NULL, e->kthread);
   if (e->kswapd)
     g_strlcpy (s.note, LM_ATTRIB_NOTE_KSWAPD, sizeof s.note);
   /* Awake anyway: the activity before this spin-up goes first, in order. */

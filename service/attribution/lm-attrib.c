@@ -329,9 +329,7 @@ set_thread (char *thread, gsize size, const char *comm, const char *name)
 }
 
 void
-lm_attrib_finish (LmSpinUp *s, guint32 dirtier_pid, const char *dirtier_comm,
-                  const char *dirtier_thread, gint64 dirtier_uid, guint64 inode, const char *name,
-                  gboolean have_dirtier, gboolean kernel_thread)
+lm_attrib_finish (LmSpinUp *s, const LmAttribDirtier *dirtier, gboolean kernel_thread)
 {
   s->submitter_pid = s->pid;
   g_strlcpy (s->submitter_comm, s->thread[0] != '\0' ? s->thread : s->comm,
@@ -345,18 +343,18 @@ lm_attrib_finish (LmSpinUp *s, guint32 dirtier_pid, const char *dirtier_comm,
   /* A kernel thread works for whoever it is working for; its own name
    * is the submitter's. */
   s->thread[0] = '\0';
-  if (!have_dirtier)
+  if (dirtier == NULL)
     {
       s->via = LM_VIA_KERNEL;
       return;
     }
   s->via = LM_VIA_WRITEBACK;
-  s->pid = dirtier_pid;
-  g_strlcpy (s->comm, dirtier_comm, sizeof s->comm);
-  set_thread (s->thread, sizeof s->thread, s->comm, dirtier_thread);
-  s->uid = dirtier_uid;
-  s->inode = inode;
-  g_strlcpy (s->path, name != NULL ? name : "", sizeof s->path);
+  s->pid = dirtier->pid;
+  g_strlcpy (s->comm, dirtier->comm, sizeof s->comm);
+  set_thread (s->thread, sizeof s->thread, s->comm, dirtier->thread);
+  s->uid = dirtier->uid;
+  s->inode = dirtier->inode;
+  g_strlcpy (s->path, dirtier->name != NULL ? dirtier->name : "", sizeof s->path);
 }
 
 /* --- the model ----------------------------------------------------------- */
@@ -461,9 +459,13 @@ lm_attrib_model_spinup_owned (LmAttribModel *m, const char *disk, gint64 mono_us
   gboolean kswapd = task->kthread && g_str_has_prefix (task->thread, "kswapd");
 
   spinup_of (disk, mono_us, task, write, sector, out);
-  lm_attrib_finish (out, owner != NULL ? owner->pid : 0, owner != NULL ? owner->comm : "",
-                    owner != NULL ? owner->thread : "", owner != NULL ? owner->uid : -1, ino, NULL,
-                    owner != NULL && !kswapd, task->kthread);
+  if (owner != NULL && !kswapd)
+    {
+      LmAttribDirtier dirtier = { owner->pid, owner->comm, owner->thread, owner->uid, ino, NULL };
+      lm_attrib_finish (out, &dirtier, task->kthread);
+    }
+  else
+    lm_attrib_finish (out, NULL, task->kthread);
   if (kswapd)
     g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
 }
@@ -477,8 +479,9 @@ lm_attrib_model_spinup (LmAttribModel *m, const char *disk, gint64 mono_us,
   spinup_of (disk, mono_us, task, write, sector, out);
   /* kswapd's page-out is reclaim (swap), nobody's dirty data. */
   gboolean kswapd = task->kthread && g_str_has_prefix (task->thread, "kswapd");
-  lm_attrib_finish (out, d->dirtier_pid, d->dirtier_comm, d->dirtier_thread, d->dirtier_uid,
-                    d->inode, d->name, d->have_dirtier && !kswapd, task->kthread);
+  LmAttribDirtier dirtier
+      = { d->dirtier_pid, d->dirtier_comm, d->dirtier_thread, d->dirtier_uid, d->inode, d->name };
+  lm_attrib_finish (out, d->have_dirtier && !kswapd ? &dirtier : NULL, task->kthread);
   if (kswapd)
     g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
 }

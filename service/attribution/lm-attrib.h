@@ -1,6 +1,6 @@
 /* lm-attrib.h: spin-up attribution: which process woke which disk.
  * Owns the backend interface, the user-space spin-up model and the helpers
- * shared by the backends; never talks to D-Bus (lm-spinup.c does). */
+ * shared by the backends; never talks to D-Bus (daemon/lm-spinup-dbus.c does). */
 #pragma once
 
 #include <time.h>
@@ -186,11 +186,23 @@ gint64 lm_attrib_realtime_us (clockid_t clock, gint64 clock_us);
  * leader's name. FALSE, with @tgid and @comm untouched, when /proc no
  * longer shows that thread (it exited, or the tid is someone else's now). */
 gboolean lm_attrib_process_of (guint32 tid, const char *thread, guint32 *tgid, char comm[16]);
+
+/* Who dirtied the data a kernel thread's write carried, and which inode it
+ * is (@name: its file name, NULL when unknown). */
+typedef struct
+{
+  guint32 pid;
+  const char *comm;
+  const char *thread;
+  gint64 uid;
+  guint64 inode;
+  const char *name;
+} LmAttribDirtier;
+
 /* Blame: @spinup's pid, comm and thread (the submitter, as the backend saw
  * it) become the submitter's, and the blamed process is the submitter or,
- * for a kernel thread, the dirtier. */
-void lm_attrib_finish (LmSpinUp *spinup, guint32 dirtier_pid, const char *dirtier_comm,
-                       const char *dirtier_thread, gint64 dirtier_uid, guint64 inode,
-                       const char *name, gboolean have_dirtier, gboolean kernel_thread);
+ * for a kernel thread (@kernel_thread), @dirtier (NULL: nobody's data, the
+ * kernel's own write). */
+void lm_attrib_finish (LmSpinUp *spinup, const LmAttribDirtier *dirtier, gboolean kernel_thread);
 
 G_END_DECLS

@@ -5,7 +5,7 @@
  * through, nor show another user's process without monitor-all. */
 #include "config.h"
 
-#include "lm-auth-rules.h"
+#include "lm-auth-private.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
  * caller's and its user's slots, never everyone's. */
 #include "config.h"
 
-#include "lm-auth-rules.h"
+#include "lm-auth-private.h"
 #include "lm-error.h"
 #include "lm-names.h"
 

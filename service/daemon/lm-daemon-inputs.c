@@ -4,6 +4,7 @@
  * shutdown (a flush before logind may go on). */
 #include "config.h"
 
+#include "lm-bus.h"
 #include "lm-daemon-private.h"
 #include "lm-names.h"
 
@@ -171,5 +172,5 @@ lm_daemon_inputs_start (LmDaemon *self, GDBusConnection *bus)
   self->profile = lm_profile_new (bus, on_profile_changed, self);
   /* logind's delay lock is a file descriptor: lm-sleep.c takes it on a
    * connection of its own, its signals come on @bus. */
-  self->sleep = lm_sleep_new (bus, on_sleep, self);
+  self->sleep = lm_sleep_new (bus, lm_bus_get_address (bus), on_sleep, self);
 }

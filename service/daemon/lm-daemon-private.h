@@ -17,7 +17,8 @@
 #include "lm-profile.h"
 #include "lm-settings.h"
 #include "lm-sleep.h"
-#include "lm-spinup.h"
+#include "lm-spinup-dbus.h"
+#include "lm-spinup-monitor.h"
 #include "lm-state.h"
 #include "lm-tunables.h"
 #include "lm-budget.h"
@@ -43,7 +44,8 @@ struct _LmDaemon
   const LmTunablesBackend *backend;
   LmEngine engine;
   LmState *state;
-  LmSpinup *spinup;          /* SpinUp subscribers and attribution */
+  LmSpinupMonitor *spinup;   /* attribution */
+  LmSpinupDbus *spinup_dbus; /* its subscribers and properties */
   LmDisks *disks;            /* power state per disk; timer, APM, readahead while on */
   LmLedger *ledger;          /* spin-ups and sleep per disk, 30 days */
   LmLedgerDbus *ledger_dbus; /* its GetLedger and LedgerSummary */

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "lm-error.h"
+#include "lm-excluded.h"
+#include "lm-hwpower.h"
 #include "lm-flush.h"
 #include "lm-io.h"
 #include "lm-limits.h"
@@ -39,11 +41,13 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->power, lm_power_free);
   g_clear_pointer (&self->profile, lm_profile_free);
   lm_flush_set_report_func (NULL, NULL);
-  g_clear_pointer (&self->spinup, lm_spinup_free);
+  g_clear_pointer (&self->spinup_dbus, lm_spinup_dbus_free);
+  g_clear_pointer (&self->spinup, lm_spinup_monitor_free);
   g_clear_pointer (&self->ledger_dbus, lm_ledger_dbus_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
+  lm_excluded_reset ();
   g_clear_object (&self->skeleton);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
@@ -242,7 +246,7 @@ lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError
         }
       lm_settings_free (self->settings);
       self->settings = next;
-      lm_spinup_configure (self->spinup, self->settings);
+      lm_spinup_monitor_configure (self->spinup, self->settings);
       lm_disks_configure (self->disks, self->settings);
       if (self->power != NULL)
         lm_power_set_low_percent (self->power, self->settings->low_battery_percent);
@@ -330,11 +334,36 @@ waiters_why_now (gpointer user_data)
   return NULL;
 }
 
+/* The disks' state, on the bus. */
+static void
+on_disks_publish (GVariant *disks, gpointer user_data)
+{
+  LmDaemon *self = user_data;
+
+  lm_exported_laptop_mode_set_disks (self->skeleton, disks);
+}
+
+/* Each disk's link power, runtime PM and NVMe latency, as sysfs has them,
+ * in its Disks entry. */
+static void
+on_describe_disk (const char *disk, GVariantBuilder *builder, gpointer user_data)
+{
+  lm_hwpower_describe_disk (disk, builder);
+}
+
+/* The disks Exclude=true takes out: attribution's excluded set, which the
+ * BPF maps follow. */
+static gboolean
+on_excluded (const char *const *disks, gpointer user_data)
+{
+  return lm_excluded_set (disks);
+}
+
 /* One of the daemon's own commands woke a disk: a spin-up of its own. */
 static void
 on_own_wake (const char *disk, const char *command, gint64 time_us, gpointer user_data)
 {
-  lm_spinup_own_command (user_data, disk, command, time_us);
+  lm_spinup_monitor_own_command (user_data, disk, command, time_us);
 }
 
 /* While spin-ups come from the kernel the disks need not re-read counters. */
@@ -358,7 +387,7 @@ recover (LmDaemon *self)
       g_warning ("%s", error->message);
       return;
     }
-  lm_spinup_recover (self->state);
+  lm_spinup_monitor_recover (self->state);
   lm_participants_recover (&self->sys);
   lm_daemon_sync_properties (self);
 }
@@ -395,14 +424,17 @@ lm_daemon_new (GError **error)
   self->reason = LM_REASON_MANUAL;
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
-  self->spinup = lm_spinup_new (self->skeleton, self->state);
-  self->disks = lm_disks_new (self->skeleton, self->state);
+  self->spinup = lm_spinup_monitor_new (self->state);
+  self->spinup_dbus = lm_spinup_dbus_new (self->skeleton, self->spinup);
+  self->disks = lm_disks_new (self->state, on_disks_publish, self);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
-  lm_spinup_set_wake_func (self->spinup, on_disk_woken, self);
+  lm_spinup_monitor_set_wake_func (self->spinup, on_disk_woken, self);
   lm_disks_set_own_wake_func (self->disks, on_own_wake, self->spinup);
-  lm_disks_set_last_io_func (self->disks, lm_spinup_last_io, self->spinup);
+  lm_disks_set_last_io_func (self->disks, lm_spinup_monitor_last_io, self->spinup);
+  lm_disks_set_excluded_func (self->disks, on_excluded, NULL);
+  lm_disks_set_describe_func (self->disks, on_describe_disk, NULL);
   self->ledger = lm_ledger_new_in_state_dir ();
-  lm_spinup_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
+  lm_spinup_monitor_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, on_disk_power, self);
   self->waiters = lm_waiters_new (self->skeleton, self->disks, waiters_why_now, self);
   self->deferred_budget = lm_budget_new ("this user", "ledger records of waits",
@@ -411,9 +443,9 @@ lm_daemon_new (GError **error)
   lm_disks_set_wear_func (self->disks, lm_ledger_note_wear, self->ledger);
   /* The ledger's activity and flushed counts; the disks' re-check stops
    * while spin-ups come from the kernel. */
-  lm_spinup_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);
-  lm_ledger_set_drain_func (self->ledger, lm_spinup_drain, self->spinup);
-  lm_spinup_set_monitor_func (self->spinup, on_monitoring, self->disks);
+  lm_spinup_monitor_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);
+  lm_ledger_set_drain_func (self->ledger, lm_spinup_monitor_drain, self->spinup);
+  lm_spinup_monitor_set_monitor_func (self->spinup, on_monitoring, self->disks);
   lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
   {
@@ -443,7 +475,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
   lm_disks_configure (self->disks, self->settings);
   lm_disks_start (self->disks);
   recover (self);
-  lm_spinup_configure (self->spinup, self->settings);
+  lm_spinup_monitor_configure (self->spinup, self->settings);
 
   lm_daemon_inputs_start (self, bus);
 
@@ -481,7 +513,8 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
   gboolean ok = TRUE;
   g_autoptr (GError) ledger_error = NULL;
 
-  lm_spinup_shutdown (self->spinup);
+  lm_spinup_dbus_shutdown (self->spinup_dbus);
+  lm_spinup_monitor_shutdown (self->spinup);
   if (!lm_ledger_flush (self->ledger, TRUE, &ledger_error))
     g_warning ("%s", ledger_error->message);
   stop_engine (self);

@@ -8,12 +8,32 @@
  * and in all (lm-limits.h): each costs a match rule on the bus. */
 #include "config.h"
 
-#include "lm-spinup-private.h"
+#include "lm-spinup-dbus.h"
 
 #include "lm-auth.h"
 #include "lm-error.h"
 #include "lm-limits.h"
+#include "lm-logind.h"
 #include "lm-names.h"
+
+struct _LmSpinupDbus
+{
+  LmExportedLaptopMode *skeleton; /* not owned: the daemon's */
+  LmSpinupMonitor *spinup;        /* not owned */
+  GHashTable *subscribers;        /* unique name → LmSubscriber */
+  GHashTable *dropped;            /* unique name → LmDropped: told, not yet asked */
+  LmLogind *logind;               /* from the first Subscribe on */
+  GCancellable *cancellable;      /* re-checks in flight */
+  guint retry_id;                 /* re-checks to ask again */
+  gulong handlers[3];
+};
+
+/* The monitor runs its backend while anyone reads. */
+static void
+tell_readers (LmSpinupDbus *self)
+{
+  lm_spinup_monitor_set_readers (self->spinup, g_hash_table_size (self->subscribers));
+}
 
 /* A re-check polkit could not answer is asked again after this long. */
 #define RECHECK_RETRY_S 10
@@ -37,11 +57,11 @@ subscriber_free (gpointer data)
 static void
 on_subscriber_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
 
   if (g_hash_table_remove (self->subscribers, name))
     g_debug ("Spin-up subscriber %s left the bus", name);
-  lm_spinup_update_monitoring (self);
+  tell_readers (self);
 }
 
 /* A subscriber the daemon dropped, remembered (with its watch, so it is
@@ -66,7 +86,7 @@ dropped_free (gpointer data)
 static void
 on_dropped_vanished (GDBusConnection *connection, const char *name, gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
 
   g_hash_table_remove (self->dropped, name);
 }
@@ -75,7 +95,7 @@ on_dropped_vanished (GDBusConnection *connection, const char *name, gpointer use
 
 typedef struct
 {
-  LmSpinup *self;
+  LmSpinupDbus *self;
   GDBusConnection *connection;
   char *name;
 } LmRecheck;
@@ -91,7 +111,7 @@ recheck_free (gpointer data)
 }
 
 static void
-drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, const char *why)
+drop_subscriber (LmSpinupDbus *self, GDBusConnection *connection, const char *name, const char *why)
 {
   GDBusInterfaceSkeleton *skel = G_DBUS_INTERFACE_SKELETON (self->skeleton);
   g_autoptr (GError) error = NULL;
@@ -114,7 +134,7 @@ drop_subscriber (LmSpinup *self, GDBusConnection *connection, const char *name, 
           connection, name, g_dbus_interface_skeleton_get_object_path (skel), LM_INTERFACE,
           "Unsubscribed", g_variant_new ("(s)", reason), &error))
     g_debug ("Cannot send Unsubscribed to %s: %s", name, error->message);
-  lm_spinup_update_monitoring (self);
+  tell_readers (self);
 }
 
 static void on_sessions_changed (gpointer user_data);
@@ -122,7 +142,7 @@ static void on_sessions_changed (gpointer user_data);
 static gboolean
 on_retry (gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
 
   self->retry_id = 0;
   on_sessions_changed (self);
@@ -165,7 +185,7 @@ rechecked (LmAuthVerdict verdict, const LmAuthViewer *viewer, const char *why, g
 static void
 on_sessions_changed (gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
   GDBusConnection *connection
       = g_dbus_interface_skeleton_get_connection (G_DBUS_INTERFACE_SKELETON (self->skeleton));
   GHashTableIter iter;
@@ -191,7 +211,7 @@ on_sessions_changed (gpointer user_data)
 /* TRUE when @invocation came from a dropped subscriber, now answered with
  * why; it is forgotten then, so later calls are authorized as usual. */
 static gboolean
-answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
+answer_dropped (LmSpinupDbus *self, GDBusMethodInvocation *invocation)
 {
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   LmDropped *d = sender != NULL ? g_hash_table_lookup (self->dropped, sender) : NULL;
@@ -211,7 +231,7 @@ answer_dropped (LmSpinup *self, GDBusMethodInvocation *invocation)
  * subscribers and the dropped ones still watched, of @uid and in all, are
  * below the caps. */
 static gboolean
-within_caps (LmSpinup *self, const char *sender, guint32 uid, GError **error)
+within_caps (LmSpinupDbus *self, const char *sender, guint32 uid, GError **error)
 {
   GHashTableIter iter;
   gpointer value;
@@ -258,14 +278,14 @@ static void
 subscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
                    gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
   const char *sender = g_dbus_method_invocation_get_sender (invocation);
   g_autoptr (GError) error = NULL;
   LmSubscriber *sub;
 
   /* Asked again: other callers may have subscribed while polkit thought. */
   if (!within_caps (self, sender, caller->uid, &error)
-      || !lm_spinup_start_monitoring (self, &error))
+      || !lm_spinup_monitor_start_monitoring (self->spinup, &error))
     {
       g_dbus_method_invocation_return_gerror (invocation, error);
       return;
@@ -294,10 +314,10 @@ static void
 unsubscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
                      gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
 
   g_hash_table_remove (self->subscribers, g_dbus_method_invocation_get_sender (invocation));
-  lm_spinup_update_monitoring (self);
+  tell_readers (self);
   g_dbus_method_invocation_return_value (invocation, NULL);
 }
 
@@ -305,10 +325,10 @@ static void
 get_spin_ups_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
                       gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupDbus *self = user_data;
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
 
-  for (GList *l = self->history.head; l != NULL; l = l->next)
+  for (const GList *l = lm_spinup_monitor_history (self->spinup); l != NULL; l = l->next)
     {
       g_autoptr (GVariant) shown = lm_auth_redact (l->data, caller);
       g_variant_builder_add_value (&b, shown);
@@ -317,7 +337,8 @@ get_spin_ups_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *cal
 }
 
 static gboolean
-handle_subscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, LmSpinup *self)
+handle_subscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
+                  LmSpinupDbus *self)
 {
   lm_auth_check_admit (invocation, admit_subscriber, subscribe_allowed, self, NULL);
   return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -325,7 +346,7 @@ handle_subscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocat
 
 static gboolean
 handle_unsubscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
-                    LmSpinup *self)
+                    LmSpinupDbus *self)
 {
   if (answer_dropped (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -335,7 +356,7 @@ handle_unsubscribe (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invoc
 
 static gboolean
 handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
-                     LmSpinup *self)
+                     LmSpinupDbus *self)
 {
   if (answer_dropped (self, invocation))
     return G_DBUS_METHOD_INVOCATION_HANDLED;
@@ -345,9 +366,11 @@ handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invo
 
 /* --- life cycle -------------------------------------------------------- */
 
-void
-lm_spinup_dbus_emit (LmSpinup *self, GVariant *record)
+/* SpinUp to each subscriber, as it may see @record. */
+static void
+on_spinup_record (GVariant *record, gpointer user_data)
 {
+  LmSpinupDbus *self = user_data;
   GDBusInterfaceSkeleton *skel = G_DBUS_INTERFACE_SKELETON (self->skeleton);
   GDBusConnection *connection = g_dbus_interface_skeleton_get_connection (skel);
   GHashTableIter iter;
@@ -368,11 +391,23 @@ lm_spinup_dbus_emit (LmSpinup *self, GVariant *record)
     }
 }
 
-void
-lm_spinup_dbus_init (LmSpinup *self)
+/* Attribution and AttributionNote. */
+static void
+on_backend (const char *backend, const char *note, gpointer user_data)
 {
-  LmExportedLaptopMode *skeleton = self->skeleton;
+  LmSpinupDbus *self = user_data;
 
+  lm_exported_laptop_mode_set_attribution (self->skeleton, backend);
+  lm_exported_laptop_mode_set_attribution_note (self->skeleton, note);
+}
+
+LmSpinupDbus *
+lm_spinup_dbus_new (LmExportedLaptopMode *skeleton, LmSpinupMonitor *spinup)
+{
+  LmSpinupDbus *self = g_new0 (LmSpinupDbus, 1);
+
+  self->skeleton = skeleton;
+  self->spinup = spinup;
   self->subscribers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, subscriber_free);
   self->dropped = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, dropped_free);
   self->cancellable = g_cancellable_new ();
@@ -382,10 +417,14 @@ lm_spinup_dbus_init (LmSpinup *self)
       = g_signal_connect (skeleton, "handle-unsubscribe", G_CALLBACK (handle_unsubscribe), self);
   self->handlers[2]
       = g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), self);
+  on_backend ("none", "", self);
+  lm_spinup_monitor_set_publish_func (spinup, on_spinup_record, self);
+  lm_spinup_monitor_set_backend_func (spinup, on_backend, self);
+  return self;
 }
 
 void
-lm_spinup_dbus_shutdown (LmSpinup *self)
+lm_spinup_dbus_shutdown (LmSpinupDbus *self)
 {
   /* Answers to re-checks asked before are of no use now. */
   g_cancellable_cancel (self->cancellable);
@@ -398,11 +437,17 @@ lm_spinup_dbus_shutdown (LmSpinup *self)
 }
 
 void
-lm_spinup_dbus_free (LmSpinup *self)
+lm_spinup_dbus_free (LmSpinupDbus *self)
 {
+  if (self == NULL)
+    return;
+  lm_spinup_dbus_shutdown (self);
+  lm_spinup_monitor_set_publish_func (self->spinup, NULL, NULL);
+  lm_spinup_monitor_set_backend_func (self->spinup, NULL, NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (self->handlers); i++)
     g_signal_handler_disconnect (self->skeleton, self->handlers[i]);
   g_hash_table_unref (self->subscribers);
   g_hash_table_unref (self->dropped);
   g_clear_object (&self->cancellable);
+  g_free (self);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lm-error.h"
+#include "lm-limits.h"
 
 /* SAT-4 ATA PASS-THROUGH(16), byte 1: PROTOCOL in bits 4..1. */
 #define SAT_OPCODE_ATA16 0x85
@@ -252,31 +253,24 @@ lm_ata_power_from_count (guint8 count)
 
 /* --- standby timer (hdparm -S) ------------------------------------------ */
 
-#define STANDBY_252_SECONDS (21 * 60)
-#define STANDBY_255_SECONDS (21 * 60 + 15)
+#define STANDBY_252_SECONDS LM_LIMIT_STANDBY_252_SECONDS
+#define STANDBY_255_SECONDS LM_LIMIT_STANDBY_255_SECONDS
 
+/* Which timers can be given is a bound (lm_limits_check_standby, what
+ * settings/ checks); here only how they are written. */
 gboolean
 lm_ata_standby_encode (guint seconds, guint8 *value, GError **error)
 {
-  if (seconds == 0)
-    *value = 0;
-  else if (seconds <= 240 * 5 && seconds % 5 == 0)
+  if (!lm_limits_check_standby (seconds, error))
+    return FALSE;
+  if (seconds <= 240 * 5)
     *value = (guint8) (seconds / 5);
   else if (seconds == STANDBY_252_SECONDS)
     *value = 252;
   else if (seconds == STANDBY_255_SECONDS)
     *value = 255;
-  else if (seconds >= 1800 && seconds <= 11 * 1800 && seconds % 1800 == 0)
-    *value = (guint8) (240 + seconds / 1800);
   else
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "A standby timer of %u s cannot be set on an ATA drive: use 0 (off), a "
-                   "multiple of 5 from 5 to 1200, 1260, 1275, or a multiple of 1800 from 1800 "
-                   "to 19800",
-                   seconds);
-      return FALSE;
-    }
+    *value = (guint8) (240 + seconds / 1800);
   return TRUE;
 }
 

@@ -44,10 +44,11 @@ typedef struct
 
 struct _LmDisks
 {
-  LmExportedLaptopMode *skeleton; /* not owned */
-  LmState *state;                 /* not owned */
-  GHashTable *disks;              /* name → LmDisk */
-  GHashTable *policies;           /* id → LmDiskPolicy, as applied or to apply */
+  LmDisksPublishFunc publish; /* Disks, to the bus */
+  gpointer publish_data;
+  LmState *state;       /* not owned */
+  GHashTable *disks;    /* name → LmDisk */
+  GHashTable *policies; /* id → LmDiskPolicy, as applied or to apply */
   guint idle_s;
   guint recheck_s; /* 0: automatic */
   gboolean active; /* laptop mode on: per-disk settings applied */
@@ -62,6 +63,10 @@ struct _LmDisks
   gpointer wear_data;
   LmDisksOwnWakeFunc own_wake_func; /* attribution: the daemon's own spin-ups */
   gpointer own_wake_data;
+  LmDisksExcludedFunc excluded_func; /* attribution: disks not watched */
+  gpointer excluded_data;
+  LmDisksDescribeFunc describe_func; /* hardware power: more of a disk's entry */
+  gpointer describe_data;
   LmDisksLastIoFunc last_io_func; /* attribution: the kernel's last I/O time */
   gpointer last_io_data;
 };

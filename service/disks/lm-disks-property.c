@@ -8,10 +8,16 @@
 #include <string.h>
 
 #include "lm-ata.h"
-#include "lm-hwpower.h"
+
+void
+lm_disks_set_describe_func (LmDisks *self, LmDisksDescribeFunc func, gpointer user_data)
+{
+  self->describe_func = func;
+  self->describe_data = user_data;
+}
 
 static GVariant *
-disk_to_variant (LmDisk *d)
+disk_to_variant (LmDisks *self, LmDisk *d)
 {
   g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
   gint64 now = g_get_monotonic_time ();
@@ -52,8 +58,8 @@ disk_to_variant (LmDisk *d)
                            g_variant_new_uint32 ((guint) d->applied_readahead));
   if (d->error != NULL)
     g_variant_builder_add (&b, "{sv}", "Error", g_variant_new_string (d->error));
-  if (!d->excluded)
-    lm_hwpower_describe_disk (d->name, &b);
+  if (!d->excluded && self->describe_func != NULL)
+    self->describe_func (d->name, &b, self->describe_data);
   if (d->nvme != NULL)
     lm_disk_nvme_add_props (d->nvme, &b);
   if (d->smart != NULL)
@@ -73,6 +79,6 @@ lm_disks_publish (LmDisks *self)
 
   for (GList *l = names; l != NULL; l = l->next)
     g_variant_builder_add (&b, "{s@a{sv}}", (const char *) l->data,
-                           disk_to_variant (g_hash_table_lookup (self->disks, l->data)));
-  lm_exported_laptop_mode_set_disks (self->skeleton, g_variant_builder_end (&b));
+                           disk_to_variant (self, g_hash_table_lookup (self->disks, l->data)));
+  self->publish (g_variant_builder_end (&b), self->publish_data);
 }

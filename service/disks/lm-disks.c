@@ -16,8 +16,6 @@
 #include "lm-blockdev.h"
 #include "lm-disk-policy.h"
 #include "lm-error.h"
-#include "lm-excluded.h"
-#include "lm-hwpower.h"
 #include "lm-io.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
@@ -449,7 +447,7 @@ compare_names (gconstpointer a, gconstpointer b)
 }
 
 /* The kernel filters and the user-space model stop looking at excluded
- * disks, and at what is stacked on them alone. */
+ * disks, and at what is stacked on them alone (the excluded func). */
 void
 lm_disks_update_excluded (LmDisks *self)
 {
@@ -463,7 +461,8 @@ lm_disks_update_excluded (LmDisks *self)
       g_ptr_array_add (names, ((LmDisk *) value)->name);
   g_ptr_array_sort (names, compare_names);
   g_ptr_array_add (names, NULL);
-  if (!lm_excluded_set ((const char *const *) names->pdata))
+  if (self->excluded_func == NULL
+      || !self->excluded_func ((const char *const *) names->pdata, self->excluded_data))
     return;
   g_autofree char *list = g_strjoinv (", ", (char **) names->pdata);
   g_message ("Disks excluded, not watched: %s", *list ? list : "none");
@@ -598,11 +597,12 @@ on_uevent (const char *subsystem, const char *action, gpointer user_data)
 /* --- life cycle ---------------------------------------------------------------- */
 
 LmDisks *
-lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state)
+lm_disks_new (LmState *state, LmDisksPublishFunc publish, gpointer user_data)
 {
   LmDisks *self = g_new0 (LmDisks, 1);
 
-  self->skeleton = skeleton;
+  self->publish = publish;
+  self->publish_data = user_data;
   self->state = state;
   self->disks = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) disk_free);
   self->policies = lm_disk_policies_new ();
@@ -662,7 +662,6 @@ lm_disks_free (LmDisks *self)
   g_clear_handle_id (&self->rescan_id, g_source_remove);
   g_clear_handle_id (&self->settle_id, g_source_remove);
   g_clear_pointer (&self->uevent, lm_uevent_free);
-  lm_excluded_reset ();
   g_hash_table_unref (self->disks);
   g_hash_table_unref (self->policies);
   g_free (self);
@@ -687,6 +686,13 @@ lm_disks_set_own_wake_func (LmDisks *self, LmDisksOwnWakeFunc func, gpointer use
 {
   self->own_wake_func = func;
   self->own_wake_data = user_data;
+}
+
+void
+lm_disks_set_excluded_func (LmDisks *self, LmDisksExcludedFunc func, gpointer user_data)
+{
+  self->excluded_func = func;
+  self->excluded_data = user_data;
 }
 
 void

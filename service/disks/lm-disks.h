@@ -5,7 +5,6 @@
 
 #include <gio/gio.h>
 
-#include "lm-generated.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
@@ -15,7 +14,11 @@ G_BEGIN_DECLS
 
 typedef struct _LmDisks LmDisks;
 
-LmDisks *lm_disks_new (LmExportedLaptopMode *skeleton, LmState *state);
+/* Given the whole Disks value (a{sa{sv}}, floating) each time it changes:
+ * the daemon puts it on the bus. */
+typedef void (*LmDisksPublishFunc) (GVariant *disks, gpointer user_data);
+
+LmDisks *lm_disks_new (LmState *state, LmDisksPublishFunc publish, gpointer user_data);
 void lm_disks_free (LmDisks *disks);
 
 void lm_disks_configure (LmDisks *disks, const LmSettings *settings);
@@ -67,6 +70,19 @@ void lm_disks_set_own_wake_func (LmDisks *disks, LmDisksOwnWakeFunc func, gpoint
  * FALSE when not known. */
 typedef gboolean (*LmDisksLastIoFunc) (const char *disk, gint64 *mono_us, gpointer user_data);
 void lm_disks_set_last_io_func (LmDisks *disks, LmDisksLastIoFunc func, gpointer user_data);
+
+/* Adds to a watched disk's Disks entry what others keep of it (link
+ * power, runtime PM, NVMe latency: participants/lm-hwpower.c, which stands
+ * above disks/), each time the entry is built. */
+typedef void (*LmDisksDescribeFunc) (const char *disk, GVariantBuilder *builder,
+                                     gpointer user_data);
+void lm_disks_set_describe_func (LmDisks *disks, LmDisksDescribeFunc func, gpointer user_data);
+
+/* Told the whole disks Exclude=true takes out of monitoring (sorted,
+ * NULL-terminated) each time they are worked out: the kernel filters and
+ * the user-space model stop looking at them. TRUE when the set changed. */
+typedef gboolean (*LmDisksExcludedFunc) (const char *const *disks, gpointer user_data);
+void lm_disks_set_excluded_func (LmDisks *disks, LmDisksExcludedFunc func, gpointer user_data);
 
 /* The names the daemon's commands go by in a spin-up's Note. */
 #define LM_DISKS_CMD_SMART "SMART READ DATA"

@@ -10,8 +10,6 @@
 #include "lm-sleep.h"
 #include "lm-names.h"
 
-#include "lm-bus.h"
-
 #include <unistd.h>
 
 #include <gio/gunixfdlist.h>
@@ -185,12 +183,12 @@ logind_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
 }
 
 LmSleep *
-lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data)
+lm_sleep_new (GDBusConnection *bus, const char *address, LmSleepFunc func, gpointer user_data)
 {
   LmSleep *self = g_new0 (LmSleep, 1);
 
   self->bus = g_object_ref (bus);
-  self->address = g_strdup (lm_bus_get_address (bus));
+  self->address = g_strdup (address);
   if (self->address == NULL)
     self->address = g_dbus_address_get_for_bus_sync (G_BUS_TYPE_SYSTEM, NULL, NULL);
   self->cancellable = g_cancellable_new ();

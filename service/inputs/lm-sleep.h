@@ -20,7 +20,10 @@ typedef enum
  * the lock is held until then. RESUMED needs no answer. */
 typedef void (*LmSleepFunc) (LmSleep *sleep, LmSleepEvent event, gpointer user_data);
 
-LmSleep *lm_sleep_new (GDBusConnection *bus, LmSleepFunc func, gpointer user_data);
+/* @address is @bus's (lm_bus_get_address()), for the connection of its own
+ * the lock is taken on; NULL for the system bus's. */
+LmSleep *lm_sleep_new (GDBusConnection *bus, const char *address, LmSleepFunc func,
+                       gpointer user_data);
 void lm_sleep_done (LmSleep *sleep);
 gboolean lm_sleep_has_lock (LmSleep *sleep);
 void lm_sleep_free (LmSleep *sleep);

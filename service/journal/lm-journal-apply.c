@@ -85,7 +85,7 @@ roll_back (const LmJournalPart *part, GPtrArray *changes, guint written, gpointe
       if (put_back (part, c->key, c->original, data, &error))
         continue;
       name = shown_name (part, c->key);
-      g_warning ("Rolling back %s failed: %s", name, error != NULL ? error->message : "refused");
+      g_warning ("Rolling back %s failed: %s", name, error->message);
     }
 }
 
@@ -160,12 +160,10 @@ write_each (const LmJournalPart *part, GPtrArray *changes, gpointer data, gboole
       if (part->mode == LM_JOURNAL_ALL_OR_NOTHING)
         {
           roll_back (part, changes, i, data);
-          if (local_error == NULL)
-            g_set_error (&local_error, LM_ERROR, LM_ERROR_KERNEL, "%s refused", c->key);
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
-      if (local_error != NULL)
+      if (!g_error_matches (local_error, LM_ERROR, LM_ERROR_REFUSED))
         lm_journal_add_failure (failures, local_error->message);
       refused[i] = part->mode == LM_JOURNAL_EACH;
     }
@@ -261,7 +259,7 @@ restore_one (LmState *state, const LmJournalPart *part, const char *key, gpointe
         case LM_JOURNAL_OURS:
           if (put_back (part, key, original, data, &error))
             break;
-          lm_journal_add_failure (failures, error != NULL ? error->message : "refused");
+          lm_journal_add_failure (failures, error->message);
           if (part->keep_failed)
             return;
           break;

@@ -45,8 +45,8 @@ typedef struct
   LmJournalMode mode;
   gboolean keep_failed; /* restore: an original the system refused stays
                          * journaled, tried again at the next Stop or start */
-  /* Write @value at @key. FALSE with @error unset: refused, and nothing a
-   * user must act on (logged by the writer). */
+  /* Write @value at @key. FALSE sets @error; LM_ERROR_REFUSED: refused,
+   * and nothing a user must act on (logged by the writer). */
   gboolean (*write) (const char *key, const char *value, gpointer data, GError **error);
   /* Instead of write() one by one: every change at once (remounts, side
    * by side). FALSE: refused, and the writer put back what it wrote;

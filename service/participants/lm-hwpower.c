@@ -33,19 +33,6 @@ is_keep (const char *value)
   return value == NULL || *value == '\0' || g_str_equal (value, "keep");
 }
 
-gboolean
-lm_hwpower_check_latency (const char *value, GError **error)
-{
-  guint64 n;
-
-  if (is_keep (value) || g_str_equal (value, "auto") || g_str_equal (value, "any")
-      || g_ascii_string_to_unsigned (value, 10, 0, G_MAXINT32, &n, NULL))
-    return TRUE;
-  g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-               "NvmeLatencyToleranceUs must be " LM_HWPOWER_LATENCY_SYNTAX);
-  return FALSE;
-}
-
 static char *
 read_value (const char *system_path)
 {
@@ -328,7 +315,10 @@ write_entry (const char *key, const char *value, gpointer data, GError **error)
   if (lm_io_write_value (path, value, &local_error))
     return TRUE;
   if (errno == EOPNOTSUPP && g_str_has_suffix (key, LINK_POLICY))
-    g_debug ("%s", local_error->message);
+    {
+      g_debug ("%s", local_error->message);
+      g_set_error_literal (error, LM_ERROR, LM_ERROR_REFUSED, local_error->message);
+    }
   else
     g_propagate_error (error, g_steal_pointer (&local_error));
   return FALSE;

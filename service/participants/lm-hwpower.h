@@ -28,10 +28,4 @@ GHashTable *lm_hwpower_applied (LmState *state);
  * now, added to a Disks entry. */
 void lm_hwpower_describe_disk (const char *disk, GVariantBuilder *builder);
 
-/* NvmeLatencyToleranceUs: "keep", "", "auto", "any" or 0–2147483647. */
-/* What NvmeLatencyToleranceUs (and a disk's latency) accepts, in words. */
-#define LM_HWPOWER_LATENCY_SYNTAX                                                                  \
-  "“keep”, “auto”, “any” or a whole number of microseconds from 0 to 2147483647"
-gboolean lm_hwpower_check_latency (const char *value, GError **error);
-
 G_END_DECLS

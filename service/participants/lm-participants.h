@@ -9,9 +9,12 @@
 #include "lm-disks.h"
 #include "lm-settings.h"
 #include "lm-state.h"
-#include "lm-tunables.h"
+#include "lm-engines.h"
 
 G_BEGIN_DECLS
+
+/* lm-tunables.h's; named only, so the registry does not include its rows. */
+typedef struct _LmTunablesBackend LmTunablesBackend;
 
 /* What the participants act on; owned by the daemon. */
 typedef struct

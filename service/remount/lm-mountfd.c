@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "lm-error.h"
-#include "lm-remount.h"
+#include "lm-mount-options.h"
 
 /* glibc before 2.34 names neither; the kernel has had them since 5.10. */
 #ifdef ST_NOSYMFOLLOW

@@ -2,7 +2,7 @@
  * a mount table read while held) and the remounts through them, in threads. */
 #include "config.h"
 
-#include "lm-remount-jobs.h"
+#include "lm-remount-private.h"
 
 #include <errno.h>
 #include <string.h>

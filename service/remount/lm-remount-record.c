@@ -4,7 +4,7 @@
 
 #include "lm-journal.h"
 #include "lm-mount-options.h"
-#include "lm-remount-jobs.h"
+#include "lm-remount-private.h"
 
 #include <string.h>
 

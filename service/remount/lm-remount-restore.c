@@ -10,7 +10,7 @@
 #include "lm-error.h"
 #include "lm-expedite.h"
 #include "lm-journal-apply.h"
-#include "lm-remount-jobs.h"
+#include "lm-remount-private.h"
 
 gboolean
 lm_remount_saved (LmState *state)

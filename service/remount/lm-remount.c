@@ -12,7 +12,7 @@
 #include "lm-error.h"
 #include "lm-journal-apply.h"
 #include "lm-participants.h"
-#include "lm-remount-jobs.h"
+#include "lm-remount-private.h"
 #include "lm-removable.h"
 
 /* The journal's part for remounts: one entry per superblock, keyed by

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#include "lm-ata.h"
 #include "lm-error.h"
 #include "lm-limits.h"
 
@@ -19,21 +18,14 @@ typedef struct
   gsize offset;
 } LmDiskKey;
 
-static gboolean
-check_standby (guint value, GError **error)
-{
-  guint8 encoded;
-  return lm_ata_standby_encode (value, &encoded, error);
-}
-
 #define DISK_KEY(name, type, lo, hi, check, field)                                                 \
   {                                                                                                \
     name, type, lo, hi, check, G_STRUCT_OFFSET (LmDiskPolicy, field)                               \
   }
 
 static const LmDiskKey disk_keys[] = {
-  DISK_KEY ("StandbySeconds", 'u', 0, 19800, check_standby, standby_seconds),
-  DISK_KEY ("ACStandbySeconds", 'u', 0, 19800, check_standby, ac_standby_seconds),
+  DISK_KEY ("StandbySeconds", 'u', 0, 19800, lm_limits_check_standby, standby_seconds),
+  DISK_KEY ("ACStandbySeconds", 'u', 0, 19800, lm_limits_check_standby, ac_standby_seconds),
   DISK_KEY ("APM", 'u', 1, 255, NULL, apm),
   DISK_KEY ("ReadaheadKiB", 'u', 0, 1048576, NULL, readahead_kib),
   DISK_KEY ("Exclude", 'b', 0, 1, NULL, exclude),

@@ -9,7 +9,7 @@
 #include "lm-io.h"
 #include "lm-keyfile.h"
 #include "lm-limits.h"
-#include "lm-settings-keys.h"
+#include "lm-settings-private.h"
 
 /* Settings are exported on the bus as strings, which must be UTF-8. */
 static gboolean

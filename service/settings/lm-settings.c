@@ -2,14 +2,13 @@
  * Every check lives in the key table below, so Configure() and the config
  * file cannot disagree about what is valid. */
 #include "lm-settings.h"
-#include "lm-settings-keys.h"
+#include "lm-settings-private.h"
 
 #include <errno.h>
 #include <string.h>
 #include <gio/gio.h>
 
 #include "lm-disk-policy.h"
-#include "lm-hwpower.h"
 #include "lm-error.h"
 #include "lm-io.h"
 #include "lm-limits.h"
@@ -200,7 +199,7 @@ lm_settings_key_accepts (const LmSettingKey *k)
         if (list != NULL)
           return g_strdup_printf ("one of “%s”", list);
         /* Without choices: the syntax lm_settings_set_string checks. */
-        return g_strdup (LM_HWPOWER_LATENCY_SYNTAX);
+        return g_strdup (LM_LIMIT_LATENCY_SYNTAX);
     }
 }
 
@@ -236,7 +235,7 @@ lm_settings_set_string (LmSettings *s, const LmSettingKey *k, const char *value,
   if (k->choices == NULL)
     {
       g_autoptr (GError) check_error = NULL;
-      if (!lm_hwpower_check_latency (value, &check_error))
+      if (!lm_limits_check_latency (value, &check_error))
         {
           g_autofree char *got = lm_limits_quote (value);
           g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS, "%s%s%s, not %s",

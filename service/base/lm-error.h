@@ -17,6 +17,10 @@ typedef enum
   LM_ERROR_BUSY,
   LM_ERROR_AUTH_UNAVAILABLE,
   LM_ERROR_LIMIT_EXCEEDED,
+  /* A value the system declines and nobody need act on (a link policy the
+   * controller does not take): taken back quietly by the journal, never
+   * a failure shown to a user, never an answer on the bus. */
+  LM_ERROR_REFUSED,
 } LmError;
 
 GQuark lm_error_quark (void);

@@ -1,4 +1,4 @@
-/* lm-auth-rules.h: what lm-auth.c (asking polkit) and lm-auth-rules.c (the
+/* lm-auth-private.h: what lm-auth.c (asking polkit) and lm-auth-rules.c (the
  * table it asks by) share. Not for anyone else: callers use lm-auth.h. */
 #pragma once
 

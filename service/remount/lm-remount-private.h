@@ -1,4 +1,4 @@
-/* lm-remount-jobs.h: private to the remount transaction (lm-remount.c):
+/* lm-remount-private.h: private to the remount transaction (lm-remount.c):
  * holding checked mount points, and remounting through them side by side. */
 #pragma once
 

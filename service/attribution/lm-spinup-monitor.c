@@ -1,19 +1,44 @@
-/* lm-spinup.c: spin-up monitoring: which backend, when it runs, and the
+/* lm-spinup-monitor.c: spin-up monitoring: which backend, when it runs, and the
  * last spin-ups. The bpf backend (its filter runs in the kernel) runs all
- * the time; the others only while a subscriber is on the bus
- * (lm-spinup-dbus.c) or SpinUpHistory asks for it. Never answers a method
- * call nor broadcasts a SpinUp. */
+ * the time; the others only while they have readers (subscribers on the
+ * bus, daemon/lm-spinup-dbus.c) or SpinUpHistory asks for it. Never
+ * touches D-Bus: the records and the backend chosen go up through funcs. */
 #include "config.h"
 
-#include "lm-spinup-private.h"
+#include "lm-spinup-monitor.h"
 
 #include "lm-attrib.h"
 #include "lm-error.h"
 
 #define HISTORY_MAX 256
 
+struct _LmSpinupMonitor
+{
+  LmState *state;                 /* not owned */
+  const LmAttribBackend *backend; /* chosen; NULL for none */
+  char *why_none;                 /* what the probes said, for Subscribe's error */
+  char *setting;                  /* the Attribution setting it was chosen for */
+  guint idle_s;
+  gboolean history_wanted;
+  guint readers; /* subscribers on the bus */
+  LmAttrib *running;
+  GQueue history;             /* GVariant a{sv}, oldest first */
+  LmSpinupWakeFunc wake_func; /* the disks' accounting */
+  gpointer wake_data;
+  LmSpinUpFunc record_func; /* the ledger */
+  gpointer record_data;
+  LmActivityFunc activity_func; /* the ledger */
+  gpointer activity_data;
+  LmSpinupMonitorFunc monitor_func; /* the disks: no re-check while event-driven */
+  gpointer monitor_data;
+  LmSpinupPublishFunc publish_func; /* the subscribers */
+  gpointer publish_data;
+  LmSpinupBackendFunc backend_func; /* the Attribution properties */
+  gpointer backend_data;
+};
+
 static void
-tell_monitoring (LmSpinup *self)
+tell_monitoring (LmSpinupMonitor *self)
 {
   if (self->monitor_func != NULL)
     self->monitor_func (self->running != NULL && self->backend->event_driven, self->monitor_data);
@@ -59,7 +84,7 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
 
 /* @wake: tell the disks (not for the daemon's own: they counted it). */
 static void
-report (LmSpinup *self, const LmSpinUp *s, gboolean wake)
+report (LmSpinupMonitor *self, const LmSpinUp *s, gboolean wake)
 {
   g_autoptr (GVariant) v = spinup_to_variant (s, self->backend->name);
 
@@ -71,7 +96,8 @@ report (LmSpinup *self, const LmSpinUp *s, gboolean wake)
   g_queue_push_tail (&self->history, g_variant_ref (v));
   while (self->history.length > HISTORY_MAX)
     g_variant_unref (g_queue_pop_head (&self->history));
-  lm_spinup_dbus_emit (self, v);
+  if (self->publish_func != NULL)
+    self->publish_func (v, self->publish_data);
 }
 
 static void
@@ -81,16 +107,17 @@ on_spinup (const LmSpinUp *s, gpointer user_data)
 }
 
 gboolean
-lm_spinup_last_io (const char *disk, gint64 *mono_us, gpointer user_data)
+lm_spinup_monitor_last_io (const char *disk, gint64 *mono_us, gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupMonitor *self = user_data;
 
   return self->running != NULL && self->backend->last_io != NULL
          && self->backend->last_io (self->running, disk, mono_us);
 }
 
 void
-lm_spinup_own_command (LmSpinup *self, const char *disk, const char *command, gint64 time_us)
+lm_spinup_monitor_own_command (LmSpinupMonitor *self, const char *disk, const char *command,
+                               gint64 time_us)
 {
   LmSpinUp s;
 
@@ -103,7 +130,7 @@ lm_spinup_own_command (LmSpinup *self, const char *disk, const char *command, gi
 }
 
 static void
-stop_monitoring (LmSpinup *self)
+stop_monitoring (LmSpinupMonitor *self)
 {
   if (self->running == NULL)
     return;
@@ -113,7 +140,7 @@ stop_monitoring (LmSpinup *self)
 }
 
 gboolean
-lm_spinup_start_monitoring (LmSpinup *self, GError **error)
+lm_spinup_monitor_start_monitoring (LmSpinupMonitor *self, GError **error)
 {
   if (self->running != NULL)
     return TRUE;
@@ -144,38 +171,34 @@ lm_spinup_start_monitoring (LmSpinup *self, GError **error)
  * they have a reader. The bpf backend filters in the kernel and wakes the
  * daemon only for a spin-up, which costs less than the disks' periodic
  * re-check it replaces: it runs all the time, for the ledger. */
-void
-lm_spinup_update_monitoring (LmSpinup *self)
+static void
+lm_spinup_monitor_update_monitoring (LmSpinupMonitor *self)
 {
   g_autoptr (GError) error = NULL;
 
-  if (g_hash_table_size (self->subscribers) == 0 && !self->history_wanted
+  if (self->readers == 0 && !self->history_wanted
       && (self->backend == NULL || !self->backend->event_driven))
     stop_monitoring (self);
-  else if (!lm_spinup_start_monitoring (self, &error))
+  else if (!lm_spinup_monitor_start_monitoring (self, &error))
     g_warning ("Cannot monitor spin-ups: %s", error->message);
 }
 
 /* --- life cycle -------------------------------------------------------- */
 
-LmSpinup *
-lm_spinup_new (LmExportedLaptopMode *skeleton, LmState *state)
+LmSpinupMonitor *
+lm_spinup_monitor_new (LmState *state)
 {
-  LmSpinup *self = g_new0 (LmSpinup, 1);
+  LmSpinupMonitor *self = g_new0 (LmSpinupMonitor, 1);
 
-  self->skeleton = skeleton;
   self->state = state;
   g_queue_init (&self->history);
-  lm_spinup_dbus_init (self);
-  lm_exported_laptop_mode_set_attribution (skeleton, "none");
-  lm_exported_laptop_mode_set_attribution_note (skeleton, "");
   return self;
 }
 
 /* Choose the backend for @settings; a running one is restarted when the
  * backend or the idle time changed. */
 void
-lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
+lm_spinup_monitor_configure (LmSpinupMonitor *self, const LmSettings *settings)
 {
   gboolean same = g_strcmp0 (self->setting, settings->attribution) == 0
                   && self->idle_s == settings->spinup_idle;
@@ -197,30 +220,28 @@ lm_spinup_configure (LmSpinup *self, const LmSettings *settings)
         g_message ("No spin-up attribution: %s", self->why_none);
       else
         g_message ("Spin-up attribution backend %s", self->backend->name);
-      lm_exported_laptop_mode_set_attribution (self->skeleton,
-                                               self->backend ? self->backend->name : "none");
       g_autofree char *note = lm_attrib_note (self->backend);
       if (*note != '\0')
         g_warning ("%s", note);
-      lm_exported_laptop_mode_set_attribution_note (self->skeleton, note);
+      if (self->backend_func != NULL)
+        self->backend_func (self->backend ? self->backend->name : "none", note, self->backend_data);
     }
-  lm_spinup_update_monitoring (self);
+  lm_spinup_monitor_update_monitoring (self);
 }
 
 void
-lm_spinup_shutdown (LmSpinup *self)
+lm_spinup_monitor_shutdown (LmSpinupMonitor *self)
 {
-  lm_spinup_dbus_shutdown (self);
+  self->readers = 0;
   stop_monitoring (self);
 }
 
 void
-lm_spinup_free (LmSpinup *self)
+lm_spinup_monitor_free (LmSpinupMonitor *self)
 {
   if (self == NULL)
     return;
-  lm_spinup_shutdown (self);
-  lm_spinup_dbus_free (self);
+  lm_spinup_monitor_shutdown (self);
   g_queue_clear_full (&self->history, (GDestroyNotify) g_variant_unref);
   g_free (self->setting);
   g_free (self->why_none);
@@ -228,34 +249,35 @@ lm_spinup_free (LmSpinup *self)
 }
 
 void
-lm_spinup_set_wake_func (LmSpinup *self, LmSpinupWakeFunc func, gpointer user_data)
+lm_spinup_monitor_set_wake_func (LmSpinupMonitor *self, LmSpinupWakeFunc func, gpointer user_data)
 {
   self->wake_func = func;
   self->wake_data = user_data;
 }
 
 void
-lm_spinup_recover (LmState *state)
+lm_spinup_monitor_recover (LmState *state)
 {
   lm_attrib_recover (state);
 }
 
 void
-lm_spinup_set_record_func (LmSpinup *self, LmSpinUpFunc func, gpointer user_data)
+lm_spinup_monitor_set_record_func (LmSpinupMonitor *self, LmSpinUpFunc func, gpointer user_data)
 {
   self->record_func = func;
   self->record_data = user_data;
 }
 
 void
-lm_spinup_set_activity_func (LmSpinup *self, LmActivityFunc func, gpointer user_data)
+lm_spinup_monitor_set_activity_func (LmSpinupMonitor *self, LmActivityFunc func, gpointer user_data)
 {
   self->activity_func = func;
   self->activity_data = user_data;
 }
 
 void
-lm_spinup_set_monitor_func (LmSpinup *self, LmSpinupMonitorFunc func, gpointer user_data)
+lm_spinup_monitor_set_monitor_func (LmSpinupMonitor *self, LmSpinupMonitorFunc func,
+                                    gpointer user_data)
 {
   self->monitor_func = func;
   self->monitor_data = user_data;
@@ -263,10 +285,39 @@ lm_spinup_set_monitor_func (LmSpinup *self, LmSpinupMonitorFunc func, gpointer u
 }
 
 void
-lm_spinup_drain (gpointer user_data)
+lm_spinup_monitor_drain (gpointer user_data)
 {
-  LmSpinup *self = user_data;
+  LmSpinupMonitor *self = user_data;
 
   if (self->running != NULL && self->backend->drain != NULL)
     self->backend->drain (self->running);
+}
+
+void
+lm_spinup_monitor_set_publish_func (LmSpinupMonitor *self, LmSpinupPublishFunc func,
+                                    gpointer user_data)
+{
+  self->publish_func = func;
+  self->publish_data = user_data;
+}
+
+void
+lm_spinup_monitor_set_backend_func (LmSpinupMonitor *self, LmSpinupBackendFunc func,
+                                    gpointer user_data)
+{
+  self->backend_func = func;
+  self->backend_data = user_data;
+}
+
+void
+lm_spinup_monitor_set_readers (LmSpinupMonitor *self, guint readers)
+{
+  self->readers = readers;
+  lm_spinup_monitor_update_monitoring (self);
+}
+
+const GList *
+lm_spinup_monitor_history (LmSpinupMonitor *self)
+{
+  return self->history.head;
 }

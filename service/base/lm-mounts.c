@@ -10,7 +10,6 @@
 #include <libmount.h>
 
 #include "lm-error.h"
-#include "lm-mount-options.h"
 #include "lm-paths.h"
 
 typedef struct libmnt_table LmMntTable;
@@ -107,7 +106,9 @@ lm_mounts_find (GPtrArray *mounts, const char *key, const char *target)
         continue;
       if (g_str_equal (m->target, target))
         return m;
-      if (other == NULL && lm_remount_options_has (m->vfs_options, "rw"))
+      /* libmount's own reading of the options: the table needs nothing of
+       * the remounts' (lm-mount-options.c). */
+      if (other == NULL && mnt_optstr_get_option (m->vfs_options, "rw", NULL, NULL) == 0)
         other = m;
     }
   return other;

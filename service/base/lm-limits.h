@@ -75,6 +75,18 @@ G_BEGIN_DECLS
  * as GDBus keeps a read buffer as large as the largest message it read. */
 #define LM_LIMIT_MESSAGE (2 * 1024 * 1024)
 
+/* NvmeLatencyToleranceUs: "keep", "", "auto", "any" or 0–2147483647;
+ * what it (and a disk's latency) accepts, in words. */
+#define LM_LIMIT_LATENCY_SYNTAX                                                                    \
+  "“keep”, “auto”, “any” or a whole number of microseconds from 0 to 2147483647"
+gboolean lm_limits_check_latency (const char *value, GError **error);
+/* StandbySeconds: the timers an ATA drive can be given (hdparm -S's
+ * encoding, disks/lm-ata.c): 0 (off), 5 to 1200 in steps of 5, 1260, 1275,
+ * 1800 to 19800 in steps of 1800. */
+#define LM_LIMIT_STANDBY_252_SECONDS (21 * 60)
+#define LM_LIMIT_STANDBY_255_SECONDS (21 * 60 + 15)
+gboolean lm_limits_check_standby (guint seconds, GError **error);
+
 char *lm_limits_escape (const char *value);
 char *lm_limits_quote (const char *value);
 

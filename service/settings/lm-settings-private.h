@@ -1,4 +1,4 @@
-/* lm-settings-keys.h: private to lm-settings.c and lm-settings-file.c: the
+/* lm-settings-private.h: private to lm-settings.c and lm-settings-file.c: the
  * key table's rows and the checks both Configure() and the file go through. */
 #pragma once
 
