@@ -305,6 +305,9 @@ subscribe_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller
           G_BUS_NAME_WATCHER_FLAGS_NONE, NULL, on_subscriber_vanished, self, NULL);
     }
   sub->viewer = *caller;
+  /* The monitor keeps its backend running for as long as anyone reads: a
+   * reader it was not told of is stopped by the next Configure. */
+  tell_readers (self);
   g_debug ("Spin-up subscriber %s (uid %u%s)", sender, sub->viewer.uid,
            sub->viewer.all ? ", every user's processes" : "");
   g_dbus_method_invocation_return_value (invocation, NULL);

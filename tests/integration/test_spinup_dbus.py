@@ -179,6 +179,27 @@ class SubscriptionTest(SpinUpBusTest):
         w.wait(timeout=10)
         self.wait_until(lambda: self.block_dump() == "0", message="block_dump restored")
 
+    def test_a_configure_keeps_a_subscribers_monitoring(self):
+        """A backend that copies every I/O (block_dump, as tracefs) runs
+        while anyone reads: a Configure that does not touch attribution (a
+        disk's settings, MaxLostWork) leaves it on for the subscriber, and
+        spin-ups still reach it."""
+        self.start_daemon()
+        w, lines = self.subscribed_watch()
+        self.assertEqual(self.block_dump(), "1")
+        self.ctl_run("set", "MaxLostWork=300", check=True)
+        self.ctl_run("set", "DiskSettings={'sda': {'Exclude': <false>}}", check=True)
+        self.wait_for_log("Configuration changed")
+        time.sleep(0.5)
+        self.assertEqual(self.block_dump(), "1", "a Configure stopped the subscriber's monitoring:\n"
+                         + self.daemon_log())
+        self.assertNotIn("Spin-up monitoring stopped", self.daemon_log())
+        self.kmsg((2.0, "after(77): READ block 8 on sda1"))
+        got = lines.until(lambda x: json.loads(x)["Comm"] == "after", 20)
+        self.assertIsNotNone(got, "no spin-up after the Configure:\n" + self.daemon_log())
+        w.terminate()
+        w.wait(timeout=10)
+
     def test_unprivileged_cannot_subscribe_or_eavesdrop(self):
         self.start_daemon()
         user = lmtest.UNPRIVILEGED
