@@ -35,6 +35,9 @@ import lmpolkit  # noqa: E402
 import lmtest  # noqa: E402
 from lmpolkit import Gio, GLib  # noqa: E402
 from test_spinup_dbus import MONITOR_RULE, SpinUpBusTest  # noqa: E402
+# A session bus anyone may connect to: the shell's user owns it, the test
+# (root) calls Eval on it, as test_tray's tray host does.
+from test_tray import SESSION_CONFIG  # noqa: E402
 
 UUID = "laptop-mode@laptopmode.org"
 SYSTEM_EXTENSION = "/usr/share/gnome-shell/extensions/" + UUID
@@ -43,21 +46,6 @@ SHELL_NAME = "org.gnome.Shell"
 # ExtensionState.ACTIVE in GNOME 48 (ENABLED, the same 1, in 45 to 47).
 ACTIVE = 1
 
-SESSION_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path={socket}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <!-- The shell's user owns the bus; the test (root) calls Eval on it. -->
-    <allow user="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
 
 # Clutter's warning about a child given a size it cannot take.
 ALLOCATE = re.compile(r"tried to allocate a size of (\S+ x \S+)$")
