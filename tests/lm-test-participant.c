@@ -4,7 +4,7 @@
  * and after a crash, reported in Conflicts) with no other file touched;
  * inert where the file does not exist. */
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-paths.h"
 

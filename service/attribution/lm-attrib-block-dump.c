@@ -14,7 +14,7 @@
 #include "lm-attrib.h"
 #include "lm-error.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-kmsg.h"
 #include "lm-lines.h"
 #include "lm-paths.h"

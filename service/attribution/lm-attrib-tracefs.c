@@ -30,7 +30,7 @@
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-paths.h"
 #include "lm-sb-disks.h"
 

@@ -1,10 +1,11 @@
-/* lm-journal.h: the restore journal every participant writes through.
- * For each change: the original (remembered once), the value applied, and
- * whether someone else changed it since; durable before the change is made. */
+/* lm-journal-private.h: the journal's inside, for journal/ alone: the
+ * original of each change (remembered once), the value applied, and the
+ * steps of a transaction. Everyone else goes through lm-journal.h. */
 #pragma once
 
 #include <glib.h>
 
+#include "lm-journal.h"
 #include "lm-state.h"
 
 G_BEGIN_DECLS
@@ -23,13 +24,7 @@ void lm_journal_forget (LmState *state, const char *part, const char *key);
 char **lm_journal_pending (LmState *state, const char *part);
 gboolean lm_journal_has_pending (LmState *state, const char *part);
 
-typedef enum
-{
-  LM_JOURNAL_AS_ORIGINAL, /* already the original: nothing to write */
-  LM_JOURNAL_OURS,        /* what we applied (or unknown): write the original */
-  LM_JOURNAL_CHANGED,     /* someone else changed it since: leave it */
-} LmJournalVerdict;
-
+/* lm_journal_verdict() on what the journal holds for @key. */
 LmJournalVerdict lm_journal_check (LmState *state, const char *part, const char *key,
                                    const char *current);
 
@@ -44,5 +39,10 @@ void lm_journal_undo (LmJournalTx *tx);
 void lm_journal_tx_free (LmJournalTx *tx);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmJournalTx, lm_journal_tx_free)
+
+/* Saving, in one place: now (a restore that forgot entries), or soon
+ * (records a crash may lose: lm_state_save_soon()). */
+gboolean lm_journal_save (LmState *state, GError **error);
+void lm_journal_save_soon (LmState *state);
 
 G_END_DECLS

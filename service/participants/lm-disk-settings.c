@@ -14,7 +14,7 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"

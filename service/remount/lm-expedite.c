@@ -8,7 +8,7 @@
 #include "lm-expedite.h"
 
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-journal.h"
 #include "lm-paths.h"
 

@@ -9,7 +9,7 @@
 
 #include "lm-error.h"
 #include "lm-expedite.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-remount-private.h"
 
 gboolean

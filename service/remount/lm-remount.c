@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lm-error.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-remount-private.h"
 #include "lm-removable.h"
