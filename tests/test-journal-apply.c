@@ -340,26 +340,11 @@ row_restore (const LmSystem *sys, GError **error)
   return lm_journal_restore (sys->state, &part, NULL, error);
 }
 
-static gboolean
-row_saved (const LmSystem *sys)
-{
-  return lm_journal_has_pending (sys->state, PART);
-}
-
-static char *
-row_read (const char *key, char **what)
-{
-  *what = g_strconcat ("knob.", key, NULL);
-  return read_knob (key, NULL, NULL);
-}
-
 static const LmParticipant row = {
   .name = "knobs",
   .apply = row_apply,
   .restore = row_restore,
-  .saved = row_saved,
-  .part = PART,
-  .read = row_read,
+  .journal = &part,
 };
 
 static void
@@ -377,7 +362,7 @@ test_one_row (LmFakeRoot *f, gconstpointer data)
 
   put (f, "row", "off");
   g_assert_true (last->apply (&sys, NULL, LM_ENGINE_NONE, NULL));
-  g_assert_true (last->saved (&sys));
+  g_assert_true (lm_journal_saved (s, last->journal));
   g_assert_false (lm_conflicts_check (conflicts, s));
   put (f, "row", "theirs");
   /* Listed through the row's reader, no table elsewhere. */
@@ -394,7 +379,7 @@ test_one_row (LmFakeRoot *f, gconstpointer data)
   g_assert_true (last->restore (&sys, NULL));
   g_autofree char *back = get (f, "row");
   g_assert_cmpstr (back, ==, "off");
-  g_assert_false (last->saved (&sys));
+  g_assert_false (lm_journal_saved (s, last->journal));
 }
 
 int
