@@ -168,7 +168,3 @@ gboolean lm_journal_record (LmState *state, const LmJournalPart *part,
 void lm_journal_add_failure (GString *failures, const char *message);
 
 G_END_DECLS
-
-/* Until every caller goes through the operations above (the next
- * commit), the steps too. */
-#include "lm-journal-private.h"
