@@ -4,7 +4,7 @@
  * and after a crash, reported in Conflicts) with no other file touched;
  * inert where the file does not exist. */
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-paths.h"
 
@@ -44,6 +44,7 @@ static const LmJournalPart journal_part = {
   .what = "test knob",
   .mode = LM_JOURNAL_ALL_OR_NOTHING,
   .keep_failed = TRUE,
+  .theirs = LM_JOURNAL_LEAVE_CHANGED, /* someone else's: left, and listed in Conflicts */
   .write = write_knob,
   .read = read_knob,
   .valid = valid,
@@ -58,8 +59,6 @@ knob_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GE
 
   if (now == NULL || g_str_equal (now, ON))
     return TRUE;
-  if (lm_journal_check (sys->state, PART, KEY, now) == LM_JOURNAL_CHANGED)
-    return TRUE; /* someone else's now: left, and listed in Conflicts */
   g_ptr_array_add (changes, lm_journal_change_new (KEY, now, ON));
   return lm_journal_apply (sys->state, &journal_part, changes, NULL, NULL, error);
 }
@@ -70,27 +69,12 @@ knob_restore (const LmSystem *sys, GError **error)
   return lm_journal_restore (sys->state, &journal_part, NULL, error);
 }
 
-static gboolean
-knob_saved (const LmSystem *sys)
-{
-  return lm_journal_has_pending (sys->state, PART);
-}
-
-static char *
-knob_conflict_read (const char *key, char **what)
-{
-  *what = name (key);
-  return read_knob (key, NULL, NULL);
-}
-
 static const LmParticipant row = {
   .name = "test knob",
   .must_succeed = FALSE,
   .apply = knob_apply,
   .restore = knob_restore,
-  .saved = knob_saved,
-  .part = PART,
-  .read = knob_conflict_read,
+  .journal = &journal_part,
 };
 
 __attribute__ ((constructor)) static void

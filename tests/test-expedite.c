@@ -4,7 +4,7 @@
 #include <glib.h>
 
 #include "lm-expedite.h"
-#include "lm-journal.h"
+#include "lm-journal-private.h"
 #include "lm-state.h"
 #include "test-fakeroot.h"
 

@@ -9,7 +9,7 @@
 
 #include "lm-disk-policy.h"
 #include "lm-hwpower.h"
-#include "lm-journal.h"
+#include "lm-journal-private.h"
 #include "lm-limits.h"
 #include "test-fakeroot.h"
 

@@ -4,7 +4,9 @@
  * restore and Conflicts driven by its LmParticipant alone). */
 #include "lm-conflicts.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal-private.h"
+#include "lm-journal-recovery.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "test-fakeroot.h"
 
@@ -38,11 +40,18 @@ write_knob (const char *key, const char *value, gpointer data, GError **error)
   return lm_io_write_value (path, value, error);
 }
 
+static char *
+knob_name (const char *key)
+{
+  return g_strconcat ("knob.", key, NULL);
+}
+
 static LmJournalPart part = {
   .part = PART,
   .what = "knob",
   .write = write_knob,
   .read = read_knob,
+  .name = knob_name,
 };
 
 static LmState *
@@ -196,6 +205,122 @@ test_restore_keeps_failed (LmFakeRoot *f, gconstpointer data)
   g_assert_false (lm_journal_has_pending (s, PART));
 }
 
+/* --- whole operations: someone else's values, drops, recovery ------------- */
+
+/* A value someone else wrote since it was applied, at the next apply: as
+ * the part's rule says, and a drop forgets its entry. */
+static void
+test_theirs_and_drop (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) first = lm_journal_changes_new ();
+  g_autoptr (GPtrArray) again = lm_journal_changes_new ();
+  g_autoptr (GPtrArray) drop = lm_journal_changes_new ();
+  LmJournalPart p = part;
+
+  p.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  p.theirs = LM_JOURNAL_LEAVE_CHANGED;
+  put (f, "changed", "1");
+  put (f, "back", "2");
+  add (first, "changed", "1", "10");
+  add (first, "back", "2", "20");
+  g_assert_true (lm_journal_apply (s, &p, first, NULL, NULL, NULL));
+  put (f, "changed", "99"); /* theirs: left */
+  put (f, "back", "2");     /* the original again: ours to set */
+  add (again, "changed", "99", "10");
+  add (again, "back", "2", "20");
+  g_assert_true (lm_journal_apply (s, &p, again, NULL, NULL, NULL));
+  g_assert_cmpuint (again->len, ==, 1); /* taken out of the list */
+  g_autofree char *changed = get (f, "changed");
+  g_autofree char *back = get (f, "back");
+  g_assert_cmpstr (changed, ==, "99");
+  g_assert_cmpstr (back, ==, "20");
+
+  /* Sysfs's rule: even put back to the original, theirs. */
+  p.theirs = LM_JOURNAL_LEAVE_ANY;
+  put (f, "back", "2");
+  g_ptr_array_set_size (again, 0);
+  add (again, "back", "2", "20");
+  g_assert_true (lm_journal_apply (s, &p, again, NULL, NULL, NULL));
+  g_autofree char *left = get (f, "back");
+  g_assert_cmpstr (left, ==, "2");
+
+  /* A drop: the entry forgotten, nothing written. */
+  g_ptr_array_add (drop, lm_journal_change_new ("changed", NULL, NULL));
+  ((LmJournalChange *) g_ptr_array_index (drop, 0))->drop = TRUE;
+  g_assert_true (lm_journal_apply (s, &p, drop, NULL, NULL, NULL));
+  g_autoptr (GPtrArray) entries = lm_journal_entries (s, &p);
+  g_assert_cmpuint (entries->len, ==, 1);
+  g_assert_cmpstr (((LmJournalEntry *) g_ptr_array_index (entries, 0))->key, ==, "back");
+}
+
+static gboolean
+restore_all_but_kept (GPtrArray *entries, gpointer data, GString *failures, GError **error)
+{
+  for (guint i = 0; i < entries->len; i++)
+    {
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      e->done = !g_str_equal (e->key, "kept");
+    }
+  return TRUE;
+}
+
+static gboolean
+recover_counted (gconstpointer owner, gpointer context, GError **error)
+{
+  (*(guint *) context)++;
+  return TRUE;
+}
+
+/* Two parts in one group, each its own keys; a part that restores all at
+ * once; one registry, one loop, a part added twice kept once. */
+static void
+test_recovery (LmFakeRoot *f, gconstpointer data)
+{
+  static const char *const own_keys[] = { "a", NULL };
+  static const char *const other_keys[] = { "kept", "gone", NULL };
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autoptr (LmJournalRecovery) recovery = lm_journal_recovery_new ();
+  LmJournalPart own = part;
+  LmJournalPart other = { .part = PART, .what = "other", .keys = other_keys };
+  LmJournalPart empty = { .part = "Empty", .what = "empty" };
+  guint counted = 0;
+
+  own.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  own.keys = own_keys;
+  other.restore_all = restore_all_but_kept;
+  put (f, "a", "1");
+  add (changes, "a", "1", "10");
+  g_assert_true (lm_journal_apply (s, &own, changes, NULL, NULL, NULL));
+  {
+    g_autoptr (LmJournalChange) kept = lm_journal_change_new ("kept", "k", NULL);
+    g_autoptr (LmJournalChange) gone = lm_journal_change_new ("gone", "g", NULL);
+    g_assert_true (lm_journal_record (s, &other, kept, NULL));
+    g_assert_true (lm_journal_record (s, &other, gone, NULL));
+  }
+  g_autoptr (GPtrArray) mine = lm_journal_entries (s, &own);
+  g_assert_cmpuint (mine->len, ==, 1);
+
+  /* After a crash: a new daemon, the file as it was. */
+  g_autofree char *path = g_build_filename (f->root, "state", NULL);
+  g_autoptr (LmState) next = lm_state_new (path);
+  g_assert_true (lm_state_load (next, NULL));
+  lm_journal_recovery_add (recovery, &own, "own", NULL, NULL);
+  lm_journal_recovery_add (recovery, &other, "other", NULL, NULL);
+  lm_journal_recovery_add (recovery, &empty, "empty", recover_counted, NULL);
+  lm_journal_recovery_add (recovery, &own, "own again", recover_counted, NULL);
+  g_assert_true (lm_journal_recovery_saved (recovery, next));
+  lm_journal_recovery_run (recovery, next, &counted);
+  g_assert_cmpuint (counted, ==, 0); /* nothing of "empty"; "own" once, by the journal */
+  g_autofree char *a = get (f, "a");
+  g_assert_cmpstr (a, ==, "1");
+  g_assert_false (lm_journal_saved (next, &own));
+  g_autoptr (GPtrArray) left = lm_journal_entries (next, &other);
+  g_assert_cmpuint (left->len, ==, 1);
+  g_assert_cmpstr (((LmJournalEntry *) g_ptr_array_index (left, 0))->key, ==, "kept");
+}
+
 /* --- a participant is one row --------------------------------------------- */
 
 static gboolean
@@ -215,26 +340,11 @@ row_restore (const LmSystem *sys, GError **error)
   return lm_journal_restore (sys->state, &part, NULL, error);
 }
 
-static gboolean
-row_saved (const LmSystem *sys)
-{
-  return lm_journal_has_pending (sys->state, PART);
-}
-
-static char *
-row_read (const char *key, char **what)
-{
-  *what = g_strconcat ("knob.", key, NULL);
-  return read_knob (key, NULL, NULL);
-}
-
 static const LmParticipant row = {
   .name = "knobs",
   .apply = row_apply,
   .restore = row_restore,
-  .saved = row_saved,
-  .part = PART,
-  .read = row_read,
+  .journal = &part,
 };
 
 static void
@@ -252,7 +362,7 @@ test_one_row (LmFakeRoot *f, gconstpointer data)
 
   put (f, "row", "off");
   g_assert_true (last->apply (&sys, NULL, LM_ENGINE_NONE, NULL));
-  g_assert_true (last->saved (&sys));
+  g_assert_true (lm_journal_saved (s, last->journal));
   g_assert_false (lm_conflicts_check (conflicts, s));
   put (f, "row", "theirs");
   /* Listed through the row's reader, no table elsewhere. */
@@ -269,7 +379,7 @@ test_one_row (LmFakeRoot *f, gconstpointer data)
   g_assert_true (last->restore (&sys, NULL));
   g_autofree char *back = get (f, "row");
   g_assert_cmpstr (back, ==, "off");
-  g_assert_false (last->saved (&sys));
+  g_assert_false (lm_journal_saved (s, last->journal));
 }
 
 int
@@ -283,6 +393,8 @@ main (int argc, char **argv)
   lm_test_add ("/journal-apply/each", test_each);
   lm_test_add ("/journal-apply/restore-verdicts", test_restore_verdicts);
   lm_test_add ("/journal-apply/restore-keeps-failed", test_restore_keeps_failed);
+  lm_test_add ("/journal-apply/theirs-and-drop", test_theirs_and_drop);
+  lm_test_add ("/journal-apply/recovery", test_recovery);
   lm_test_add ("/journal-apply/one-row", test_one_row);
   return g_test_run ();
 }

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lm-journal.h"
+#include "lm-journal-private.h"
 #include "test-fakeroot.h"
 
 static char *

@@ -7,7 +7,7 @@
 #include <sys/statvfs.h>
 
 #include "lm-error.h"
-#include "lm-journal.h"
+#include "lm-journal-private.h"
 #include "lm-mountfd.h"
 #include "lm-remount.h"
 #include "lm-settings.h"

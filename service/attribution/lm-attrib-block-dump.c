@@ -14,7 +14,7 @@
 #include "lm-attrib.h"
 #include "lm-error.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-kmsg.h"
 #include "lm-lines.h"
 #include "lm-paths.h"
@@ -137,29 +137,26 @@ shown_name (const char *key)
 }
 
 /* Its group is attribution's, shared with tracefs' records: only the one
- * key is ever restored. */
+ * key is its. Put back at a stop and, by the journal's recovery, after a
+ * crash, unless someone set it since. */
+static const char *const journal_keys[] = { STATE_KEY, NULL };
 static const LmJournalPart journal_part = {
   .part = LM_ATTRIB_STATE_GROUP,
   .what = "vm.block_dump value",
   .mode = LM_JOURNAL_ALL_OR_NOTHING,
   .keep_failed = TRUE,
+  .keys = journal_keys,
   .write = write_sysctl,
   .read = read_sysctl,
   .name = shown_name,
 };
 
-/* Put back what the journal holds, unless someone set it since; shared
- * by a normal stop and the recovery after a crash. */
 static void
 restore_sysctl (LmState *state)
 {
-  static const char *const keys[] = { STATE_KEY, NULL };
-  g_autofree char *original = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
   g_autoptr (GError) error = NULL;
 
-  if (original == NULL)
-    return;
-  if (!lm_journal_restore_keys (state, &journal_part, keys, NULL, &error))
+  if (!lm_journal_restore (state, &journal_part, NULL, &error))
     g_warning ("%s", error->message);
 }
 
@@ -234,17 +231,6 @@ block_dump_start (const LmAttribConfig *config, GError **error)
   return a;
 }
 
-static void
-block_dump_recover (LmState *state)
-{
-  g_autofree char *original = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, STATE_KEY);
-
-  if (original == NULL)
-    return;
-  g_message ("Restoring vm.block_dump left by the previous run");
-  restore_sysctl (state);
-}
-
 /* The daemon's own command woke @disk: the model's last I/O of it is
  * now, as if the backend had seen it (it filters the daemon out). */
 static void
@@ -259,5 +245,5 @@ const LmAttribBackend lm_attrib_block_dump = {
   .start = block_dump_start,
   .stop = block_dump_stop,
   .own_io = block_dump_own_io,
-  .recover = block_dump_recover,
+  .journal = &journal_part,
 };

@@ -30,7 +30,7 @@
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-paths.h"
 #include "lm-sb-disks.h"
 
@@ -68,28 +68,40 @@ unmount_tracefs (const char *path)
   g_message ("Leaving tracefs mounted on %s: %s", path, g_strerror (errno));
 }
 
-static void
-tracefs_recover (LmState *state)
+/* The journal's restorer: at a stop, what this run mounted (@data: by
+ * us; libtracefs removed the instance); after a crash (@data NULL), only
+ * the one place this daemon mounts and makes its instance in. */
+static gboolean
+restore_all (GPtrArray *entries, gpointer data, GString *failures, GError **error)
 {
-  g_autofree char *instance = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
-  g_autofree char *mounted = lm_journal_original (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
-  g_autoptr (GError) error = NULL;
-
+  const gboolean *mounted = data;
   g_autofree char *tracing = lm_path ("/sys/kernel/tracing");
+  gboolean instance = FALSE, mount = FALSE;
 
-  if (instance == NULL && mounted == NULL)
-    return;
-  g_message ("Removing the tracefs instance and mount left by the previous run");
-  /* Only the one place this daemon mounts and makes its instance in. */
-  if (instance != NULL && g_str_equal (instance, tracing) && is_tracefs (instance))
-    remove_instance_dir (instance);
-  if (mounted != NULL && g_str_equal (mounted, tracing) && is_tracefs (mounted))
-    unmount_tracefs (mounted);
-  lm_journal_forget (state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
-  lm_journal_forget (state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
-  if (!lm_journal_save (state, &error))
-    g_warning ("%s", error->message);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      gboolean ours = g_strcmp0 (e->original, tracing) == 0 && is_tracefs (tracing);
+      if (g_str_equal (e->key, KEY_INSTANCE))
+        instance = ours;
+      else
+        mount = ours;
+      e->done = TRUE;
+    }
+  if (mounted == NULL && instance)
+    remove_instance_dir (tracing);
+  if (mounted != NULL ? *mounted : mount)
+    unmount_tracefs (tracing);
+  return TRUE;
 }
+
+static const char *const journal_keys[] = { KEY_INSTANCE, KEY_MOUNT, NULL };
+static const LmJournalPart journal_part = {
+  .part = LM_ATTRIB_STATE_GROUP,
+  .what = "tracefs instance and mount",
+  .keys = journal_keys, /* the group is attribution's, shared with block_dump */
+  .restore_all = restore_all,
+};
 
 static gboolean
 tracefs_available (GError **error)
@@ -175,9 +187,8 @@ handle_passthrough (LmAttrib *a, const LmTracefsRecord *r)
   LmSpinUp spinup;
 
   lm_tracefs_tasks_lookup (a->tasks, r->pid, r->comm, r->usec, &task);
-  if (task.pid == (guint32) getpid () || task.kthread)
-    return;
-  if (!lm_attrib_model_woke (a->model, disk, r->usec))
+  if (task.pid == (guint32) getpid () || task.kthread
+      || !lm_attrib_model_woke (a->model, disk, r->usec))
     return;
   lm_attrib_model_spinup_owned (a->model, disk, r->usec, &task, FALSE, 0, NULL, 0, &spinup);
   spinup.via = LM_VIA_PASSTHROUGH;
@@ -440,13 +451,7 @@ tracefs_stop (LmAttrib *a)
       tracefs_instance_destroy (a->instance);
       tracefs_instance_free (a->instance);
     }
-  lm_journal_forget (a->config.state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE);
-  if (a->mounted)
-    {
-      unmount_tracefs (a->tracing);
-      lm_journal_forget (a->config.state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
-    }
-  if (!lm_journal_save (a->config.state, &error))
+  if (!lm_journal_restore (a->config.state, &journal_part, &a->mounted, &error))
     g_warning ("%s", error->message);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
@@ -461,10 +466,19 @@ tracefs_stop (LmAttrib *a)
 static LmAttrib *
 fail (LmAttrib *a, GError **error, int err, const char *what)
 {
-  g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot %s in %s: %s", what, a->tracing,
-               g_strerror (err));
+  if (what != NULL) /* else @error is set already */
+    g_set_error (error, LM_ERROR, LM_ERROR_FAILED, "Cannot %s in %s: %s", what, a->tracing,
+                 g_strerror (err));
   tracefs_stop (a);
   return NULL;
+}
+
+/* Journaled before the change it describes, so that a crash is undone. */
+static gboolean
+note (LmState *state, const char *key, const char *tracing, GError **error)
+{
+  g_autoptr (LmJournalChange) c = lm_journal_change_new (key, tracing, NULL);
+  return lm_journal_record (state, &journal_part, c, error);
 }
 
 static LmAttrib *
@@ -497,31 +511,17 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   a->seeks = g_hash_table_new (g_str_hash, g_str_equal);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
-  /* Written before the change it describes, so a crash is undone. */
   if (!is_tracefs (a->tracing))
     {
-      lm_journal_note (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT, a->tracing);
-      if (!lm_journal_save (config->state, error))
-        {
-          lm_journal_forget (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
-          tracefs_stop (a);
-          return NULL;
-        }
+      if (!note (config->state, KEY_MOUNT, a->tracing, error))
+        return fail (a, error, 0, NULL);
       if (mount ("tracefs", a->tracing, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-        {
-          int e = errno;
-          lm_journal_forget (config->state, LM_ATTRIB_STATE_GROUP, KEY_MOUNT);
-          return fail (a, error, e, "mount tracefs");
-        }
+        return fail (a, error, errno, "mount tracefs");
       a->mounted = TRUE;
       g_message ("Mounted tracefs on %s for spin-up attribution", a->tracing);
     }
-  lm_journal_note (config->state, LM_ATTRIB_STATE_GROUP, KEY_INSTANCE, a->tracing);
-  if (!lm_journal_save (config->state, error))
-    {
-      tracefs_stop (a);
-      return NULL;
-    }
+  if (!note (config->state, KEY_INSTANCE, a->tracing, error))
+    return fail (a, error, 0, NULL);
   /* Never let libtracefs look for (or mount) tracefs on its own. */
   if (tracefs_set_tracing_dir (a->tracing) != 0)
     return fail (a, error, errno, "use tracefs");
@@ -585,7 +585,7 @@ const LmAttribBackend lm_attrib_tracefs = {
   .start = tracefs_start,
   .stop = tracefs_stop,
   .own_io = tracefs_own_io,
-  .recover = tracefs_recover,
+  .journal = &journal_part,
 };
 
 #else
@@ -603,7 +603,7 @@ tracefs_probe (GError **error)
 const LmAttribBackend lm_attrib_tracefs = {
   .name = "tracefs",
   .probe = tracefs_probe,
-  .recover = tracefs_recover,
+  .journal = &journal_part,
 };
 
 #endif

@@ -117,11 +117,12 @@ lm_attrib_choose (const char *setting, GError **error)
 }
 
 void
-lm_attrib_recover (LmState *state)
+lm_attrib_add_recovery (LmJournalRecovery *recovery)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (backends); i++)
-    if (backends[i]->recover != NULL)
-      backends[i]->recover (state);
+    if (backends[i]->journal != NULL)
+      lm_journal_recovery_add (recovery, backends[i]->journal, backends[i]->journal->what, NULL,
+                               NULL);
 }
 
 /* --- helpers ------------------------------------------------------------ */

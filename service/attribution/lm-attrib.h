@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "lm-blockdev.h"
+#include "lm-journal-recovery.h"
 #include "lm-state.h"
 
 G_BEGIN_DECLS
@@ -90,8 +91,10 @@ typedef struct
   gboolean (*probe) (GError **error);
   LmAttrib *(*start) (const LmAttribConfig *config, GError **error);
   void (*stop) (LmAttrib *attrib);
-  /* Undo what a crashed run left (a sysctl, a mount); may be NULL. */
-  void (*recover) (LmState *state);
+  /* Its journal part: what it changes while it runs (a sysctl, a mount),
+   * put back by stop() and, after a crash, by the journal's recovery;
+   * may be NULL. */
+  const LmJournalPart *journal;
   /* Hand the activity collected so far to activity_func; may be NULL
    * (the backend collects none). Cheap: called whenever the daemon is
    * awake anyway. */
@@ -119,7 +122,8 @@ gboolean lm_attrib_dmesg_restricted (void);
 /* What an administrator should know about @backend here (a sentence), or
  * "" when nothing; free with g_free(). */
 char *lm_attrib_note (const LmAttribBackend *backend);
-void lm_attrib_recover (LmState *state);
+/* Every backend's journal part into @recovery. */
+void lm_attrib_add_recovery (LmJournalRecovery *recovery);
 const char *lm_via_to_string (LmVia via);
 
 /* A task as a backend resolved it: the thread that ran and its process. */

@@ -256,9 +256,9 @@ lm_spinup_monitor_set_wake_func (LmSpinupMonitor *self, LmSpinupWakeFunc func, g
 }
 
 void
-lm_spinup_monitor_recover (LmState *state)
+lm_spinup_monitor_add_recovery (LmJournalRecovery *recovery)
 {
-  lm_attrib_recover (state);
+  lm_attrib_add_recovery (recovery);
 }
 
 void

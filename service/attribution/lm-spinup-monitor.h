@@ -20,7 +20,8 @@ LmSpinupMonitor *lm_spinup_monitor_new (LmState *state);
 void lm_spinup_monitor_free (LmSpinupMonitor *spinup);
 void lm_spinup_monitor_configure (LmSpinupMonitor *spinup, const LmSettings *settings);
 void lm_spinup_monitor_shutdown (LmSpinupMonitor *spinup);
-void lm_spinup_monitor_recover (LmState *state);
+/* The backends' journal parts, put back after a crash (lm-journal-recovery.h). */
+void lm_spinup_monitor_add_recovery (LmJournalRecovery *recovery);
 void lm_spinup_monitor_set_wake_func (LmSpinupMonitor *spinup, LmSpinupWakeFunc func,
                                       gpointer user_data);
 /* Told every spin-up in full, after the wake func (the ledger). */

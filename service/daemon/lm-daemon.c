@@ -376,10 +376,12 @@ on_monitoring (gboolean event_driven, gpointer user_data)
 /* --- Life cycle -------------------------------------------------------- */
 
 /* A state file at start-up means the last run ended without restoring
- * (crash, kill -9, power loss): put the originals back first. */
+ * (crash, kill -9, power loss): put the originals back first, every part
+ * that can be left changed in one registry, in one loop. */
 static void
 recover (LmDaemon *self)
 {
+  g_autoptr (LmJournalRecovery) recovery = lm_journal_recovery_new ();
   g_autoptr (GError) error = NULL;
 
   if (!lm_state_load (self->state, &error))
@@ -387,8 +389,9 @@ recover (LmDaemon *self)
       g_warning ("%s", error->message);
       return;
     }
-  lm_spinup_monitor_recover (self->state);
-  lm_participants_recover (&self->sys);
+  lm_participants_add_recovery (recovery);
+  lm_spinup_monitor_add_recovery (recovery);
+  lm_journal_recovery_run (recovery, self->state, &self->sys);
   lm_daemon_sync_properties (self);
 }
 

@@ -1,11 +1,13 @@
-/* lm-journal-apply.c: the one transaction every participant's change goes
- * through. Owns the order (durable before the system is touched, undone
- * when refused) and every save of the state file; never decides what to
- * write, which is the participant's. */
-#include "lm-journal-apply.h"
+/* lm-journal-apply.c: lm-journal.h's whole operations, the one transaction
+ * every part's change goes through and its restore, over the steps of
+ * lm-journal.c. Owns the order (durable before the system is touched,
+ * undone when refused) and every save of the state file; never decides
+ * what to write, which is the part's. */
+#include "lm-journal.h"
 
 #include "lm-error.h"
 #include "lm-escape.h"
+#include "lm-journal-private.h"
 
 LmJournalChange *
 lm_journal_change_new (const char *key, const char *original, const char *value)
@@ -54,10 +56,88 @@ lm_journal_save_soon (LmState *state)
   lm_state_save_soon (state);
 }
 
-static char *
-shown_name (const LmJournalPart *part, const char *key)
+char *
+lm_journal_name (const LmJournalPart *part, const char *key)
 {
   return part->name != NULL ? part->name (key) : g_strdup (key);
+}
+
+void
+lm_journal_entry_free (LmJournalEntry *entry)
+{
+  if (entry == NULL)
+    return;
+  g_free (entry->key);
+  g_free (entry->original);
+  g_free (entry->applied);
+  g_free (entry);
+}
+
+/* The pending keys of @part (its own only, where it shares the group),
+ * after moving in what an older release left elsewhere. */
+static char **
+part_keys (LmState *state, const LmJournalPart *part)
+{
+  g_auto (GStrv) all = NULL;
+  GPtrArray *keys = g_ptr_array_new ();
+
+  if (part->upgrade != NULL)
+    part->upgrade (state, part);
+  all = lm_journal_pending (state, part->part);
+  for (guint i = 0; all[i] != NULL; i++)
+    if (part->keys == NULL || g_strv_contains (part->keys, all[i]))
+      g_ptr_array_add (keys, g_strdup (all[i]));
+  g_ptr_array_add (keys, NULL);
+  return (char **) g_ptr_array_free (keys, FALSE);
+}
+
+static GPtrArray *
+entries_for (LmState *state, const LmJournalPart *part, const char *const *keys)
+{
+  GPtrArray *entries = g_ptr_array_new_with_free_func ((GDestroyNotify) lm_journal_entry_free);
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    {
+      LmJournalEntry *e = g_new0 (LmJournalEntry, 1);
+      e->key = g_strdup (keys[i]);
+      e->original = lm_journal_original (state, part->part, keys[i]);
+      e->applied = lm_journal_applied (state, part->part, keys[i]);
+      g_ptr_array_add (entries, e);
+    }
+  return entries;
+}
+
+GPtrArray *
+lm_journal_entries (LmState *state, const LmJournalPart *part)
+{
+  g_auto (GStrv) keys = part_keys (state, part);
+  return entries_for (state, part, (const char *const *) keys);
+}
+
+gboolean
+lm_journal_saved (LmState *state, const LmJournalPart *part)
+{
+  g_auto (GStrv) keys = part_keys (state, part);
+  return keys[0] != NULL || (part->with != NULL && lm_journal_saved (state, part->with));
+}
+
+void
+lm_journal_stage (LmState *state, const LmJournalPart *part, const LmJournalChange *change)
+{
+  if (change->original != NULL)
+    lm_journal_remember (state, part->part, change->key, change->original);
+  if (change->value != NULL && !change->unmarked)
+    lm_journal_mark (state, part->part, change->key, change->value);
+}
+
+gboolean
+lm_journal_record (LmState *state, const LmJournalPart *part, const LmJournalChange *change,
+                   GError **error)
+{
+  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
+
+  lm_journal_stage (state, part, change);
+  return lm_journal_commit (tx, error);
 }
 
 static gboolean
@@ -84,7 +164,7 @@ roll_back (const LmJournalPart *part, GPtrArray *changes, guint written, gpointe
         continue;
       if (put_back (part, c->key, c->original, data, &error))
         continue;
-      name = shown_name (part, c->key);
+      name = lm_journal_name (part, c->key);
       g_warning ("Rolling back %s failed: %s", name, error->message);
     }
 }
@@ -115,10 +195,49 @@ record (LmState *state, const LmJournalPart *part, GPtrArray *changes, GPtrArray
 
       g_ptr_array_add (before, lm_journal_applied (state, part->part, c->key));
       g_array_append_val (known, had);
-      if (c->original != NULL)
-        lm_journal_remember (state, part->part, c->key, c->original);
-      if (c->value != NULL && !c->unmarked)
-        lm_journal_mark (state, part->part, c->key, c->value);
+      lm_journal_stage (state, part, c);
+    }
+}
+
+/* Whether the part's rule leaves @c, a value someone else wrote since
+ * it was applied. */
+static gboolean
+theirs (LmState *state, const LmJournalPart *part, const LmJournalChange *c)
+{
+  g_autofree char *original = NULL;
+  g_autofree char *applied = NULL;
+
+  if (part->theirs == LM_JOURNAL_OVERWRITE || c->value == NULL || c->original == NULL)
+    return FALSE;
+  original = lm_journal_original (state, part->part, c->key);
+  applied = lm_journal_applied (state, part->part, c->key);
+  if (part->theirs == LM_JOURNAL_LEAVE_ANY)
+    return original != NULL && applied != NULL && !g_str_equal (c->original, applied);
+  return lm_journal_verdict (original, applied, c->original) == LM_JOURNAL_CHANGED;
+}
+
+/* Step 0: the changes this apply leaves out: entries someone else's now,
+ * forgotten (@drop), and values the part leaves to whoever wrote them. */
+static void
+settle (LmState *state, const LmJournalPart *part, GPtrArray *changes)
+{
+  for (guint i = changes->len; i > 0; i--)
+    {
+      LmJournalChange *c = g_ptr_array_index (changes, i - 1);
+
+      if (c->drop)
+        lm_journal_forget (state, part->part, c->key);
+      else if (theirs (state, part, c))
+        {
+          /* LEAVE_CHANGED is silent: Conflicts lists and logs it, once. */
+          g_autofree char *name
+              = part->theirs == LM_JOURNAL_LEAVE_ANY ? lm_journal_name (part, c->key) : NULL;
+          if (name != NULL)
+            g_message ("%s was changed to %s by someone else; leaving it", name, c->original);
+        }
+      else
+        continue;
+      g_ptr_array_remove_index (changes, i - 1);
     }
 }
 
@@ -177,10 +296,12 @@ lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes,
   g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
   g_autoptr (GPtrArray) before = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GArray) known = g_array_new (FALSE, FALSE, sizeof (gboolean));
-  g_autofree gboolean *refused = g_new0 (gboolean, changes->len + 1);
+  g_autofree gboolean *refused = NULL;
   gboolean any_refused = FALSE;
   gboolean ok;
 
+  settle (state, part, changes);
+  refused = g_new0 (gboolean, changes->len + 1);
   /* 1, 2: durable before anything is touched. */
   record (state, part, changes, before, known);
   if (part->prepare != NULL)
@@ -224,7 +345,7 @@ restore_one (LmState *state, const LmJournalPart *part, const char *key, gpointe
              GString *failures)
 {
   g_autofree char *original = lm_journal_original (state, part->part, key);
-  g_autofree char *name = shown_name (part, key);
+  g_autofree char *name = lm_journal_name (part, key);
   g_autofree char *current = NULL;
   g_autoptr (GError) error = NULL;
 
@@ -267,6 +388,25 @@ restore_one (LmState *state, const LmJournalPart *part, const char *key, gpointe
   lm_journal_forget (state, part->part, key);
 }
 
+/* All at once, by the part's own restore_all(): what it marks done is
+ * forgotten. */
+static gboolean
+restore_all (LmState *state, const LmJournalPart *part, const char *const *keys, gpointer data,
+             GString *failures, GError **error)
+{
+  g_autoptr (GPtrArray) entries = entries_for (state, part, keys);
+
+  if (!part->restore_all (entries, data, failures, error))
+    return FALSE;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      if (e->done)
+        lm_journal_forget (state, part->part, e->key);
+    }
+  return TRUE;
+}
+
 gboolean
 lm_journal_restore_keys (LmState *state, const LmJournalPart *part, const char *const *keys,
                          gpointer data, GError **error)
@@ -276,9 +416,17 @@ lm_journal_restore_keys (LmState *state, const LmJournalPart *part, const char *
 
   if (keys[0] == NULL)
     return TRUE;
-  for (guint i = 0; keys[i] != NULL; i++)
-    restore_one (state, part, keys[i], data, failures);
-  if (!lm_journal_save (state, &save_error))
+  if (part->restore_all != NULL)
+    {
+      if (!restore_all (state, part, keys, data, failures, error))
+        return FALSE;
+    }
+  else
+    for (guint i = 0; keys[i] != NULL; i++)
+      restore_one (state, part, keys[i], data, failures);
+  if (part->restore_soon)
+    lm_journal_save_soon (state);
+  else if (!lm_journal_save (state, &save_error))
     lm_journal_add_failure (failures, save_error->message);
   if (failures->len == 0)
     return TRUE;
@@ -290,7 +438,16 @@ lm_journal_restore_keys (LmState *state, const LmJournalPart *part, const char *
 gboolean
 lm_journal_restore (LmState *state, const LmJournalPart *part, gpointer data, GError **error)
 {
-  g_auto (GStrv) keys = lm_journal_pending (state, part->part);
+  g_auto (GStrv) keys = NULL;
 
+  if (part->with != NULL)
+    {
+      /* Left by a crash inside this part's writes; a failure stays
+       * journaled and is tried again next time. */
+      g_autoptr (GError) with_error = NULL;
+      if (!lm_journal_restore (state, part->with, NULL, &with_error))
+        g_warning ("%s", with_error->message);
+    }
+  keys = part_keys (state, part);
   return lm_journal_restore_keys (state, part, (const char *const *) keys, data, error);
 }

@@ -1,7 +1,7 @@
 /* lm-journal.c: the restore journal over the state file.
  * Group "<part>" holds the originals, "<part>Applied" what was written;
  * values are %XX-encoded where the key file could not hold them as is. */
-#include "lm-journal.h"
+#include "lm-journal-private.h"
 
 #include "lm-error.h"
 
@@ -134,16 +134,22 @@ lm_journal_has_pending (LmState *state, const char *part)
 }
 
 LmJournalVerdict
-lm_journal_check (LmState *state, const char *part, const char *key, const char *current)
+lm_journal_verdict (const char *original, const char *applied, const char *current)
 {
-  g_autofree char *original = lm_journal_original (state, part, key);
-  g_autofree char *applied = lm_journal_applied (state, part, key);
-
   if (original != NULL && g_str_equal (current, original))
     return LM_JOURNAL_AS_ORIGINAL;
   if (applied != NULL && !g_str_equal (current, applied))
     return LM_JOURNAL_CHANGED;
   return LM_JOURNAL_OURS;
+}
+
+LmJournalVerdict
+lm_journal_check (LmState *state, const char *part, const char *key, const char *current)
+{
+  g_autofree char *original = lm_journal_original (state, part, key);
+  g_autofree char *applied = lm_journal_applied (state, part, key);
+
+  return lm_journal_verdict (original, applied, current);
 }
 
 struct _LmJournalTx

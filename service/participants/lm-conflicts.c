@@ -1,6 +1,6 @@
 /* lm-conflicts.c: each participant's journal entries compared with what the
- * system holds now, through the reader in its row (lm-participants.h); what differs from
- * what we applied is listed and logged once, and left as it is. */
+ * system holds now, through its row's journal part (its read and name); what
+ * differs from what we applied is listed and logged once, and left as it is. */
 #include "lm-conflicts.h"
 
 #include "lm-escape.h"
@@ -103,6 +103,35 @@ note (LmConflicts *self, const char *what, const char *expected, const char *fou
   return TRUE;
 }
 
+/* @row's entries that someone else changed since they were applied. */
+static gboolean
+check_row (LmConflicts *self, LmState *state, const LmJournalPart *part)
+{
+  g_autoptr (GPtrArray) entries = lm_journal_entries (state, part);
+  gboolean changed = FALSE;
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      g_autofree char *what = NULL;
+      g_autofree char *now = NULL;
+
+      if (e->applied == NULL)
+        continue; /* remembered only (a side effect): nothing to compare */
+      now = part->read (e->key, NULL, NULL);
+      if (now == NULL)
+        continue;
+      if (lm_journal_verdict (e->original, e->applied, now) != LM_JOURNAL_CHANGED)
+        continue;
+      /* Bounded: a value longer than a path is cut for the listing. */
+      if (strlen (now) > LM_LIMIT_PATH)
+        now[LM_LIMIT_PATH] = '\0';
+      what = lm_journal_name (part, e->key);
+      changed |= note (self, what, e->applied, now);
+    }
+  return changed;
+}
+
 gboolean
 lm_conflicts_check (LmConflicts *self, LmState *state)
 {
@@ -110,30 +139,8 @@ lm_conflicts_check (LmConflicts *self, LmState *state)
   const LmParticipant *p;
 
   for (guint n = 0; (p = lm_participants_get (n)) != NULL; n++)
-    {
-      if (p->read == NULL)
-        continue;
-      g_auto (GStrv) keys = lm_journal_pending (state, p->part);
-
-      for (guint i = 0; keys[i] != NULL; i++)
-        {
-          g_autofree char *what = NULL;
-          g_autofree char *applied = lm_journal_applied (state, p->part, keys[i]);
-          g_autofree char *now = NULL;
-
-          if (applied == NULL)
-            continue; /* remembered only (a side effect): nothing to compare */
-          now = p->read (keys[i], &what);
-          if (now == NULL)
-            continue;
-          if (lm_journal_check (state, p->part, keys[i], now) != LM_JOURNAL_CHANGED)
-            continue;
-          /* Bounded: a value longer than a path is cut for the listing. */
-          if (strlen (now) > LM_LIMIT_PATH)
-            now[LM_LIMIT_PATH] = '\0';
-          changed |= note (self, what, applied, now);
-        }
-    }
+    if (p->journal != NULL && p->journal->read != NULL)
+      changed |= check_row (self, state, p->journal);
   return changed;
 }
 

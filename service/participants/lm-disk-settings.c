@@ -14,7 +14,7 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
@@ -92,12 +92,16 @@ write_setting (const char *key, const char *value, gpointer data, GError **error
   return TRUE;
 }
 
-/* Apply only: the restore is per disk (lm_disks_restore), by id. */
+static gboolean restore_all (GPtrArray *entries, gpointer data, GString *failures, GError **error);
+
+/* Restored per disk, by id (restore_all): a disk asleep keeps its entries
+ * until it wakes. */
 static const LmJournalPart journal_part = {
   .part = PART,
-  .what = "disk setting",
+  .what = "disk",
   .mode = LM_JOURNAL_EACH_KEPT,
   .write = write_setting,
+  .restore_all = restore_all,
 };
 
 static void
@@ -260,24 +264,41 @@ find_by_id (LmDisks *self, const char *id, const char *name)
   return d != NULL && g_str_equal (((LmDisk *) d)->id, name) ? d : NULL;
 }
 
+/* The entry of disk @id's @what, or NULL. */
+static LmJournalEntry *
+entry_of (GPtrArray *entries, const char *id, const char *what)
+{
+  g_autofree char *key = state_key (id, what);
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      if (g_str_equal (e->key, key))
+        return e;
+    }
+  return NULL;
+}
+
+/* Disk @id's entries done: forgotten. */
 static void
-forget (LmState *state, const char *id)
+forget (GPtrArray *entries, const char *id)
 {
   /* ReadaheadApplied: what versions before the journal wrote. */
   static const char *const whats[]
       = { "Device", "Standby", "APM", "ReadaheadKiB", "ReadaheadApplied" };
   for (gsize i = 0; i < G_N_ELEMENTS (whats); i++)
     {
-      g_autofree char *key = state_key (id, whats[i]);
-      lm_journal_forget (state, PART, key);
+      LmJournalEntry *e = entry_of (entries, id, whats[i]);
+      if (e != NULL)
+        e->done = TRUE;
     }
 }
 
 static char *
-saved (LmState *state, const char *id, const char *what)
+saved (GPtrArray *entries, const char *id, const char *what)
 {
-  g_autofree char *key = state_key (id, what);
-  return lm_journal_original (state, PART, key);
+  LmJournalEntry *e = entry_of (entries, id, what);
+  return e != NULL ? g_strdup (e->original) : NULL;
 }
 
 /* Whether saved value *@value is a whole number up to @max; if not, it is
@@ -315,13 +336,13 @@ send_or_note (LmDisk *d, const guint8 cdb[LM_ATA_CDB_LEN], const char *command, 
  * not: also used after a crash, before anything was applied by this run.
  * An excluded disk is not touched, even to restore. */
 static gboolean
-restore_disk (LmDisks *self, const char *id, GString *failures)
+restore_disk (LmDisks *self, GPtrArray *entries, const char *id, GString *failures)
 {
-  g_autofree char *name = saved (self->state, id, "Device");
-  g_autofree char *standby = saved (self->state, id, "Standby");
-  g_autofree char *apm = saved (self->state, id, "APM");
-  g_autofree char *readahead = saved (self->state, id, "ReadaheadKiB");
-  g_autofree char *readahead_key = state_key (id, "ReadaheadKiB");
+  g_autofree char *name = saved (entries, id, "Device");
+  g_autofree char *standby = saved (entries, id, "Standby");
+  g_autofree char *apm = saved (entries, id, "APM");
+  g_autofree char *readahead = saved (entries, id, "ReadaheadKiB");
+  LmJournalEntry *readahead_entry = entry_of (entries, id, "ReadaheadKiB");
   LmDisk *d = find_by_id (self, id, name);
   g_autoptr (GError) error = NULL;
   guint8 cdb[LM_ATA_CDB_LEN];
@@ -353,7 +374,8 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
     {
       g_autofree char *now = lm_blockdev_read (d->name, "queue/read_ahead_kb");
       if (now != NULL
-          && lm_journal_check (self->state, PART, readahead_key, now) == LM_JOURNAL_CHANGED)
+          && lm_journal_verdict (readahead_entry->original, readahead_entry->applied, now)
+                 == LM_JOURNAL_CHANGED)
         g_message ("Disk %s: read_ahead_kb was changed to %s by someone else; leaving it "
                    "(original was %s)",
                    d->name, now, readahead);
@@ -369,33 +391,41 @@ restore_disk (LmDisks *self, const char *id, GString *failures)
   return ok;
 }
 
-gboolean
-lm_disks_restore (LmDisks *self, GError **error)
+/* What one restore puts back: every disk, or the one that woke. */
+typedef struct
 {
-  g_auto (GStrv) keys = lm_journal_pending (self->state, PART);
-  g_autoptr (GString) failures = g_string_new (NULL);
+  LmDisks *self;
+  const char *only; /* an id: that disk alone, awake now */
+  GString *failures_of_one;
+  guint restored;
+} DisksRestore;
+
+/* The journal's restorer. A disk asleep keeps its originals in the
+ * journal for its next wake (a command now would spin it up); if laptop
+ * mode is back on first, it still has what it should. A failed restore is
+ * not retried forever: the drive forgets APM and its timer at the next
+ * power cycle anyway. */
+static gboolean
+restore_all (GPtrArray *entries, gpointer data, GString *failures, GError **error)
+{
+  DisksRestore *r = data;
   g_autoptr (GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
-  guint restored = 0;
-  GHashTableIter iter;
-  gpointer value;
 
-  for (guint i = 0; keys[i] != NULL; i++)
-    if (g_str_has_suffix (keys[i], ".Device"))
-      g_ptr_array_add (ids, g_strndup (keys[i], strlen (keys[i]) - strlen (".Device")));
-
-  /* Settings that waited for a sleeping disk are not needed any more. */
-  g_hash_table_iter_init (&iter, self->disks);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    ((LmDisk *) value)->apply_pending = FALSE;
+  for (guint i = 0; i < entries->len; i++)
+    {
+      const char *key = ((LmJournalEntry *) g_ptr_array_index (entries, i))->key;
+      if (g_str_has_suffix (key, ".Device"))
+        g_ptr_array_add (ids, g_strndup (key, strlen (key) - strlen (".Device")));
+    }
   for (guint i = 0; i < ids->len; i++)
     {
-      g_autofree char *name = saved (self->state, ids->pdata[i], "Device");
-      LmDisk *d = find_by_id (self, ids->pdata[i], name);
+      const char *id = ids->pdata[i];
+      g_autofree char *name = saved (entries, id, "Device");
+      LmDisk *d = find_by_id (r->self, id, name);
 
-      /* Asleep: its originals wait, in the journal, for its next wake (a
-       * command now would spin it up); if laptop mode is back on first,
-       * it still has what it should. */
-      if (d != NULL && !d->excluded && lm_disk_in_standby (d))
+      if (r->only != NULL && !g_str_equal (id, r->only))
+        continue;
+      if (r->only == NULL && d != NULL && !d->excluded && lm_disk_in_standby (d))
         {
           d->restore_pending = TRUE;
           g_debug ("Disk %s is in standby: its originals go back when it wakes", d->name);
@@ -403,26 +433,33 @@ lm_disks_restore (LmDisks *self, GError **error)
         }
       if (d != NULL)
         d->restore_pending = FALSE;
-      /* A failed restore is not retried forever: the drive forgets APM
-       * and its timer at the next power cycle anyway. */
-      restore_disk (self, ids->pdata[i], failures);
-      forget (self->state, ids->pdata[i]);
-      restored++;
+      restore_disk (r->self, entries, id, failures);
+      forget (entries, id);
+      r->restored++;
     }
-  self->active = FALSE;
-  if (restored > 0)
-    g_message ("Restored the disks' standby timer, APM and readahead");
-  g_autoptr (GError) save_error = NULL;
-  if (!lm_journal_save (self->state, &save_error))
-    lm_journal_add_failure (failures, save_error->message);
-  lm_disks_publish (self);
-  if (failures->len > 0)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "Could not restore every disk: %s",
-                   failures->str);
-      return FALSE;
-    }
+  if (r->failures_of_one != NULL)
+    g_string_append (r->failures_of_one, failures->str);
   return TRUE;
+}
+
+gboolean
+lm_disks_restore (LmDisks *self, GError **error)
+{
+  DisksRestore r = { self, NULL, NULL, 0 };
+  GHashTableIter iter;
+  gpointer value;
+  gboolean ok;
+
+  /* Settings that waited for a sleeping disk are not needed any more. */
+  g_hash_table_iter_init (&iter, self->disks);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    ((LmDisk *) value)->apply_pending = FALSE;
+  ok = lm_journal_restore (self->state, &journal_part, &r, error);
+  self->active = FALSE;
+  if (r.restored > 0)
+    g_message ("Restored the disks' standby timer, APM and readahead");
+  lm_disks_publish (self);
+  return ok;
 }
 
 /* The originals of @d that waited for it to wake: sent now, and forgotten. */
@@ -431,12 +468,11 @@ restore_held_back (LmDisks *self, LmDisk *d)
 {
   g_autoptr (GString) failures = g_string_new (NULL);
   g_autoptr (GError) error = NULL;
+  DisksRestore r = { self, d->id, failures, 0 };
 
   d->restore_pending = FALSE;
-  restore_disk (self, d->id, failures);
-  forget (self->state, d->id);
-  if (!lm_journal_save (self->state, &error))
-    lm_journal_add_failure (failures, error->message);
+  if (!lm_journal_restore (self->state, &journal_part, &r, &error) && failures->len == 0)
+    lm_journal_add_failure (failures, error->message); /* the state file's */
   g_message ("Disk %s woke: its original standby timer, APM and readahead put back", d->name);
   lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
 }
@@ -498,7 +534,7 @@ lm_disks_resume (LmDisks *self)
 gboolean
 lm_disks_saved (LmState *state)
 {
-  return lm_journal_has_pending (state, PART);
+  return lm_journal_saved (state, &journal_part);
 }
 
 /* --- the participant ------------------------------------------------------ */
@@ -520,17 +556,11 @@ disks_restore (const LmSystem *sys, GError **error)
   return lm_disks_restore (sys->disks, error);
 }
 
-static gboolean
-disks_saved (const LmSystem *sys)
-{
-  return lm_disks_saved (sys->state);
-}
-
 /* Not compared for Conflicts: a drive's timer and APM cannot be read back. */
 const LmParticipant lm_participant_disks = {
   .name = "disks",
   .must_succeed = FALSE,
   .apply = disks_apply,
   .restore = disks_restore,
-  .saved = disks_saved,
+  .journal = &journal_part,
 };

@@ -12,7 +12,7 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-removable.h"
@@ -351,6 +351,7 @@ static const LmJournalPart journal_part = {
   .what = "hardware power setting",
   .mode = LM_JOURNAL_EACH,
   .keep_failed = FALSE,
+  .theirs = LM_JOURNAL_LEAVE_ANY, /* even back to the original: theirs */
   .write = write_entry,
   .put_back = put_back_entry,
   .read = read_entry,
@@ -362,7 +363,7 @@ lm_hwpower_restore (LmState *state, GError **error)
 {
   gboolean ok;
 
-  if (!lm_journal_has_pending (state, LM_HWPOWER_PART))
+  if (!lm_journal_saved (state, &journal_part))
     return TRUE;
   ok = lm_journal_restore (state, &journal_part, NULL, error);
   g_message ("Restored SATA link power, runtime PM and NVMe latency tolerance");
@@ -375,23 +376,26 @@ lm_hwpower_restore (LmState *state, GError **error)
 static void
 restore_unwanted (LmState *state, GHashTable *targets, GString *failures)
 {
-  g_auto (GStrv) pending = lm_journal_pending (state, LM_HWPOWER_PART);
+  g_autoptr (GPtrArray) pending = lm_journal_entries (state, &journal_part);
   g_autoptr (GPtrArray) unwanted = g_ptr_array_new ();
   g_autoptr (GError) error = NULL;
 
-  for (guint i = 0; pending[i] != NULL; i++)
-    if (!g_hash_table_contains (targets, pending[i]))
-      g_ptr_array_add (unwanted, pending[i]);
+  for (guint i = 0; i < pending->len; i++)
+    {
+      LmJournalEntry *e = g_ptr_array_index (pending, i);
+      if (!g_hash_table_contains (targets, e->key))
+        g_ptr_array_add (unwanted, e->key);
+    }
   g_ptr_array_add (unwanted, NULL);
   if (!lm_journal_restore_keys (state, &journal_part, (const char *const *) unwanted->pdata, NULL,
                                 &error))
     lm_journal_add_failure (failures, error->message);
 }
 
-/* The values to change: not already so, and not changed by someone else
- * since an earlier apply (left as they wrote it). */
+/* The values to change: not already so (one someone else changed since
+ * an earlier apply the journal leaves as they wrote it). */
 static GPtrArray *
-changes_for (LmState *state, GHashTable *targets)
+changes_for (GHashTable *targets)
 {
   GPtrArray *changes = lm_journal_changes_new ();
   g_autoptr (GList) keys = g_list_sort (g_hash_table_get_keys (targets), (GCompareFunc) strcmp);
@@ -401,17 +405,9 @@ changes_for (LmState *state, GHashTable *targets)
       const char *key = l->data;
       const char *value = g_hash_table_lookup (targets, key);
       g_autofree char *now = read_value (key);
-      g_autofree char *applied = lm_journal_applied (state, LM_HWPOWER_PART, key);
-      g_autofree char *original = lm_journal_original (state, LM_HWPOWER_PART, key);
 
       if (now == NULL || g_str_equal (now, value))
         continue;
-      /* Even back to the original: theirs, not ours to rewrite. */
-      if (original != NULL && applied != NULL && !g_str_equal (now, applied))
-        {
-          g_message ("%s was changed to %s by someone else; leaving it", key, now);
-          continue;
-        }
       g_ptr_array_add (changes, lm_journal_change_new (key, now, value));
     }
   return changes;
@@ -425,7 +421,7 @@ lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
   g_autoptr (GPtrArray) changes = NULL;
 
   restore_unwanted (state, targets, failures);
-  changes = changes_for (state, targets);
+  changes = changes_for (targets);
   if (!lm_journal_apply (state, &journal_part, changes, NULL, failures, error))
     return FALSE;
   if (changes->len > 0)
@@ -439,20 +435,20 @@ lm_hwpower_apply (const LmSettings *settings, LmState *state, GError **error)
 gboolean
 lm_hwpower_saved (LmState *state)
 {
-  return lm_journal_has_pending (state, LM_HWPOWER_PART);
+  return lm_journal_saved (state, &journal_part);
 }
 
 GHashTable *
 lm_hwpower_applied (LmState *state)
 {
   GHashTable *applied = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
-  g_auto (GStrv) keys = lm_journal_pending (state, LM_HWPOWER_PART);
+  g_autoptr (GPtrArray) entries = lm_journal_entries (state, &journal_part);
 
-  for (guint i = 0; keys[i] != NULL; i++)
+  for (guint i = 0; i < entries->len; i++)
     {
-      char *v = lm_journal_applied (state, LM_HWPOWER_PART, keys[i]);
-      if (v != NULL)
-        g_hash_table_insert (applied, g_strdup (keys[i]), v);
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      if (e->applied != NULL)
+        g_hash_table_insert (applied, g_strdup (e->key), g_strdup (e->applied));
     }
   return applied;
 }
@@ -480,28 +476,12 @@ hwpower_restore (const LmSystem *sys, GError **error)
   return ok;
 }
 
-static gboolean
-hwpower_saved (const LmSystem *sys)
-{
-  return lm_hwpower_saved (sys->state);
-}
-
-/* Keys are the system paths of the sysfs files. */
-static char *
-conflict_read (const char *key, char **what)
-{
-  *what = g_strdup (key);
-  return read_value (key);
-}
-
 const LmParticipant lm_participant_hwpower = {
   .name = "hardware power settings",
   .must_succeed = FALSE,
   .apply = hwpower_apply,
   .restore = hwpower_restore,
-  .saved = hwpower_saved,
-  .part = LM_HWPOWER_PART,
-  .read = conflict_read,
+  .journal = &journal_part,
 };
 
 /* --- the Disks property ------------------------------------------------------ */

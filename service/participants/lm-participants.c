@@ -100,26 +100,24 @@ gboolean
 lm_participants_saved (const LmSystem *sys)
 {
   for (guint i = 0; i < count (); i++)
-    if (lm_participants_get (i)->saved (sys))
+    if (lm_journal_saved (sys->state, lm_participants_get (i)->journal))
       return TRUE;
   return FALSE;
 }
 
-void
-lm_participants_recover (const LmSystem *sys)
+static gboolean
+recover_row (gconstpointer owner, gpointer context, GError **error)
 {
-  if (lm_participants_saved (sys))
-    g_message ("The previous run did not restore the system; restoring the saved values from %s",
-               lm_state_get_path (sys->state));
-  for (guint i = count (); i > 0; i--)
-    {
-      const LmParticipant *p = lm_participants_get (i - 1);
-      g_autoptr (GError) error = NULL;
+  const LmParticipant *row = owner;
+  return row->restore (context, error);
+}
 
-      if (!p->saved (sys))
-        continue;
-      g_message ("Restoring the %s", p->name);
-      if (!p->restore (sys, &error))
-        g_warning ("%s", error->message);
+void
+lm_participants_add_recovery (LmJournalRecovery *recovery)
+{
+  for (guint i = 0; i < count (); i++)
+    {
+      const LmParticipant *row = lm_participants_get (i);
+      lm_journal_recovery_add (recovery, row->journal, row->name, recover_row, row);
     }
 }

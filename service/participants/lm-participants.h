@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "lm-disks.h"
+#include "lm-journal-recovery.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 #include "lm-engines.h"
@@ -25,7 +26,7 @@ typedef struct
 } LmSystem;
 
 /* Everything about one participant. Its journal transaction is
- * lm-journal-apply.h's: the row says what it changes, not how to journal it. */
+ * lm-journal.h's: the row says what it changes, not how to journal it. */
 typedef struct
 {
   const char *name;      /* "tunables": for the log */
@@ -35,13 +36,10 @@ typedef struct
                      GError **error);
   /* Put back every original still ours; also after a crash (recover). */
   gboolean (*restore) (const LmSystem *sys, GError **error);
-  /* TRUE when the journal holds something of it. */
-  gboolean (*saved) (const LmSystem *sys);
-  /* Conflicts: its journal part, and what a key holds now (NULL: gone or
-   * unreadable, not a conflict) and how to name it to a user (*@what).
-   * read NULL: not compared (remounts, disk commands). */
-  const char *part;
-  char *(*read) (const char *key, char **what);
+  /* Its journal part: what it holds (saved), how a key is read and named
+   * (Conflicts compares the parts that have a read(); not remounts nor
+   * disk commands). */
+  const LmJournalPart *journal;
 } LmParticipant;
 
 /* The daemon's own rows, each in its participant's file. */
@@ -69,7 +67,8 @@ gboolean lm_participants_apply (const LmSystem *sys, const LmSettings *settings,
 gboolean lm_participants_restore (const LmSystem *sys, GError **error);
 /* TRUE when the journal holds something of any participant. */
 gboolean lm_participants_saved (const LmSystem *sys);
-/* At start-up: put back what a run that did not restore left. */
-void lm_participants_recover (const LmSystem *sys);
+/* Every row's journal part into @recovery, in order, put back through
+ * the row's restore (lm_journal_recovery_run()'s context: the LmSystem). */
+void lm_participants_add_recovery (LmJournalRecovery *recovery);
 
 G_END_DECLS

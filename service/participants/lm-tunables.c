@@ -8,7 +8,7 @@
 #include "lm-error.h"
 #include "lm-escape.h"
 #include "lm-io.h"
-#include "lm-journal-apply.h"
+#include "lm-journal.h"
 #include "lm-participants.h"
 #include "lm-paths.h"
 
@@ -152,6 +152,7 @@ static const LmJournalPart journal_part = {
   .what = "tunable",
   .mode = LM_JOURNAL_ALL_OR_NOTHING,
   .keep_failed = TRUE,
+  .theirs = LM_JOURNAL_LEAVE_CHANGED,
   .write = write_tunable,
   .put_back = put_back_tunable,
   .read = read_tunable,
@@ -159,12 +160,12 @@ static const LmJournalPart journal_part = {
   .name = shown_name,
 };
 
-/* What to change for @plan: every planned value (but one someone else
- * rewrote since we applied it, which lm-conflicts.c reports and a new
- * apply leaves as they wrote it), then the side effects, remembered only.
+/* What to change for @plan: every planned value (one someone else
+ * rewrote since we applied it the journal leaves as they wrote it, and
+ * lm-conflicts.c reports), then the side effects, remembered only.
  * NULL when a file is missing: before any change. */
 static GPtrArray *
-changes_for (const LmTunablesBackend *backend, GPtrArray *plan, LmState *state, GError **error)
+changes_for (const LmTunablesBackend *backend, GPtrArray *plan, GError **error)
 {
   g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
 
@@ -175,8 +176,6 @@ changes_for (const LmTunablesBackend *backend, GPtrArray *plan, LmState *state, 
 
       if (current == NULL)
         return NULL;
-      if (lm_journal_check (state, PART, t->name, current) == LM_JOURNAL_CHANGED)
-        continue;
       g_ptr_array_add (changes, lm_journal_change_new (t->name, current, t->value));
     }
   for (guint i = 0; backend->side_effects != NULL && backend->side_effects[i] != NULL; i++)
@@ -199,7 +198,7 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
 
   if (plan == NULL)
     return FALSE;
-  changes = changes_for (backend, plan, state, error);
+  changes = changes_for (backend, plan, error);
   if (changes == NULL)
     return FALSE;
   /* All or nothing: a refused write puts back the ones made. */
@@ -209,7 +208,7 @@ lm_tunables_apply (const LmTunablesBackend *backend, const LmSettings *settings,
 gboolean
 lm_tunables_saved (LmState *state)
 {
-  return lm_journal_has_pending (state, PART);
+  return lm_journal_saved (state, &journal_part);
 }
 
 gboolean
@@ -232,25 +231,10 @@ tunables_restore (const LmSystem *sys, GError **error)
   return lm_tunables_restore (sys->state, error);
 }
 
-static gboolean
-tunables_saved (const LmSystem *sys)
-{
-  return lm_tunables_saved (sys->state);
-}
-
-static char *
-conflict_read (const char *key, char **what)
-{
-  *what = shown_name (key);
-  return read_tunable (key, NULL, NULL);
-}
-
 const LmParticipant lm_participant_tunables = {
   .name = "tunables",
   .must_succeed = TRUE,
   .apply = tunables_apply,
   .restore = tunables_restore,
-  .saved = tunables_saved,
-  .part = PART,
-  .read = conflict_read,
+  .journal = &journal_part,
 };

@@ -3,87 +3,122 @@
  * that otherwise takes a few. Expedited grace periods (a round of IPIs
  * instead of waiting for every CPU to pass a quiescent state) cut that to
  * well under a millisecond; the switch is global, so it is on only while the
- * batch runs, and journaled so that a crash inside the window is undone at
- * the next start (lm_remount_restore calls lm_expedite_end). */
+ * batch runs, and a journal part of its own, restored with the remounts'
+ * (their part's @with), so that a crash inside the window is undone at the
+ * next start. */
 #include "lm-expedite.h"
 
 #include "lm-io.h"
-#include "lm-journal-apply.h"
-#include "lm-journal.h"
 #include "lm-paths.h"
 
 #define PART "Expedite"
 #define KEY "rcu_expedited"
 #define SYSFS "/sys/kernel/rcu_expedited"
 
+static char *
+read_switch (const char *key, gpointer data, GError **error)
+{
+  g_autofree char *path = lm_path (SYSFS);
+  return lm_io_read_value (path, NULL); /* missing: tiny RCU, a fake root */
+}
+
+static gboolean
+write_switch (const char *key, const char *value, gpointer data, GError **error)
+{
+  g_autofree char *path = lm_path (SYSFS);
+  return lm_io_write_value (path, value, error);
+}
+
+static gboolean
+valid (const char *key, const char *original)
+{
+  return g_str_equal (key, KEY) && g_str_equal (original, "0");
+}
+
+static char *
+name (const char *key)
+{
+  return g_strdup (SYSFS);
+}
+
+/* A refused write is undone at once; one put back that fails stays
+ * journaled, tried again at the next restore (a Stop, the next start)
+ * rather than left on for good. Forgets are saved soon: a lost one only
+ * writes the original again. */
+const LmJournalPart lm_expedite_part = {
+  .part = PART,
+  .what = "grace-period switch",
+  .mode = LM_JOURNAL_ALL_OR_NOTHING,
+  .keep_failed = TRUE,
+  .restore_soon = TRUE,
+  .write = write_switch,
+  .read = read_switch,
+  .valid = valid,
+  .name = name,
+};
+
+/* The change to make, or NULL where the file is missing or someone else
+ * wants it on. */
+static LmJournalChange *
+change (void)
+{
+  g_autofree char *current = read_switch (KEY, NULL, NULL);
+
+  if (current == NULL || !g_str_equal (current, "0"))
+    return NULL;
+  return lm_journal_change_new (KEY, current, "1");
+}
+
+gboolean
+lm_expedite_begin (LmState *state)
+{
+  g_autoptr (GPtrArray) changes = lm_journal_changes_new ();
+  g_autoptr (GError) error = NULL;
+  LmJournalChange *c = change ();
+
+  if (c == NULL)
+    return FALSE;
+  g_ptr_array_add (changes, c);
+  if (lm_journal_apply (state, &lm_expedite_part, changes, NULL, NULL, &error))
+    return TRUE;
+  g_debug ("Not expediting grace periods: %s", error->message);
+  return FALSE;
+}
+
 gboolean
 lm_expedite_plan (LmState *state)
 {
-  g_autofree char *path = lm_path (SYSFS);
-  g_autofree char *current = lm_io_read_value (path, NULL);
+  g_autoptr (LmJournalChange) c = change ();
 
-  /* Missing (tiny RCU, a fake root), or someone else wants it on. */
-  if (current == NULL || !g_str_equal (current, "0"))
+  if (c == NULL)
     return FALSE;
-  lm_journal_remember (state, PART, KEY, current);
-  lm_journal_mark (state, PART, KEY, "1");
+  lm_journal_stage (state, &lm_expedite_part, c);
   return TRUE;
 }
 
 gboolean
 lm_expedite_start (LmState *state)
 {
-  g_autofree char *path = lm_path (SYSFS);
   g_autoptr (GError) error = NULL;
 
-  if (lm_io_write_value (path, "1", &error))
+  if (write_switch (KEY, "1", NULL, &error))
     return TRUE;
   g_debug ("Not expediting grace periods: %s", error->message);
-  lm_journal_forget (state, PART, KEY);
-  lm_journal_save_soon (state);
+  lm_expedite_end (state); /* still the original: only forgotten */
   return FALSE;
-}
-
-gboolean
-lm_expedite_begin (LmState *state)
-{
-  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
-  g_autoptr (GError) error = NULL;
-
-  if (!lm_expedite_plan (state))
-    return FALSE;
-  if (!lm_journal_commit (tx, &error))
-    {
-      g_debug ("Not expediting grace periods: %s", error->message);
-      return FALSE;
-    }
-  return lm_expedite_start (state);
 }
 
 void
 lm_expedite_end (LmState *state)
 {
-  g_autofree char *original = lm_journal_original (state, PART, KEY);
-  g_autofree char *path = lm_path (SYSFS);
   g_autoptr (GError) error = NULL;
 
-  if (original == NULL)
-    return;
-  g_autofree char *current = lm_io_read_value (path, NULL);
-  if (current != NULL && lm_journal_check (state, PART, KEY, current) == LM_JOURNAL_OURS
-      && !lm_io_write_value (path, original, &error))
-    {
-      /* Kept in the journal: the next restore (a Stop, the next start)
-       * tries again rather than leave it on for good. */
-      g_warning ("Could not put %s back to %s: %s", SYSFS, original, error->message);
-      return;
-    }
-  lm_journal_forget (state, PART, KEY);
-  lm_journal_save_soon (state); /* a lost forget only writes the original again */
+  if (!lm_journal_restore (state, &lm_expedite_part, NULL, &error))
+    g_warning ("%s", error->message);
 }
 
 gboolean
 lm_expedite_saved (LmState *state)
 {
-  return lm_journal_has_pending (state, PART);
+  return lm_journal_saved (state, &lm_expedite_part);
 }

@@ -4,35 +4,43 @@
 
 #include <glib.h>
 
+#include "lm-journal.h"
 #include "lm-mountfd.h"
 #include "lm-mounts.h"
-#include "lm-journal.h"
 #include "lm-state.h"
 
 G_BEGIN_DECLS
 
-/* The journal's part for remounts (see lm-remount.c). */
-#define LM_REMOUNT_PART "Remount"
+/* The journal's part for remounts (lm-remount.c): applied all or nothing
+ * by lm-remount.c, restored by lm-remount-restore.c, the grace-period
+ * switch with it. */
+extern const LmJournalPart lm_remount_part;
 
 GPtrArray *lm_remount_read_mounts (GError **error);
 
 /* lm-remount-restore.c: the journal's verdict on superblock @m saved as
- * @record, judged on its commit= alone; and putting @keys back side by
- * side (failures appended, their records kept; @restored, when not NULL,
- * gets key -> original for each one done). */
-LmJournalVerdict lm_remount_commit_verdict (LmState *state, const char *record, const LmMount *m);
-void lm_remount_restore_keys (GPtrArray *mounts, LmState *state, const char *const *keys,
-                              GString *failures, GHashTable *restored);
+ * entry @e, judged on its commit= alone; and the part's restore_all(),
+ * given an LmRemountRestore. */
+LmJournalVerdict lm_remount_commit_verdict (const LmJournalEntry *e, const LmMount *m);
+typedef struct
+{
+  LmState *state;    /* for the grace-period switch */
+  GPtrArray *mounts; /* the table, read by the caller; NULL: read it */
+  gboolean check;    /* log a superblock that shows other options than its original after */
+} LmRemountRestore;
+gboolean lm_remount_restore_all (GPtrArray *entries, gpointer data, GString *failures,
+                                 GError **error);
 
 /* A journal key for a remount: "<major:minor> <mount point>" (the mount
  * point any bytes; lm-state encodes keys). */
 char *lm_remount_record_key (const char *dev, const char *target);
 gboolean lm_remount_record_split (const char *record, char **dev, char **target);
 char *lm_remount_record_dev (const char *record);
-char **lm_remount_record_pending (LmState *state, const char *part);
-char *lm_remount_record_find (LmState *state, const char *part, const char *dev);
-/* State files from before the journal (lm-remount-record.c). */
-void lm_remount_legacy_migrate (LmState *state, const char *part);
+/* The entry (of @entries) saved for superblock @dev, or NULL. */
+LmJournalEntry *lm_remount_record_find (GPtrArray *entries, const char *dev);
+/* The part's upgrade(): state files from before the journal
+ * (lm-remount-record.c). */
+void lm_remount_legacy_migrate (LmState *state, const LmJournalPart *part);
 
 typedef struct
 {

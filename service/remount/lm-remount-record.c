@@ -2,7 +2,6 @@
  * from state files written before the journal held them; never writes that old layout. */
 #include "config.h"
 
-#include "lm-journal.h"
 #include "lm-mount-options.h"
 #include "lm-remount-private.h"
 
@@ -59,7 +58,7 @@ old_get (LmState *state, const char *group, const char *key)
 }
 
 void
-lm_remount_legacy_migrate (LmState *state, const char *part)
+lm_remount_legacy_migrate (LmState *state, const LmJournalPart *part)
 {
   g_auto (GStrv) keys = lm_state_get_keys (state, OLD_MOUNTS);
   g_auto (GStrv) originals = lm_state_get_keys (state, OLD_ORIGINAL);
@@ -78,9 +77,8 @@ lm_remount_legacy_migrate (LmState *state, const char *part)
           continue;
         }
       record = lm_remount_record_key (keys[i], target);
-      lm_journal_remember (state, part, record, original);
-      if (applied != NULL)
-        lm_journal_mark (state, part, record, applied);
+      g_autoptr (LmJournalChange) c = lm_journal_change_new (record, original, applied);
+      lm_journal_stage (state, part, c);
     }
   for (guint i = 0; keys[i] != NULL; i++)
     lm_state_remove (state, OLD_MOUNTS, keys[i]);
@@ -90,25 +88,15 @@ lm_remount_legacy_migrate (LmState *state, const char *part)
     lm_state_remove (state, OLD_APPLIED, applieds[i]);
 }
 
-/* The pending records of @part, old-format ones moved into the journal first. */
-char **
-lm_remount_record_pending (LmState *state, const char *part)
+LmJournalEntry *
+lm_remount_record_find (GPtrArray *entries, const char *dev)
 {
-  lm_remount_legacy_migrate (state, part);
-  return lm_journal_pending (state, part);
-}
-
-/* The journal key saved for superblock @dev, or NULL. */
-char *
-lm_remount_record_find (LmState *state, const char *part, const char *dev)
-{
-  g_auto (GStrv) keys = lm_remount_record_pending (state, part);
-
-  for (guint i = 0; keys[i] != NULL; i++)
+  for (guint i = 0; i < entries->len; i++)
     {
-      g_autofree char *d = lm_remount_record_dev (keys[i]);
+      LmJournalEntry *e = g_ptr_array_index (entries, i);
+      g_autofree char *d = lm_remount_record_dev (e->key);
       if (g_str_equal (d, dev))
-        return g_strdup (keys[i]);
+        return e;
     }
   return NULL;
 }

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "lm-error.h"
-#include "lm-journal-apply.h"
 #include "lm-participants.h"
 #include "lm-remount-private.h"
 #include "lm-removable.h"
@@ -20,7 +19,7 @@
  * (the original) and after ours (applied), exactly as the kernel showed them.
  * Only their commit= is ever acted on (lm_remount_options_commit): the
  * strings are for people, never sent back to the kernel. */
-#define PART LM_REMOUNT_PART
+#define PART "Remount"
 
 static gboolean
 in_list (char *const *list, const char *item)
@@ -250,12 +249,15 @@ write_all (GPtrArray *changes, gboolean *given_up, gpointer data, GError **error
 
 /* All or nothing: remounts are the likelier to fail, and a failure leaves
  * every superblock as it was. The restore is lm-remount-restore.c's. */
-static const LmJournalPart journal_part = {
+const LmJournalPart lm_remount_part = {
   .part = PART,
   .what = "remounted filesystem",
   .mode = LM_JOURNAL_ALL_OR_NOTHING,
   .write_all = write_all,
   .prepare = prepare,
+  .restore_all = lm_remount_restore_all,
+  .upgrade = lm_remount_legacy_migrate,
+  .with = &lm_expedite_part,
 };
 
 /* Superblocks changed earlier but no longer wanted (Remount turned off, a
@@ -263,66 +265,65 @@ static const LmJournalPart journal_part = {
 static gboolean
 restore_unwanted (GPtrArray *mounts, GPtrArray *picked, LmState *state, GError **error)
 {
-  g_auto (GStrv) saved = lm_remount_record_pending (state, PART);
+  g_autoptr (GPtrArray) saved = lm_journal_entries (state, &lm_remount_part);
   g_autoptr (GPtrArray) unwanted = g_ptr_array_new ();
-  g_autoptr (GString) failures = g_string_new (NULL);
+  LmRemountRestore r = { state, mounts, FALSE };
 
-  for (guint i = 0; saved[i] != NULL; i++)
+  for (guint i = 0; i < saved->len; i++)
     {
-      g_autofree char *dev = lm_remount_record_dev (saved[i]);
+      const char *record = ((LmJournalEntry *) g_ptr_array_index (saved, i))->key;
+      g_autofree char *dev = lm_remount_record_dev (record);
       gboolean wanted = FALSE;
       for (guint j = 0; j < picked->len && !wanted; j++)
         wanted = g_str_equal (((LmMount *) g_ptr_array_index (picked, j))->key, dev);
       if (!wanted)
-        g_ptr_array_add (unwanted, saved[i]);
+        g_ptr_array_add (unwanted, (gpointer) record);
     }
   g_ptr_array_add (unwanted, NULL);
-  lm_remount_restore_keys (mounts, state, (const char *const *) unwanted->pdata, failures, NULL);
-  if (failures->len == 0)
-    return TRUE; /* what it forgot is written with the originals */
-  if (!lm_journal_save (state, NULL))
-    g_warning ("Could not rewrite %s", lm_state_get_path (state));
-  g_set_error (error, LM_ERROR, LM_ERROR_KERNEL, "%s", failures->str);
-  return FALSE;
+  return lm_journal_restore_keys (state, &lm_remount_part, (const char *const *) unwanted->pdata,
+                                  &r, error);
 }
 
 /* The change for held mount @m, or NULL when there is none: made
- * read-only meanwhile, remounted by someone else (its record forgotten,
- * written with the others), or already so. */
+ * read-only meanwhile, or already so; a drop when someone else remounted
+ * it (its record forgotten, written with the others). */
 static LmJournalChange *
-change_for (LmState *state, const LmMount *m, const char *commit)
+change_for (GPtrArray *entries, const LmMount *m, const char *commit)
 {
-  g_autofree char *record = lm_remount_record_find (state, PART, m->key);
-  g_autofree char *original = record != NULL ? lm_journal_original (state, PART, record) : NULL;
-  g_autofree char *applied = record != NULL ? lm_journal_applied (state, PART, record) : NULL;
+  LmJournalEntry *e = lm_remount_record_find (entries, m->key);
   g_autofree char *next = lm_remount_options_with_commit (m->fstype, m->fs_options, commit);
   g_autofree char *now = lm_remount_options_commit (m->fstype, m->fs_options);
 
   if (!lm_remount_options_writable (m->fs_options) || !lm_remount_options_writable (m->vfs_options))
     return NULL; /* see pick_superblocks() */
-  if (original != NULL && applied != NULL
-      && lm_remount_commit_verdict (state, record, m) != LM_JOURNAL_OURS)
+  if (e != NULL && e->original != NULL && e->applied != NULL
+      && lm_remount_commit_verdict (e, m) != LM_JOURNAL_OURS)
     {
       g_autofree char *shown = lm_remount_escape (m->target);
+      LmJournalChange *c = lm_journal_change_new (e->key, NULL, NULL);
       g_message ("%s was remounted by someone else while laptop mode was on; leaving it", shown);
-      lm_journal_forget (state, PART, record);
-      return NULL;
+      c->drop = TRUE;
+      return c;
     }
   if (g_strcmp0 (now, commit) == 0)
     return NULL; /* already so, by us or by the user's own fstab */
-  if (original != NULL)
-    return lm_journal_change_new (record, NULL, next);
+  if (e != NULL && e->original != NULL)
+    return lm_journal_change_new (e->key, NULL, next);
   g_autofree char *key = lm_remount_record_key (m->key, m->target);
   return lm_journal_change_new (key, m->fs_options, next);
 }
 
 /* Hold every mount point to change, then plan from what the table says
  * about the held mounts. A mount point that is not the mount read is left
- * alone, and so is its record. */
+ * alone, and so is its record. The drops go last, after the changes the
+ * steps stand beside. */
 static void
 plan (LmState *state, GPtrArray *picked, GPtrArray *held, const char *commit, GPtrArray *changes,
       GArray *steps)
 {
+  g_autoptr (GPtrArray) entries = lm_journal_entries (state, &lm_remount_part);
+  g_autoptr (GPtrArray) drops = g_ptr_array_new ();
+
   for (guint i = 0; i < picked->len; i++)
     {
       LmHeld *h = g_ptr_array_index (held, i);
@@ -333,15 +334,22 @@ plan (LmState *state, GPtrArray *picked, GPtrArray *held, const char *commit, GP
           lm_remount_log_skip (g_ptr_array_index (picked, i), h);
           continue;
         }
-      c = change_for (state, h->mount, commit);
+      c = change_for (entries, h->mount, commit);
       if (c == NULL)
         continue;
+      if (c->drop)
+        {
+          g_ptr_array_add (drops, c);
+          continue;
+        }
       LmRemountStep step
           = { h->mount, h->fd,
               lm_remount_options_commit_restore (h->mount->fstype, h->mount->fs_options) };
       g_ptr_array_add (changes, c);
       g_array_append_val (steps, step);
     }
+  for (guint i = 0; i < drops->len; i++)
+    g_ptr_array_add (changes, g_ptr_array_index (drops, i));
 }
 
 gboolean
@@ -369,7 +377,7 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
     return FALSE;
   held = lm_remount_hold (picked, "apply");
   plan (state, picked, held, commit, changes, steps);
-  return lm_journal_apply (state, &journal_part, changes, &run, NULL, error);
+  return lm_journal_apply (state, &lm_remount_part, changes, &run, NULL, error);
 }
 
 /* --- the participant ------------------------------------------------------ */
@@ -386,12 +394,6 @@ remounts_restore (const LmSystem *sys, GError **error)
   return lm_remount_restore (sys->state, error);
 }
 
-static gboolean
-remounts_saved (const LmSystem *sys)
-{
-  return lm_remount_saved (sys->state);
-}
-
 /* First: the likelier to fail, and rolled back whole. Not compared for
  * Conflicts: a remount by someone else is logged and left at restore. */
 const LmParticipant lm_participant_remounts = {
@@ -399,5 +401,5 @@ const LmParticipant lm_participant_remounts = {
   .must_succeed = TRUE,
   .apply = remounts_apply,
   .restore = remounts_restore,
-  .saved = remounts_saved,
+  .journal = &lm_remount_part,
 };
