@@ -71,6 +71,9 @@ struct _LmDisks
   gpointer last_io_data;
 };
 
+/* Just listed: @d is asked (ATA) or taken as awake, and watched
+ * (lm-disk-watch.c). */
+void lm_disk_watch_begin (LmDisk *d);
 /* Exclude=true changed for @d: its timers stop, or it is watched again
  * from now on. Called before its policy is applied. */
 void lm_disk_set_excluded (LmDisk *d, gboolean excluded);
