@@ -2,13 +2,14 @@
  * tracefs instance of the daemon's own with the block (bios, and passthrough
  * requests at block_rq_issue) and writeback events, and the task events
  * that say which process a thread is (lm-tracefs-tasks.c), read from its
- * trace_pipe and filtered in user space. Mounts tracefs only if it is
- * absent and unmounts only what it mounted. */
+ * trace_pipe and filtered in user space. Where the instance lives (tracefs
+ * mounted if absent, put back after a crash) is lm-tracefs-mount.c's. */
 #include "config.h"
 
 #include "lm-attrib-config.h"
 #include "lm-lines.h"
 #include "lm-tracefs-inodes.h"
+#include "lm-tracefs-mount.h"
 #include "lm-tracefs-parse.h"
 #include "lm-tracefs-tasks.h"
 
@@ -16,9 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/sysmacros.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <glib-unix.h>
@@ -34,97 +33,7 @@
 #include "lm-paths.h"
 #include "lm-sb-disks.h"
 
-#define INSTANCE "laptop-moded"
-#define KEY_MOUNT "tracefs-mount"
-#define KEY_INSTANCE "tracefs-instance"
-#define TRACEFS_MAGIC 0x74726163
 #define LINE_MAX_BYTES 4096
-
-static gboolean
-is_tracefs (const char *path)
-{
-  struct statfs st;
-
-  return statfs (path, &st) == 0 && (unsigned long) st.f_type == TRACEFS_MAGIC;
-}
-
-/* Also used after a crash, without libtracefs: an instance is a directory
- * that rmdir removes with everything enabled in it. */
-static void
-remove_instance_dir (const char *tracing)
-{
-  g_autofree char *dir = g_build_filename (tracing, "instances", INSTANCE, NULL);
-
-  if (rmdir (dir) != 0 && errno != ENOENT)
-    g_warning ("Cannot remove the tracefs instance %s: %s", dir, g_strerror (errno));
-}
-
-static void
-unmount_tracefs (const char *path)
-{
-  if (umount2 (path, UMOUNT_NOFOLLOW) == 0)
-    return;
-  /* Someone else started using it meanwhile: theirs now. */
-  g_message ("Leaving tracefs mounted on %s: %s", path, g_strerror (errno));
-}
-
-/* The journal's restorer: at a stop, what this run mounted (@data: by
- * us; libtracefs removed the instance); after a crash (@data NULL), only
- * the one place this daemon mounts and makes its instance in. */
-static gboolean
-restore_all (GPtrArray *entries, gpointer data, GString *failures, GError **error)
-{
-  const gboolean *mounted = data;
-  g_autofree char *tracing = lm_path ("/sys/kernel/tracing");
-  gboolean instance = FALSE, mount = FALSE;
-
-  for (guint i = 0; i < entries->len; i++)
-    {
-      LmJournalEntry *e = g_ptr_array_index (entries, i);
-      gboolean ours = g_strcmp0 (e->original, tracing) == 0 && is_tracefs (tracing);
-      if (g_str_equal (e->key, KEY_INSTANCE))
-        instance = ours;
-      else
-        mount = ours;
-      e->done = TRUE;
-    }
-  if (mounted == NULL && instance)
-    remove_instance_dir (tracing);
-  if (mounted != NULL ? *mounted : mount)
-    unmount_tracefs (tracing);
-  return TRUE;
-}
-
-static const char *const journal_keys[] = { KEY_INSTANCE, KEY_MOUNT, NULL };
-static const LmJournalPart journal_part = {
-  .part = LM_ATTRIB_STATE_GROUP,
-  .what = "tracefs instance and mount",
-  .keys = journal_keys, /* the group is attribution's, shared with block_dump */
-  .restore_all = restore_all,
-};
-
-static gboolean
-tracefs_available (GError **error)
-{
-  g_autofree char *tracing = lm_path ("/sys/kernel/tracing");
-  g_autofree char *filesystems = lm_path ("/proc/filesystems");
-  g_autofree char *list = NULL;
-
-  if (is_tracefs (tracing))
-    return TRUE;
-  if (!g_file_get_contents (filesystems, &list, NULL, NULL) || strstr (list, "\ttracefs\n") == NULL)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "The kernel has no tracefs (not in %s)",
-                   filesystems);
-      return FALSE;
-    }
-  if (!g_file_test (tracing, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "%s is missing", tracing);
-      return FALSE;
-    }
-  return TRUE;
-}
 
 #if LM_HAVE_TRACEFS
 
@@ -416,7 +325,8 @@ on_readable (int fd, GIOCondition condition, gpointer user_data)
 {
   LmAttrib *a = user_data;
   g_autoptr (GError) error = NULL;
-  g_autofree char *what = g_strdup_printf ("%s/instances/%s/trace_pipe", a->tracing, INSTANCE);
+  g_autofree char *what
+      = g_strdup_printf ("%s/instances/%s/trace_pipe", a->tracing, LM_TRACEFS_INSTANCE);
 
   if (lm_lines_drain (&a->lines, fd, what, &error))
     return G_SOURCE_CONTINUE;
@@ -451,7 +361,7 @@ tracefs_stop (LmAttrib *a)
       tracefs_instance_destroy (a->instance);
       tracefs_instance_free (a->instance);
     }
-  if (!lm_journal_restore (a->config.state, &journal_part, &a->mounted, &error))
+  if (!lm_tracefs_put_back (a->config.state, &a->mounted, &error))
     g_warning ("%s", error->message);
   g_clear_pointer (&a->model, lm_attrib_model_free);
   g_clear_pointer (&a->disks, g_hash_table_unref);
@@ -471,14 +381,6 @@ fail (LmAttrib *a, GError **error, int err, const char *what)
                  g_strerror (err));
   tracefs_stop (a);
   return NULL;
-}
-
-/* Journaled before the change it describes, so that a crash is undone. */
-static gboolean
-note (LmState *state, const char *key, const char *tracing, GError **error)
-{
-  g_autoptr (LmJournalChange) c = lm_journal_change_new (key, tracing, NULL);
-  return lm_journal_record (state, &journal_part, c, error);
 }
 
 static LmAttrib *
@@ -511,28 +413,17 @@ tracefs_start (const LmAttribConfig *config, GError **error)
   a->seeks = g_hash_table_new (g_str_hash, g_str_equal);
   a->tracing = lm_path ("/sys/kernel/tracing");
 
-  if (!is_tracefs (a->tracing))
-    {
-      if (!note (config->state, KEY_MOUNT, a->tracing, error))
-        return fail (a, error, 0, NULL);
-      if (mount ("tracefs", a->tracing, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-        return fail (a, error, errno, "mount tracefs");
-      a->mounted = TRUE;
-      g_message ("Mounted tracefs on %s for spin-up attribution", a->tracing);
-    }
-  if (!note (config->state, KEY_INSTANCE, a->tracing, error))
+  if (!lm_tracefs_prepare (config->state, a->tracing, &a->mounted, error))
     return fail (a, error, 0, NULL);
   /* Never let libtracefs look for (or mount) tracefs on its own. */
   if (tracefs_set_tracing_dir (a->tracing) != 0)
     return fail (a, error, errno, "use tracefs");
-  /* A leftover of a crashed run could hold other events: start clean. */
-  remove_instance_dir (a->tracing);
-  a->instance = tracefs_instance_create (INSTANCE);
+  a->instance = tracefs_instance_create (LM_TRACEFS_INSTANCE);
   if (a->instance == NULL)
-    return fail (a, error, errno, "create the tracefs instance " INSTANCE);
+    return fail (a, error, errno, "create the tracefs instance " LM_TRACEFS_INSTANCE);
   /* CLOCK_MONOTONIC time stamps, the clock the model and the signal use. */
   if (tracefs_instance_file_write (a->instance, "trace_clock", "mono") < 0)
-    return fail (a, error, errno, "set the trace clock of instance " INSTANCE);
+    return fail (a, error, errno, "set the trace clock of instance " LM_TRACEFS_INSTANCE);
   /* Only driver-private requests ("N", see lm-tracefs-parse.c) and not the
    * daemon's own: every other request was already seen as a bio. An old
    * kernel without glob filters sends them all and the parser drops them. */
@@ -554,7 +445,7 @@ tracefs_start (const LmAttribConfig *config, GError **error)
                  task_events[i][0], task_events[i][1], g_strerror (errno ? errno : ENOENT));
   a->fd = tracefs_instance_file_open (a->instance, "trace_pipe", O_RDONLY | O_NONBLOCK);
   if (a->fd < 0)
-    return fail (a, error, errno, "open trace_pipe of instance " INSTANCE);
+    return fail (a, error, errno, "open trace_pipe of instance " LM_TRACEFS_INSTANCE);
   a->model = lm_attrib_model_new (config->idle_ms, g_get_monotonic_time ());
   a->source = g_unix_fd_add (a->fd, G_IO_IN, on_readable, a);
   return a;
@@ -568,7 +459,7 @@ tracefs_probe (GError **error)
       g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED, "tracefs instances need root");
       return FALSE;
     }
-  return tracefs_available (error);
+  return lm_tracefs_available (error);
 }
 
 /* The daemon's own command woke @disk: the model's last I/O of it is
@@ -585,7 +476,7 @@ const LmAttribBackend lm_attrib_tracefs = {
   .start = tracefs_start,
   .stop = tracefs_stop,
   .own_io = tracefs_own_io,
-  .journal = &journal_part,
+  .journal = &lm_tracefs_journal_part,
 };
 
 #else
@@ -593,7 +484,7 @@ const LmAttribBackend lm_attrib_tracefs = {
 static gboolean
 tracefs_probe (GError **error)
 {
-  if (!tracefs_available (error))
+  if (!lm_tracefs_available (error))
     return FALSE;
   g_set_error (error, LM_ERROR, LM_ERROR_NOT_SUPPORTED,
                "laptop-moded was built without libtracefs");
@@ -603,7 +494,7 @@ tracefs_probe (GError **error)
 const LmAttribBackend lm_attrib_tracefs = {
   .name = "tracefs",
   .probe = tracefs_probe,
-  .journal = &journal_part,
+  .journal = &lm_tracefs_journal_part,
 };
 
 #endif
