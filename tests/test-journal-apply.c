@@ -254,6 +254,49 @@ test_theirs_and_drop (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpstr (((LmJournalEntry *) g_ptr_array_index (entries, 0))->key, ==, "back");
 }
 
+/* A drop stays done when a refused write undoes the transaction it came
+ * with: the entry is someone else's whatever this apply's fate. */
+static void
+test_drop_survives_undo (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (GPtrArray) first = lm_journal_changes_new ();
+  g_autoptr (GPtrArray) again = lm_journal_changes_new ();
+  LmJournalPart p = part;
+
+  p.mode = LM_JOURNAL_ALL_OR_NOTHING;
+  put (f, "theirs", "1");
+  put (f, "refuse_c", "3");
+  add (first, "theirs", "1", "10");
+  g_assert_true (lm_journal_apply (s, &p, first, NULL, NULL, NULL));
+  g_ptr_array_add (again, lm_journal_change_new ("theirs", NULL, NULL));
+  ((LmJournalChange *) g_ptr_array_index (again, 0))->drop = TRUE;
+  add (again, "refuse_c", "3", "30");
+  g_assert_false (lm_journal_apply (s, &p, again, NULL, NULL, NULL));
+  g_autoptr (GPtrArray) entries = lm_journal_entries (s, &p);
+  g_assert_cmpuint (entries->len, ==, 0);
+  g_assert_false (lm_journal_saved (s, &p));
+}
+
+/* A change journaled but never made (its write failed): dropped, nothing
+ * is written, not even over a value equal to the one it would have set. */
+static void
+test_drop_part (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (LmJournalChange) c = lm_journal_change_new ("x", "0", "1");
+
+  put (f, "x", "0");
+  g_assert_true (lm_journal_record (s, &part, c, NULL));
+  g_assert_true (lm_journal_saved (s, &part));
+  put (f, "x", "1"); /* someone else's, after our write failed */
+  lm_journal_drop (s, &part);
+  g_assert_false (lm_journal_saved (s, &part));
+  g_assert_true (lm_journal_restore (s, &part, NULL, NULL));
+  g_autofree char *x = get (f, "x");
+  g_assert_cmpstr (x, ==, "1");
+}
+
 static gboolean
 restore_all_but_kept (GPtrArray *entries, gpointer data, GString *failures, GError **error)
 {
@@ -394,6 +437,8 @@ main (int argc, char **argv)
   lm_test_add ("/journal-apply/restore-verdicts", test_restore_verdicts);
   lm_test_add ("/journal-apply/restore-keeps-failed", test_restore_keeps_failed);
   lm_test_add ("/journal-apply/theirs-and-drop", test_theirs_and_drop);
+  lm_test_add ("/journal-apply/drop-survives-undo", test_drop_survives_undo);
+  lm_test_add ("/journal-apply/drop-part", test_drop_part);
   lm_test_add ("/journal-apply/recovery", test_recovery);
   lm_test_add ("/journal-apply/one-row", test_one_row);
   return g_test_run ();

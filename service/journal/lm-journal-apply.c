@@ -130,6 +130,17 @@ lm_journal_stage (LmState *state, const LmJournalPart *part, const LmJournalChan
     lm_journal_mark (state, part->part, change->key, change->value);
 }
 
+void
+lm_journal_drop (LmState *state, const LmJournalPart *part)
+{
+  g_auto (GStrv) keys = part_keys (state, part);
+
+  for (guint i = 0; keys[i] != NULL; i++)
+    lm_journal_forget (state, part->part, keys[i]);
+  if (keys[0] != NULL)
+    lm_journal_save_soon (state);
+}
+
 gboolean
 lm_journal_record (LmState *state, const LmJournalPart *part, const LmJournalChange *change,
                    GError **error)
@@ -293,14 +304,17 @@ gboolean
 lm_journal_apply (LmState *state, const LmJournalPart *part, GPtrArray *changes, gpointer data,
                   GString *failures, GError **error)
 {
-  g_autoptr (LmJournalTx) tx = lm_journal_begin (state);
+  g_autoptr (LmJournalTx) tx = NULL;
   g_autoptr (GPtrArray) before = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GArray) known = g_array_new (FALSE, FALSE, sizeof (gboolean));
   g_autofree gboolean *refused = NULL;
   gboolean any_refused = FALSE;
   gboolean ok;
 
+  /* Before the transaction: an entry someone else's now stays forgotten
+   * when a refused write undoes the transaction. */
   settle (state, part, changes);
+  tx = lm_journal_begin (state);
   refused = g_new0 (gboolean, changes->len + 1);
   /* 1, 2: durable before anything is touched. */
   record (state, part, changes, before, known);

@@ -164,6 +164,11 @@ void lm_journal_stage (LmState *state, const LmJournalPart *part, const LmJourna
 gboolean lm_journal_record (LmState *state, const LmJournalPart *part,
                             const LmJournalChange *change, GError **error);
 
+/* Forget @part's entries without putting anything back (saved soon):
+ * changes journaled but never made (their write failed), so that a value
+ * someone else writes there now is not taken for ours. */
+void lm_journal_drop (LmState *state, const LmJournalPart *part);
+
 /* Append @message to @failures, "; " between. */
 void lm_journal_add_failure (GString *failures, const char *message);
 

@@ -104,7 +104,9 @@ lm_expedite_start (LmState *state)
   if (write_switch (KEY, "1", NULL, &error))
     return TRUE;
   g_debug ("Not expediting grace periods: %s", error->message);
-  lm_expedite_end (state); /* still the original: only forgotten */
+  /* Still the original: forgotten, not restored (a "1" read now would be
+   * someone else's, and a restore would write it back to "0"). */
+  lm_journal_drop (state, &lm_expedite_part);
   return FALSE;
 }
 
