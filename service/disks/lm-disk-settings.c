@@ -1,5 +1,7 @@
 /* lm-disk-settings.c: the per-disk standby timer, APM level and readahead
- * while laptop mode is on, and their exact restore through the journal.
+ * while laptop mode is on, and their exact restore through the journal
+ * (its part, lm_disks_journal_part; the participant row that drives it is
+ * participants/lm-rows.c).
  * An excluded disk is never sent a command, even to restore; a disk in
  * standby is sent none either (each would spin it up): what it should
  * get waits for its next wake. */
@@ -15,7 +17,6 @@
 #include "lm-escape.h"
 #include "lm-io.h"
 #include "lm-journal.h"
-#include "lm-participants.h"
 #include "lm-paths.h"
 #include "lm-sgio.h"
 
@@ -96,7 +97,7 @@ static gboolean restore_all (GPtrArray *entries, gpointer data, GString *failure
 
 /* Restored per disk, by id (restore_all): a disk asleep keeps its entries
  * until it wakes. */
-static const LmJournalPart journal_part = {
+const LmJournalPart lm_disks_journal_part = {
   .part = PART,
   .what = "disk",
   .mode = LM_JOURNAL_EACH_KEPT,
@@ -200,7 +201,7 @@ lm_disk_apply (LmDisks *self, LmDisk *d)
   if ((p->standby_seconds >= 0 || p->apm > 0) && !d->ata)
     lm_journal_add_failure (failures, "not an ATA disk: no standby timer or APM");
   changes = changes_for (d, p, &w, failures);
-  if (!lm_journal_apply (self->state, &journal_part, changes, &w, failures, &error))
+  if (!lm_journal_apply (self->state, &lm_disks_journal_part, changes, &w, failures, &error))
     {
       g_autofree char *message = g_strconcat ("nothing changed: ", error->message, NULL);
       lm_journal_add_failure (failures, message);
@@ -454,7 +455,7 @@ lm_disks_restore (LmDisks *self, GError **error)
   g_hash_table_iter_init (&iter, self->disks);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     ((LmDisk *) value)->apply_pending = FALSE;
-  ok = lm_journal_restore (self->state, &journal_part, &r, error);
+  ok = lm_journal_restore (self->state, &lm_disks_journal_part, &r, error);
   self->active = FALSE;
   if (r.restored > 0)
     g_message ("Restored the disks' standby timer, APM and readahead");
@@ -471,7 +472,7 @@ restore_held_back (LmDisks *self, LmDisk *d)
   DisksRestore r = { self, d->id, failures, 0 };
 
   d->restore_pending = FALSE;
-  if (!lm_journal_restore (self->state, &journal_part, &r, &error) && failures->len == 0)
+  if (!lm_journal_restore (self->state, &lm_disks_journal_part, &r, &error) && failures->len == 0)
     lm_journal_add_failure (failures, error->message); /* the state file's */
   g_message ("Disk %s woke: its original standby timer, APM and readahead put back", d->name);
   lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
@@ -534,33 +535,5 @@ lm_disks_resume (LmDisks *self)
 gboolean
 lm_disks_saved (LmState *state)
 {
-  return lm_journal_saved (state, &journal_part);
+  return lm_journal_saved (state, &lm_disks_journal_part);
 }
-
-/* --- the participant ------------------------------------------------------ */
-
-/* Per disk, best effort: a drive without APM must not keep laptop mode
- * off; failures show in the Disks property. */
-static gboolean
-disks_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
-{
-  lm_disks_apply (sys->disks, settings);
-  return TRUE;
-}
-
-/* A drive that refuses forgets APM and its timer at its next power cycle
- * anyway: logged by the caller, not fatal. */
-static gboolean
-disks_restore (const LmSystem *sys, GError **error)
-{
-  return lm_disks_restore (sys->disks, error);
-}
-
-/* Not compared for Conflicts: a drive's timer and APM cannot be read back. */
-const LmParticipant lm_participant_disks = {
-  .name = "disks",
-  .must_succeed = FALSE,
-  .apply = disks_apply,
-  .restore = disks_restore,
-  .journal = &journal_part,
-};

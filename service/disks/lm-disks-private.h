@@ -1,6 +1,7 @@
-/* lm-disks-private.h: what lm-disks.c (discovery, power accounting) and
- * lm-disk-settings.c (timer, APM, readahead while on) share; not for
- * anyone else. */
+/* lm-disks-private.h: what disks/ files share about each disk: lm-disks.c
+ * (the list), lm-disk-watch.c (power state, accounting, timers),
+ * lm-disks-property.c (Disks) and lm-disk-settings.c (timer, APM,
+ * readahead while on); nothing outside disks/ includes it. */
 #pragma once
 
 #include "lm-disks.h"

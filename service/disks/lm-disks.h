@@ -5,6 +5,7 @@
 
 #include <gio/gio.h>
 
+#include "lm-journal.h"
 #include "lm-settings.h"
 #include "lm-state.h"
 
@@ -28,6 +29,9 @@ void lm_disks_rescan (LmDisks *disks);
 void lm_disks_apply (LmDisks *disks, const LmSettings *settings);
 gboolean lm_disks_restore (LmDisks *disks, GError **error);
 gboolean lm_disks_saved (LmState *state);
+/* The disks' journal part (group "Disks": each disk's originals by id),
+ * for the participant row, crash recovery and Conflicts. */
+extern const LmJournalPart lm_disks_journal_part;
 /* After a resume: send again what is applied (the journal already holds the
  * originals). */
 void lm_disks_resume (LmDisks *disks);

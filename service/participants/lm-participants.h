@@ -42,10 +42,11 @@ typedef struct
   const LmJournalPart *journal;
 } LmParticipant;
 
-/* The daemon's own rows, each in its participant's file. */
-extern const LmParticipant lm_participant_remounts; /* lm-remount.c */
+/* The daemon's own rows: tunables and hardware power in their own files,
+ * remounts and disks (whose work lives a floor below) in lm-rows.c. */
+extern const LmParticipant lm_participant_remounts; /* lm-rows.c */
 extern const LmParticipant lm_participant_tunables; /* lm-tunables.c */
-extern const LmParticipant lm_participant_disks;    /* lm-disk-settings.c */
+extern const LmParticipant lm_participant_disks;    /* lm-rows.c */
 extern const LmParticipant lm_participant_hwpower;  /* lm-hwpower.c */
 
 /* One more row, after the daemon's own (a test participant linked into the

@@ -11,11 +11,6 @@
 
 G_BEGIN_DECLS
 
-/* The journal's part for remounts (lm-remount.c): applied all or nothing
- * by lm-remount.c, restored by lm-remount-restore.c, the grace-period
- * switch with it. */
-extern const LmJournalPart lm_remount_part;
-
 GPtrArray *lm_remount_read_mounts (GError **error);
 
 /* lm-remount-restore.c: the journal's verdict on superblock @m saved as

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "lm-error.h"
-#include "lm-participants.h"
 #include "lm-remount-private.h"
 #include "lm-removable.h"
 
@@ -379,27 +378,3 @@ lm_remount_apply (const LmSettings *settings, LmState *state, GError **error)
   plan (state, picked, held, commit, changes, steps);
   return lm_journal_apply (state, &lm_remount_part, changes, &run, NULL, error);
 }
-
-/* --- the participant ------------------------------------------------------ */
-
-static gboolean
-remounts_apply (const LmSystem *sys, const LmSettings *settings, LmEngine engine, GError **error)
-{
-  return lm_remount_apply (settings, sys->state, error);
-}
-
-static gboolean
-remounts_restore (const LmSystem *sys, GError **error)
-{
-  return lm_remount_restore (sys->state, error);
-}
-
-/* First: the likelier to fail, and rolled back whole. Not compared for
- * Conflicts: a remount by someone else is logged and left at restore. */
-const LmParticipant lm_participant_remounts = {
-  .name = "remounts",
-  .must_succeed = TRUE,
-  .apply = remounts_apply,
-  .restore = remounts_restore,
-  .journal = &lm_remount_part,
-};

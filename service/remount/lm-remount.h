@@ -5,6 +5,7 @@
 
 #include <glib.h>
 
+#include "lm-journal.h"
 #include "lm-mount-options.h"
 #include "lm-mounts.h"
 #include "lm-settings.h"
@@ -18,6 +19,11 @@ G_BEGIN_DECLS
  * proc/self/mountinfo (tests make it a symlink to the real one), so tests
  * with a fake /proc/sys/vm never touch the machine's filesystems. */
 #define LM_MOUNTINFO "/proc/self/mountinfo"
+
+/* The journal's part for remounts: applied all or nothing by lm-remount.c,
+ * restored by lm-remount-restore.c, the grace-period switch with it; the
+ * participant row (participants/lm-rows.c) and recovery go through it. */
+extern const LmJournalPart lm_remount_part;
 
 gboolean lm_remount_apply (const LmSettings *settings, LmState *state, GError **error);
 gboolean lm_remount_restore (LmState *state, GError **error);
