@@ -6,7 +6,9 @@ order docs/ARCHITECTURE.md declares once (its ```layers block).
 Fails on an include that goes up (or sideways, between two folders of one
 floor) and on an include cycle between files (a module is lm-foo.c,
 lm-foo.h and lm-foo-private.h), each shown with the file:line that makes
-it. There is no list of exceptions: the known violations of issue 38 are
+it; and on a header that declares a function or variable a .c file of
+another folder defines (a call between folders no include shows). There
+is no list of exceptions: the known violations of issue 38 are
 all broken. And service/meson.build's service_floors, the folders each
 folder's library is built with, are checked against the same order: a
 folder declares only folders below it, and every folder it includes.
@@ -204,13 +206,51 @@ def check_meson(floor, folder_edges):
     return sorted(set(problems))
 
 
+# A header's declaration of a function or variable (lm_*), not static; and
+# a definition in a .c file, the project's style: the name at the start of
+# its line, or a non-static variable with its initialiser.
+DECL = re.compile(r'^(?!static\b|typedef\b|#)(?:extern\s+)?[A-Za-z_][\w\s*]*?\b(lm_\w+)\s*[(;\[]')
+DEF_FUNCTION = re.compile(r'^(lm_\w+)\s*\(')
+DEF_VARIABLE = re.compile(r'^(?!static\b|extern\b)(?:const\s+)?[A-Z]\w*\s+(?:\*\s*)?(?:const\s+)?(lm_\w+)\s*[=\[]')
+COMMENT = re.compile(r'/\*.*?\*/', re.S)
+
+
+def declared_elsewhere():
+    """Headers declaring what a .c file of another folder defines: a call
+    between folders that no include shows (the caller includes the
+    header of its own folder). One line per declaration."""
+    defined, declared = {}, []
+    for f in sources():
+        with open(os.path.join(SRC, f), encoding='utf-8', errors='replace') as fh:
+            text = COMMENT.sub(lambda m: '\n' * m.group(0).count('\n'), fh.read())
+        for n, line in enumerate(text.split('\n'), 1):
+            if f.endswith('.c'):
+                m = DEF_FUNCTION.match(line) or DEF_VARIABLE.match(line)
+                if m:
+                    defined.setdefault(m.group(1), set()).add(f)
+            else:
+                m = DECL.match(line)
+                if m:
+                    declared.append((f, n, m.group(1)))
+    out = []
+    for header, n, name in declared:
+        where = defined.get(name)
+        if where and all(os.path.dirname(d) != os.path.dirname(header) for d in where):
+            out.append('%s:%d: declares %s, defined in another folder (%s)'
+                       % (header, n, name, ', '.join(sorted(where))))
+    return out, len(declared)
+
+
 def main():
     floor, folder_edges, violations, folder_cycles, problems = analyse()
+    elsewhere, n_declared = declared_elsewhere()
     service_edges = [e for e in folder_edges if all(x.startswith('service/') for x in e)]
     ups = [v for v in violations if not v.startswith('cycle')]
     cycles = [v for v in violations if v.startswith('cycle')]
-    summary = ('%d folder edges (%d within service/), %d up or sideways, %d file cycles, %d folder cycles'
-               % (len(folder_edges), len(service_edges), len(ups), len(cycles), len(folder_cycles)))
+    summary = ('%d folder edges (%d within service/), %d up or sideways, %d file cycles, %d folder cycles, '
+               '%d of %d declarations defined in another folder'
+               % (len(folder_edges), len(service_edges), len(ups), len(cycles), len(folder_cycles),
+                  len(elsewhere), n_declared))
     if '--graph' in sys.argv:
         for (a, b), at in sorted(folder_edges.items()):
             print('%-24s -> %-24s %3d  %s' % (a, b, len(at), at[0]))
@@ -220,7 +260,7 @@ def main():
             print('folder cycle', ' '.join(c))
         print(summary)
         return 0
-    failed = list(problems) + check_meson(floor, folder_edges)
+    failed = list(problems) + check_meson(floor, folder_edges) + elsewhere
     for v in sorted(violations):
         failed.append('%s\n    ' % v + '\n    '.join(violations[v]))
     print(summary)
