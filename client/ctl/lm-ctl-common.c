@@ -181,6 +181,14 @@ lm_ctl_fit (const char *text, guint width)
   return g_strndup (text, (gsize) (end - text));
 }
 
+char *
+lm_ctl_format_time (gint64 time_us)
+{
+  g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
+
+  return dt != NULL ? g_date_time_format (dt, "%F %H:%M") : g_strdup ("?");
+}
+
 /* JSON escapes the control characters below U+0020 only; DEL, the C1
  * controls and bidi overrides are legal raw in a JSON string but no better
  * on a terminal. They occur only inside strings, where \uNNNN means the

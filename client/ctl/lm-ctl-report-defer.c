@@ -125,7 +125,7 @@ lm_report_deferred_text (const LmReportDisk *d)
   for (guint i = 0; i < d->deferred->len; i++)
     {
       const LmReportDeferred *r = g_ptr_array_index (d->deferred, i);
-      g_autofree char *when = lm_report_time (r->end_us);
+      g_autofree char *when = lm_ctl_format_time (r->end_us);
       g_autofree char *sentence = lm_report_deferred_sentence (r);
       g_autofree char *safe = lm_ctl_safe (sentence);
       g_print ("    %s  %s\n", when, safe);

@@ -53,7 +53,7 @@ timeline (GString *out, const LmReport *report, const LmReportDisk *d, guint ind
       double x = x_of (report, s->time_us);
       g_autofree char *comm = h (s->comm), *via = h (s->via);
       g_autofree char *path = s->path != NULL ? h (s->path) : NULL;
-      g_autofree char *when = lm_report_time (s->time_us);
+      g_autofree char *when = lm_ctl_format_time (s->time_us);
       g_autofree char *thread = s->thread != NULL ? h (s->thread) : NULL;
       g_autofree char *who
           = thread != NULL ? g_strdup_printf ("%s, thread %s", comm, thread) : g_strdup (comm);
@@ -67,8 +67,8 @@ timeline (GString *out, const LmReport *report, const LmReportDisk *d, guint ind
                               12 + row * 11, x, TL_BAND_Y + TL_BAND_H, x, TL_BAND_Y - 2, x + 2,
                               10 + row * 11, comm);
     }
-  g_autofree char *from = lm_report_time (report->since_us);
-  g_autofree char *to = lm_report_time (report->until_us);
+  g_autofree char *from = lm_ctl_format_time (report->since_us);
+  g_autofree char *to = lm_ctl_format_time (report->until_us);
   g_string_append_printf (out,
                           "<text class=\"axis\" x=\"0\" y=\"92\">%s</text>"
                           "<text class=\"axis\" x=\"%d\" y=\"92\" text-anchor=\"end\">%s</text>\n"
@@ -215,7 +215,7 @@ deferred_list (GString *out, const GPtrArray *deferred)
   for (guint k = 0; k < deferred->len; k++)
     {
       const LmReportDeferred *r = g_ptr_array_index (deferred, k);
-      g_autofree char *when = lm_report_time (r->end_us);
+      g_autofree char *when = lm_ctl_format_time (r->end_us);
       g_autofree char *sentence = lm_report_deferred_sentence (r);
       g_autofree char *text = h (sentence);
       g_string_append_printf (out, "<li>%s: %s</li>\n", when, text);
@@ -227,8 +227,8 @@ char *
 lm_report_html (const LmReport *report)
 {
   GString *out = g_string_new (NULL);
-  g_autofree char *from = lm_report_time (report->since_us);
-  g_autofree char *to = lm_report_time (report->until_us);
+  g_autofree char *from = lm_ctl_format_time (report->since_us);
+  g_autofree char *to = lm_ctl_format_time (report->until_us);
 
   g_string_append_printf (out,
                           "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"

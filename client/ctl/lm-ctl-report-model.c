@@ -284,14 +284,6 @@ lm_report_build (GVariant *records, gint64 since_us, gint64 until_us, GHashTable
   return g_steal_pointer (&report);
 }
 
-char *
-lm_report_time (gint64 time_us)
-{
-  g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (time_us / G_USEC_PER_SEC);
-
-  return dt != NULL ? g_date_time_format (dt, "%F %H:%M") : g_strdup ("?");
-}
-
 double
 lm_report_asleep_share (const LmReportDisk *disk, gint64 a, gint64 b, double *known)
 {

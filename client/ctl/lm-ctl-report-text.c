@@ -43,8 +43,8 @@ print_timeline (const LmReport *report, const LmReportDisk *d, gboolean utf8)
       g_string_append (line,
                        woke && asleep > 0.9 ? (utf8 ? "▒" : "+") : cell (asleep, known, utf8));
     }
-  g_autofree char *from = lm_report_time (report->since_us);
-  g_autofree char *to = lm_report_time (report->until_us);
+  g_autofree char *from = lm_ctl_format_time (report->since_us);
+  g_autofree char *to = lm_ctl_format_time (report->until_us);
   g_print ("  %s |%s| %s\n", from + 11, line->str, to + 11);
   g_print ("  %s awake, %s asleep, %s both, %s not recorded\n", utf8 ? "█" : "#", utf8 ? "░" : ".",
            utf8 ? "▒" : "+", utf8 ? "·" : "' '");
@@ -118,8 +118,8 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
 void
 lm_report_print_text (const LmReport *report, gboolean utf8)
 {
-  g_autofree char *from = lm_report_time (report->since_us);
-  g_autofree char *to = lm_report_time (report->until_us);
+  g_autofree char *from = lm_ctl_format_time (report->since_us);
+  g_autofree char *to = lm_ctl_format_time (report->until_us);
 
   g_print ("Spin-up ledger from %s to %s\n", from, to);
   if (report->disks->len == 0)

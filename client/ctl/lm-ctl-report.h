@@ -106,8 +106,6 @@ GVariant *lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, 
  * others get @default_idle_s. */
 LmReport *lm_report_build (GVariant *records, gint64 since_us, gint64 until_us, GHashTable *idle,
                            guint default_idle_s, const char *only_disk);
-/* "YYYY-MM-DD HH:MM" in local time. */
-char *lm_report_time (gint64 time_us);
 /* The share of [a, b) that was asleep (0..1), or -1 where nothing is known. */
 double lm_report_asleep_share (const LmReportDisk *disk, gint64 a, gint64 b, double *known);
 

@@ -307,7 +307,7 @@ print_deferred (LmExportedLaptopMode *proxy, gint64 since_us)
       for (guint k = 0; k < d->deferred->len; k++)
         {
           const LmReportDeferred *r = g_ptr_array_index (d->deferred, k);
-          g_autofree char *when = lm_report_time (r->end_us);
+          g_autofree char *when = lm_ctl_format_time (r->end_us);
           g_autofree char *sentence = lm_report_deferred_sentence (r);
           g_autofree char *safe = lm_ctl_safe (sentence);
           if (!header)

@@ -44,6 +44,8 @@ int lm_ctl_usage_error (const char *fmt, ...) G_GNUC_PRINTF (1, 2);
 int lm_ctl_no_arguments (int argc, char **argv);
 char *lm_ctl_safe (const char *text);
 char *lm_ctl_fit (const char *text, guint width);
+/* "YYYY-MM-DD HH:MM" in local time ("?" out of range). */
+char *lm_ctl_format_time (gint64 time_us);
 char *lm_ctl_json_text (JsonNode *node);
 void lm_ctl_print_json (JsonNode *node);
 void lm_ctl_print_variant_json (GVariant *value);
