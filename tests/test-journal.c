@@ -183,6 +183,30 @@ test_commit_fails (LmFakeRoot *f, gconstpointer data)
   g_assert_false (lm_journal_has_pending (s, "Tunables"));
 }
 
+/* The rule on derived values (a remount's commit=): NULL is a value there,
+ * "no commit= at all", and whether each side is known is said apart. */
+static void
+test_verdict_known (void)
+{
+  /* Neither known: ours, whatever is there. */
+  g_assert_cmpint (lm_journal_verdict_known (FALSE, NULL, FALSE, NULL, "600"), ==, LM_JOURNAL_OURS);
+  /* The original had no commit=, and none is there now: as the original. */
+  g_assert_cmpint (lm_journal_verdict_known (TRUE, NULL, TRUE, "600", NULL), ==,
+                   LM_JOURNAL_AS_ORIGINAL);
+  /* Ours is there. */
+  g_assert_cmpint (lm_journal_verdict_known (TRUE, NULL, TRUE, "600", "600"), ==, LM_JOURNAL_OURS);
+  /* Someone set another value, or took ours away (the original had one). */
+  g_assert_cmpint (lm_journal_verdict_known (TRUE, NULL, TRUE, "600", "30"), ==,
+                   LM_JOURNAL_CHANGED);
+  g_assert_cmpint (lm_journal_verdict_known (TRUE, "5", TRUE, "600", NULL), ==, LM_JOURNAL_CHANGED);
+  /* The applied value not known: never judged changed. */
+  g_assert_cmpint (lm_journal_verdict_known (TRUE, "5", FALSE, NULL, "30"), ==, LM_JOURNAL_OURS);
+  /* lm_journal_verdict: NULL means not known. */
+  g_assert_cmpint (lm_journal_verdict (NULL, "40", "20"), ==, LM_JOURNAL_CHANGED);
+  g_assert_cmpint (lm_journal_verdict ("20", NULL, "40"), ==, LM_JOURNAL_OURS);
+  g_assert_cmpint (lm_journal_verdict ("20", "40", "20"), ==, LM_JOURNAL_AS_ORIGINAL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -194,5 +218,6 @@ main (int argc, char **argv)
   lm_test_add ("/journal/any-bytes", test_any_bytes);
   lm_test_add ("/journal/crash-between-steps", test_crash_between_steps);
   lm_test_add ("/journal/commit-fails", test_commit_fails);
+  g_test_add_func ("/journal/verdict-known", test_verdict_known);
   return g_test_run ();
 }

@@ -134,13 +134,20 @@ lm_journal_has_pending (LmState *state, const char *part)
 }
 
 LmJournalVerdict
-lm_journal_verdict (const char *original, const char *applied, const char *current)
+lm_journal_verdict_known (gboolean original_known, const char *original, gboolean applied_known,
+                          const char *applied, const char *current)
 {
-  if (original != NULL && g_str_equal (current, original))
+  if (original_known && g_strcmp0 (current, original) == 0)
     return LM_JOURNAL_AS_ORIGINAL;
-  if (applied != NULL && !g_str_equal (current, applied))
+  if (applied_known && g_strcmp0 (current, applied) != 0)
     return LM_JOURNAL_CHANGED;
   return LM_JOURNAL_OURS;
+}
+
+LmJournalVerdict
+lm_journal_verdict (const char *original, const char *applied, const char *current)
+{
+  return lm_journal_verdict_known (original != NULL, original, applied != NULL, applied, current);
 }
 
 LmJournalVerdict

@@ -25,6 +25,13 @@ typedef enum
 LmJournalVerdict lm_journal_verdict (const char *original, const char *applied,
                                      const char *current);
 
+/* The same rule on values derived from the entry (a remount's commit=),
+ * where NULL is a value (no commit= at all) and whether the original and
+ * the applied value are known is said apart. */
+LmJournalVerdict lm_journal_verdict_known (gboolean original_known, const char *original,
+                                           gboolean applied_known, const char *applied,
+                                           const char *current);
+
 /* One value a participant wants changed. */
 typedef struct
 {

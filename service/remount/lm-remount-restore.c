@@ -27,11 +27,7 @@ lm_remount_commit_verdict (const LmJournalEntry *e, const LmMount *m)
   g_autofree char *was = lm_remount_options_commit (m->fstype, e->original);
   g_autofree char *ours = lm_remount_options_commit (m->fstype, e->applied);
 
-  if (e->original != NULL && g_strcmp0 (now, was) == 0)
-    return LM_JOURNAL_AS_ORIGINAL;
-  if (e->applied != NULL && g_strcmp0 (now, ours) != 0)
-    return LM_JOURNAL_CHANGED;
-  return LM_JOURNAL_OURS;
+  return lm_journal_verdict_known (e->original != NULL, was, e->applied != NULL, ours, now);
 }
 
 /* Whether the superblock saved as @e may be put back through mount @m:
