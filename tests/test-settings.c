@@ -246,16 +246,22 @@ test_bounds_constant_time (void)
 {
   g_autoptr (GVariant) huge = one_setting ("NoRemount", paths (1000000, 2, 'm'));
   g_autoptr (LmSettings) s = lm_settings_new ();
-  g_autoptr (GError) error = NULL;
-  gint64 t = g_get_monotonic_time ();
+  gint64 best = G_MAXINT64;
 
-  g_assert_false (lm_settings_update (s, huge, &error));
-  t = g_get_monotonic_time () - t;
-  g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
-  g_assert_nonnull (strstr (error->message, "at most 256 entries, not 1000000"));
+  /* The best of five: one sample on a busy machine may be preempted. */
+  for (int i = 0; i < 5; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      gint64 t = g_get_monotonic_time ();
+
+      g_assert_false (lm_settings_update (s, huge, &error));
+      best = MIN (best, g_get_monotonic_time () - t);
+      g_assert_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS);
+      g_assert_nonnull (strstr (error->message, "at most 256 entries, not 1000000"));
+    }
   /* Reading every entry takes tens of milliseconds; a look at the size,
    * microseconds. 20 ms leaves room for a loaded machine. */
-  g_assert_cmpint (t, <, 20000);
+  g_assert_cmpint (best, <, 20000);
 }
 
 /* Duplicates are dropped through a hash set, in order. */

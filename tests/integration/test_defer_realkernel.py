@@ -138,7 +138,9 @@ class DeferRealKernelTest(DaemonTestCase):
         self.assertEqual(deferred.returncode, 0, deferred.stderr.read())
         self.assertEqual(deferred.stderr.read(), "")
         print("the deferred cat printed %.2f s after the other program's read" % ran_after)
-        self.assertLess(ran_after, 1.0)
+        # The ASan builds of the daemon and of laptop-modectl are several
+        # times slower at everything between the read and the exec.
+        self.assertLess(ran_after, 1.0 if os.environ.get("LM_SANITIZED", "0") == "0" else 3.0)
 
         # The waker's read is the spin-up; the deferred cat (the defer's
         # own pid: it exec'd) is named by none.

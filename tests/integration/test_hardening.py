@@ -184,9 +184,12 @@ class BigCallTest(DaemonTestCase):
         return worst, raw, bus
 
     def assert_prompt_call(self, kind, expected="at most 2097152 bytes"):
-        """The big call, refused; every read meanwhile within 50 ms of the
+        """The big call, refused; every read meanwhile within 50 ms (150 under ASan) of the
         daemon's time. A machine busy with other work can stall any process
         for that long: the measurement is taken up to three times."""
+        # The bound is the --werror build's; AddressSanitizer makes the
+        # daemon's parse of the refused call several times slower.
+        bound = 0.050 if os.environ.get("LM_SANITIZED", "0") == "0" else 0.150
         for attempt in range(3):
             result, reads = self.big_call_with_reads(kind)
             self.assertEqual(result["error"], "org.laptopmode.LaptopMode1.Error.InvalidArgs",
@@ -197,9 +200,10 @@ class BigCallTest(DaemonTestCase):
             print("%s: call %.0f ms, worst read %.1f ms (%.1f ms with the bus's transfer; the "
                   "bus's own worst %.1f ms)" % (kind, (result["t1"] - result["t0"]) * 1e3,
                                                 worst * 1e3, raw * 1e3, bus * 1e3))
-            if worst < 0.050:
+            if worst < bound:
                 return
-        self.fail("a property read took %.0f ms of the daemon's during the call" % (worst * 1e3))
+        self.fail("a property read took %.0f ms of the daemon's during the call (bound %.0f ms)"
+                  % (worst * 1e3, bound * 1e3))
 
     def assert_memory_flat(self):
         after = rss_kib(self.daemon.pid)

@@ -96,6 +96,16 @@ class MeasureTestCase(DaemonTestCase):
         self.assertIsNone(p.poll(), "the stand-in battery did not start")
         return p
 
+    def wait_first_window(self, p):
+        """Until the run's first window has begun: its SetMode("on") comes
+        after its signal handlers and bus subscriptions, so a signal, a
+        closed lid or a charger from now on is seen (a fixed sleep was not
+        enough for the ASan build on a slow machine)."""
+        self.wait_until(lambda: p.poll() is not None or self.properties()["Mode"] == "on",
+                        timeout=30, message="the run's first window (Mode on)")
+        self.assertIsNone(p.poll(), "laptop-modectl measure ended before its first window")
+        time.sleep(0.3)  # its reply and the progress bar's first line
+
     def measure_json(self, *args):
         r = self.ctl_run(*(list(args) + ["--json"]))
         self.assertEqual(r.returncode, 0, "%r\n%s" % (r, self.daemon_log()))
@@ -185,7 +195,8 @@ class UPowerMeasureTest(MeasureTestCase):
         p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s", "--json"), env=self.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
-        time.sleep(2.5)
+        self.wait_first_window(p)
+        time.sleep(2.2)  # into the second window
         self.assertIsNone(p.poll())
         self.set_upower("/org/freedesktop/UPower", UPOWER, "OnBattery", "<false>")
         out, err = p.communicate(timeout=10)
@@ -214,7 +225,7 @@ class UPowerMeasureTest(MeasureTestCase):
                              stdout=subprocess.PIPE, stderr=slave, text=True)
         os.close(slave)
         self.procs.append(p)
-        time.sleep(0.8)
+        self.wait_first_window(p)
         p.send_signal(signal.SIGINT)
         out, _ = p.communicate(timeout=10)
         progress = b""
@@ -237,7 +248,7 @@ class UPowerMeasureTest(MeasureTestCase):
                              env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
         self.procs.append(p)
-        time.sleep(0.8)
+        self.wait_first_window(p)
         self.set_upower("/org/freedesktop/UPower", UPOWER, "LidIsClosed", "<true>")
         out, err = p.communicate(timeout=10)
         self.assertEqual(p.returncode, 0, err)
@@ -253,7 +264,7 @@ class UPowerMeasureTest(MeasureTestCase):
         p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.4s", "--json"), env=self.env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
-        time.sleep(1.0)
+        self.wait_first_window(p)
         self.run_as(["gdbus", "call", "--system", "--dest", "org.freedesktop.login1",
                      "--object-path", "/org/freedesktop/login1", "--method",
                      "org.freedesktop.DBus.Mock.EmitSignal", "org.freedesktop.login1.Manager",
@@ -350,7 +361,7 @@ class SysfsMeasureTest(MeasureTestCase):
                                                        "--json"),
                              env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
-        time.sleep(1.0)
+        self.wait_first_window(p)
         self.supply("BAT0", status="Charging")
         out, err = p.communicate(timeout=10)
         self.assertEqual(p.returncode, 0, err)

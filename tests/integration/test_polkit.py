@@ -472,7 +472,10 @@ class PinnedAgentTest(PolkitTestCase):
             r = self.run_as(["/usr/bin/python3", timed, method], user=USERS["switcher"])
             answer = json.loads(r.out)
             self.assertIsNone(answer["error"], r)
-            self.assertLess(answer["seconds"], 1.0, "%s of another user took %.2f s"
+            # Not held behind the pinned checks (they wait 20 s); the ASan
+            # build's Start is several times slower than 1 s allows for.
+            bound = 1.0 if os.environ.get("LM_SANITIZED", "0") == "0" else 3.0
+            self.assertLess(answer["seconds"], bound, "%s of another user took %.2f s"
                             % (method, answer["seconds"]))
 
         rss_after = rss_kib(self.daemon.pid)
