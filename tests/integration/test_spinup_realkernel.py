@@ -673,11 +673,19 @@ class RealSpinUp:
             got = [json.loads(x) for x in lines.drain(IDLE + 4)]
             got = [g for g in got if g["Disk"] == disk]
             what = "%s, order %s: %r\n%s" % (fstype, order, got, self.daemon_log())
+            # Every writeback SpinUp names the writer of the inode it carries.
+            wb = [g for g in got if g["Via"] == "writeback"]
+            for g in wb:
+                if fstype == "btrfs" and g.get("Inode") == 1:
+                    self.assertIn(g["Comm"], self.WRITERS, what)
+                    continue
+                self.assertIn(g.get("Inode"), inodes, what)
+                self.assertEqual(g["Comm"], inodes[g["Inode"]], what)
             # A writer's write() may itself read first (btrfs's metadata,
             # for one): that read wakes the disk, named rightly after the
             # writer, and the writeback then finds the disk awake. Such a
-            # round says nothing of writeback's blame; the next order is
-            # tried instead.
+            # round says nothing of which write woke the disk; the next
+            # order is tried instead.
             if got and got[0]["Via"] != "writeback" and got[0]["Operation"] == "read":
                 self.assertIn(got[0]["Comm"], order, what)
                 skipped.append("%s (woken by %s's own read, %s, sector %s)"
@@ -686,14 +694,7 @@ class RealSpinUp:
                 print("# %s: order %s" % (fstype, skipped[-1]))
                 continue
             shown += 1
-            wb = [g for g in got if g["Via"] == "writeback"]
             self.assertTrue(wb, "no writeback SpinUp: " + what)
-            for g in wb:
-                if fstype == "btrfs" and g.get("Inode") == 1:
-                    self.assertIn(g["Comm"], self.WRITERS, what)
-                    continue
-                self.assertIn(g.get("Inode"), inodes, what)
-                self.assertEqual(g["Comm"], inodes[g["Inode"]], what)
             first = wb[0]
             if not (fstype == "btrfs" and first.get("Inode") == 1):
                 self.assertEqual(first["Comm"], order[0], what)
