@@ -16,7 +16,13 @@ cost. So by default the daemon watches one disk that is really idle: an
 ext4 loop disk of the script's own, mounted and left alone, with every
 other disk of the machine given Exclude=true (not watched: the BPF filters
 drop their I/O in the kernel). --all-disks watches the machine's disks
-instead. Not a timed test; `perf` is not needed.
+instead. With the loop disk, the daemon's state directory (its ledger and
+restore journal) sits on it, as /var/lib usually sits on the disk laptop
+mode keeps asleep, and the script counts that disk's spin-ups and the I/O
+it did over the idle time (/sys/block/loopN/stat), as spin-ups per hour:
+the daemon must not wake the disk it protects (issue 46). --max-lost-work
+shortens MaxLostWork so that an hour's worth of its periods fits in a
+shorter run. Not a timed test; `perf` is not needed.
 """
 
 import argparse
@@ -37,6 +43,13 @@ from test_spinup_realkernel import LoopExt4  # noqa: E402
 NS_MARK = "LM_BENCH_IDLE_NAMESPACE"
 EVENTS = re.compile(r"Spin-up of |Disk \S+: (standby|active)|Ledger: wrote|Disk \S+ armed"
                     r"|Flushed \d+ filesystems")
+
+
+def disk_io(disk):
+    """(reads, writes) completed on @disk: /sys/block/DISK/stat's 1st and 5th."""
+    with open("/sys/block/%s/stat" % disk) as f:
+        fields = f.read().split()
+    return int(fields[0]), int(fields[4])
 
 
 def switches(pid):
@@ -81,14 +94,19 @@ class Bench:
         first = len(self.procs)
         address = lmtest.start_system_bus_with_polkit(run_tmp, self.procs)
         services = self.procs[first:]
+        # On the watched loop disk when there is one (made 0700, the
+        # daemon's own, as systemd's StateDirectory= is).
+        state_base = self.fs.mnt if self.fs is not None else self.tmp
+        state_dir = os.path.join(state_base, "state-" + mode)
+        os.makedirs(state_dir, mode=0o700)
         env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address,
-                   STATE_DIRECTORY=os.path.join(self.tmp, "state-" + mode),
+                   STATE_DIRECTORY=state_dir,
                    LAPTOP_MODED_CONFIG=os.path.join(self.tmp, mode + ".conf"),
                    G_MESSAGES_DEBUG="all")
         env.pop("LAPTOP_MODED_ROOT", None)
         with open(env["LAPTOP_MODED_CONFIG"], "w") as f:
-            f.write("[LaptopMode]\nMode=%s\nRemount=false\nSpinUpIdle=%d\n"
-                    % (mode, self.args.idle))
+            f.write("[LaptopMode]\nMode=%s\nRemount=false\nSpinUpIdle=%d\nMaxLostWork=%d\n"
+                    % (mode, self.args.idle, self.args.max_lost_work))
             for name in self.excluded:
                 f.write("[Disk %s]\nExclude=true\n" % name)
         log_path = os.path.join(self.tmp, mode + ".log")
@@ -114,13 +132,22 @@ class Bench:
         if self.fs is not None and (self.fs.disk in excluded or not listed - excluded
                                     or line is None):
             raise RuntimeError("the daemon did not exclude the other disks:\n" + text())
+        # What the start wrote (the restore journal: durable before the
+        # change it guards) is on the disk before the idle time begins.
+        if self.fs is not None:
+            subprocess.run(["sync", "-f", state_dir], check=True)
+            time.sleep(self.args.idle + 1)
         start_log = len(text())
+        io_before = disk_io(self.fs.disk) if self.fs is not None else None
         before = switches(daemon.pid)
         t0 = time.monotonic()
         time.sleep(self.args.duration)
         after = switches(daemon.pid)
         wall = time.monotonic() - t0
+        io_after = disk_io(self.fs.disk) if self.fs is not None else None
         window = text()[start_log:]
+        state_spinups = (len(re.findall(r"Spin-up of %s " % re.escape(self.fs.disk), window))
+                         if self.fs is not None else None)
         events = len(EVENTS.findall(window))
         wakeups = sum(n - before.get(tid, 0) for tid, n in after.items())
         daemon.send_signal(signal.SIGTERM)
@@ -129,6 +156,9 @@ class Bench:
             lmtest.stop_process(p)
         backend = re.search(r"Spin-up attribution backend (\S+)", text())
         return {"mode": mode, "seconds": wall, "switches": wakeups,
+                "state_spinups": state_spinups,
+                "state_io": (None if io_before is None
+                             else tuple(a - b for a, b in zip(io_after, io_before))),
                 "per_min": wakeups * 60 / wall, "events": events,
                 "backend": backend.group(1) if backend else "none",
                 "event_driven": "no periodic re-check" in text(),
@@ -141,6 +171,7 @@ def main():
     ap.add_argument("--duration", type=float, default=600, help="seconds idle per mode (600)")
     ap.add_argument("--idle", type=int, default=20, help="SpinUpIdle (20, the default)")
     ap.add_argument("--modes", nargs="*", default=["off", "on"])
+    ap.add_argument("--max-lost-work", type=int, default=600, help="MaxLostWork (600, the default)")
     ap.add_argument("--daemon", default=lmtest.DAEMON, help="the laptop-moded binary")
     ap.add_argument("--all-disks", action="store_true",
                     help="watch the machine's disks instead of an idle loop disk of its own")
@@ -149,7 +180,7 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="print the logged events")
     args = ap.parse_args()
     if args.smoke:
-        args.duration, args.idle = 5, 2
+        args.duration, args.idle, args.max_lost_work = 5, 2, 2
     smoke = benchlib.begin(__file__, "idle_bench", args.smoke, NS_MARK)
     b = Bench(args)
     rows = []
@@ -165,12 +196,16 @@ def main():
     finally:
         b.cleanup()
     smoke.finish()
-    print("| laptop mode | backend | watched | idle | context switches | per minute | logged events |")
-    print("|---|---|---|---|---:|---:|---:|")
+    print("| laptop mode | backend | watched | idle | context switches | per minute | logged events "
+          "| state disk: spin-ups (per hour) | state disk: reads, writes |")
+    print("|---|---|---|---|---:|---:|---:|---:|---|")
     for r in rows:
-        print("| %s | %s%s | %s | %.0f s | %d | %.2f | %d |"
+        state = ("%d (%.1f)" % (r["state_spinups"], r["state_spinups"] * 3600 / r["seconds"])
+                 if r["state_spinups"] is not None else "n/a")
+        print("| %s | %s%s | %s | %.0f s | %d | %.2f | %d | %s | %s |"
               % (r["mode"], r["backend"], " (event-driven)" if r["event_driven"] else "",
-                 r["watched"], r["seconds"], r["switches"], r["per_min"], r["events"]))
+                 r["watched"], r["seconds"], r["switches"], r["per_min"], r["events"], state,
+                 "%d, %d" % r["state_io"] if r["state_io"] is not None else "n/a"))
 
 
 if __name__ == "__main__":

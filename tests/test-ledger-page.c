@@ -131,12 +131,13 @@ test_cursor_across_writes_and_compaction (void)
   gint64 now = g_get_real_time ();
   guint32 pid = 0;
 
-  /* A file with 100 records older than 30 days, which the next write
+  /* A file with 100 records a day past 30 days old, which the next write
    * drops (a compaction), and 100 recent ones. */
   for (guint i = 0; i < 100; i++)
     {
-      LmLedgerRecord r
-          = spinup_at (now - LM_LEDGER_MAX_AGE_US - (gint64) 3600 * G_USEC_PER_SEC + i, ++pid);
+      LmLedgerRecord r = spinup_at (now - LM_LEDGER_MAX_AGE_US - LM_LEDGER_COMPACT_SLACK_US
+                                        - (gint64) 3600 * G_USEC_PER_SEC + i,
+                                    ++pid);
       lm_ledger_record_encode (&r, file);
     }
   for (guint i = 0; i < 100; i++)

@@ -113,6 +113,12 @@ lm_report_json (const LmReport *report)
       json_builder_add_value (b, disk_json (d));
     }
   json_builder_end_object (b);
+  if (report->unwritten_since_us > 0)
+    {
+      member_int (b, "unwritten_since_us", report->unwritten_since_us);
+      json_builder_set_member_name (b, "unwritten_disk");
+      json_builder_add_string_value (b, report->unwritten_disk);
+    }
   lm_report_measurement_json (b, report);
   json_builder_end_object (b);
   return json_builder_get_root (b);

@@ -52,7 +52,32 @@ lm_report_free (LmReport *report)
     return;
   g_ptr_array_unref (report->disks);
   g_clear_pointer (&report->measurement, g_variant_unref);
+  g_free (report->unwritten_disk);
   g_free (report);
+}
+
+void
+lm_report_add_unwritten (LmReport *report, GVariant *summary)
+{
+  GVariantIter iter;
+  const char *disk;
+  GVariant *entry;
+  guint64 since;
+
+  if (summary == NULL || !g_variant_is_of_type (summary, G_VARIANT_TYPE ("a{sa{sv}}")))
+    return;
+  g_variant_iter_init (&iter, summary);
+  while (g_variant_iter_next (&iter, "{&s@a{sv}}", &disk, &entry))
+    {
+      if (g_variant_lookup (entry, "UnwrittenSince", "t", &since) && since > 0
+          && since <= G_MAXINT64)
+        {
+          report->unwritten_since_us = (gint64) since;
+          g_free (report->unwritten_disk);
+          report->unwritten_disk = g_strdup (disk);
+        }
+      g_variant_unref (entry);
+    }
 }
 
 /* Any integer type: GetLedger sends t and u, a JSON file brings x. */

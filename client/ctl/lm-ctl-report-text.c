@@ -122,6 +122,15 @@ lm_report_print_text (const LmReport *report, gboolean utf8)
   g_autofree char *to = lm_ctl_format_time (report->until_us);
 
   g_print ("Spin-up ledger from %s to %s\n", from, to);
+  if (report->unwritten_since_us > 0)
+    {
+      g_autofree char *since = lm_ctl_format_time (report->unwritten_since_us);
+      g_autofree char *disk = lm_ctl_safe (report->unwritten_disk);
+      /* They are shown above all the same; a crash is what loses them. */
+      g_print ("Records since %s wait in memory until %s is awake anyway (written then, at a "
+               "stop and before suspend; a crash would lose them)\n",
+               since, disk);
+    }
   if (report->disks->len == 0)
     g_print ("Nothing recorded.\n");
   for (guint i = 0; i < report->disks->len; i++)

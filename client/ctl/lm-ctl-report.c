@@ -216,6 +216,7 @@ lm_ctl_report (int argc, char **argv)
                           lm_exported_laptop_mode_get_laptop_mode_seconds (proxy));
       lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
       lm_report_add_measurement (report, lm_exported_laptop_mode_get_measurement (proxy));
+      lm_report_add_unwritten (report, lm_exported_laptop_mode_get_ledger_summary (proxy));
     }
   if (json)
     {

@@ -81,9 +81,15 @@ typedef struct
   gint64 since_us, until_us;
   GPtrArray *disks;      /* LmReportDisk, by name */
   GVariant *measurement; /* the daemon's Measurement (a{sv}), NULL: none saved */
+  /* Records that wait in memory for the state disk (LedgerSummary's
+   * UnwrittenSince): since when, 0 when none; on which disk. */
+  gint64 unwritten_since_us;
+  char *unwritten_disk;
 } LmReport;
 
 void lm_report_free (LmReport *report);
+/* From LedgerSummary (a{sa{sv}}, may be NULL): records not yet written. */
+void lm_report_add_unwritten (LmReport *report, GVariant *summary);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmReport, lm_report_free)
 
 /* How far back --since reaches: a year, leap day included. The ledger

@@ -437,6 +437,7 @@ lm_daemon_new (GError **error)
   lm_disks_set_excluded_func (self->disks, on_excluded, NULL);
   lm_disks_set_describe_func (self->disks, on_describe_disk, NULL);
   self->ledger = lm_ledger_new_in_state_dir ();
+  lm_ledger_set_disks (self->ledger, self->disks);
   lm_spinup_monitor_set_record_func (self->spinup, lm_ledger_note_spinup, self->ledger);
   lm_disks_set_power_func (self->disks, on_disk_power, self);
   self->waiters = lm_waiters_new (self->skeleton, self->disks, waiters_why_now, self);

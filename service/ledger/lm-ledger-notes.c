@@ -255,6 +255,9 @@ lm_ledger_note_sleep (LmLedger *self, gboolean suspended)
           lm_ledger_close_intervals (self);
           self->paused_since = now;
         }
+      /* Before the suspend's own sync: what waited is not lost with a
+       * battery that runs out while suspended. */
+      lm_ledger_flush_or_warn (self, FALSE);
       return;
     }
   if (self->paused_since == 0)

@@ -40,6 +40,7 @@ struct _LmLedger
   LmLedgerChangedFunc changed_func; /* lm-ledger-dbus.c: LedgerSummary */
   gpointer changed_data;
   char *state_disk;
+  LmDisks *disks; /* borrowed: asked whether the state disk is awake */
   gboolean defer;
   guint max_wait_s;
   guint timer_id;
@@ -67,6 +68,9 @@ struct _LmLedger
   /* The latest end of a record the file held when this ledger started:
    * the daemon was stopped from there to start_us (none if not before). */
   gint64 stopped_from_us;
+  /* When the oldest record that waits in memory was appended; 0: none
+   * waits (LedgerSummary's UnwrittenSince, for the state disk). */
+  gint64 unwritten_since_us;
 };
 
 #define LM_LEDGER_MAX_PAUSES 64
@@ -76,6 +80,8 @@ gint64 lm_ledger_local_midnight_us (gint64 now_us);
 DiskDay *lm_ledger_day_of (LmLedger *self, const char *disk);
 void lm_ledger_roll_day (LmLedger *self, gint64 now_us);
 void lm_ledger_publish (LmLedger *self);
+/* Collects what the kernel holds (activity), once at a time. */
+void lm_ledger_drain (LmLedger *self);
 void lm_ledger_flush_or_warn (LmLedger *self, gboolean closing);
 /* @r was counted in today's summary already. */
 void lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r);

@@ -3,24 +3,26 @@
  * appended to <state dir>/ledger, each framed with a magic, a length and a
  * CRC32, so a torn or corrupt record is skipped on load and never spoils
  * the rest; compaction (30 days, 2 MiB, oldest dropped first) replaces the
- * file atomically. It must never wake a disk to write itself: new records
- * wait in memory while laptop mode is on until the disk holding the state
- * directory wakes anyway, at most MaxLostWork seconds (laptop mode allows
- * that much loss) or LM_LEDGER_MAX_PENDING records, and at shutdown.
+ * file atomically. It must never wake a disk to write itself: while laptop
+ * mode is on, new records wait in memory until the disk holding the state
+ * directory is awake anyway (a wake for someone else, or awake when
+ * MaxLostWork has passed), and are written then, at Stop, before suspend
+ * and at shutdown; only LM_LEDGER_MAX_PENDING waiting records force a
+ * write. Compaction is a write like any other: never while that disk
+ * sleeps, and by age at most once a day (LM_LEDGER_COMPACT_SLACK_US).
  *
- * What a kill -9 loses: the records still waiting in memory, that is at most
- * the last MaxLostWork seconds (and at most 4096 records) while laptop mode
- * is on, nothing while it is off, and the open asleep/awake interval of each
- * disk (written when it ends or at a clean stop). Appends are not fsync()ed
- * (that would spin the disk up): a power loss can also lose what the kernel
- * had not written back, and the CRC skips the torn record it may leave. */
+ * What a kill -9 loses: the records still waiting in memory (at most 4096;
+ * LedgerSummary's UnwrittenSince says since when), nothing while laptop
+ * mode is off, and the open asleep/awake interval of each disk (written
+ * when it ends or at a clean stop). A write made because the disk is
+ * awake is synced at once (syncfs, in a worker), in that spin-up: left to
+ * writeback, its pages would wake the disk later. Other appends are not: a power loss can
+ * also lose what the kernel had not written back, and the CRC skips the
+ * torn record it may leave. */
+#define _GNU_SOURCE /* syncfs */
 #include "config.h"
 
 #include "lm-ledger.h"
-#include "lm-paths.h"
-#include "lm-blockdev.h"
-
-#include <sys/sysmacros.h>
 
 #include <sys/stat.h>
 
@@ -117,6 +119,8 @@ lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work, guint l
   DiskDay *d;
 
   lm_ledger_roll_day (self, now);
+  if (self->unwritten_since_us != 0 && self->state_disk != NULL)
+    lm_ledger_day_of (self, self->state_disk); /* where UnwrittenSince is said */
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, (gpointer *) &disk, (gpointer *) &d))
     {
@@ -132,6 +136,9 @@ lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work, guint l
       g_variant_builder_add (&e, "{sv}", "LastWake",
                              g_variant_new_uint64 ((guint64) MAX (0, d->last_wake_us)));
       lm_ledger_nvme_summary (self, disk, d, now, laptop_mode_seconds, disks, max_lost_work, &e);
+      if (self->unwritten_since_us != 0 && g_strcmp0 (disk, self->state_disk) == 0)
+        g_variant_builder_add (&e, "{sv}", "UnwrittenSince",
+                               g_variant_new_uint64 ((guint64) self->unwritten_since_us));
       g_autofree char *name = g_utf8_make_valid (disk, -1);
       g_variant_builder_add (&b, "{s@a{sv}}", name, g_variant_builder_end (&e));
     }
@@ -229,8 +236,31 @@ compact (LmLedger *self, const guint8 *extra, gsize extra_len, GError **error)
   return TRUE;
 }
 
+static void
+syncfs_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  int fd = GPOINTER_TO_INT (data);
+
+  if (syncfs (fd) < 0)
+    g_debug ("Ledger: syncfs: %s", g_strerror (errno));
+  close (fd);
+}
+
+/* The records were written because the state disk is awake: everything
+ * dirty on its filesystem goes now, in this spin-up (syncfs, not fdatasync:
+ * ext4's journalled metadata and btrfs's transaction would otherwise reach
+ * it later, from writeback, and wake it). Off the main loop; takes @fd. */
+static void
+sync_in_background (int fd)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, NULL, NULL, NULL);
+
+  g_task_set_task_data (task, GINT_TO_POINTER (fd), NULL);
+  g_task_run_in_thread (task, syncfs_thread);
+}
+
 static gboolean
-append (LmLedger *self, const guint8 *data, gsize length, GError **error)
+append (LmLedger *self, const guint8 *data, gsize length, gboolean sync, GError **error)
 {
   int fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   gsize done = 0;
@@ -247,6 +277,8 @@ append (LmLedger *self, const guint8 *data, gsize length, GError **error)
       done += (gsize) n;
     }
   int saved = errno;
+  if (fd >= 0 && done == length && sync)
+    sync_in_background (fd), fd = -1;
   if (fd >= 0)
     close (fd);
   self->file_size += done;
@@ -295,8 +327,8 @@ load (LmLedger *self)
 
 /* --- pending records ----------------------------------------------------------- */
 
-static void
-drain (LmLedger *self)
+void
+lm_ledger_drain (LmLedger *self)
 {
   /* The drain hands records back through lm_ledger_note_activity(), which
    * may flush: not again from there. */
@@ -307,12 +339,22 @@ drain (LmLedger *self)
   self->draining = FALSE;
 }
 
+/* Whether the records wait for the state disk: laptop mode is on and a
+ * disk is under the state directory. An excluded state disk is not kept
+ * asleep (nor watched: its wake-ups are never heard of), so there is
+ * nothing to wait for. */
+static gboolean
+waits_for_disk (LmLedger *self)
+{
+  return self->defer && self->state_disk != NULL && !lm_excluded_has (self->state_disk);
+}
+
 gboolean
 lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
 {
   gboolean ok;
 
-  drain (self);
+  lm_ledger_drain (self);
   lm_ledger_close_activity (self, closing);
   if (closing)
     {
@@ -331,17 +373,24 @@ lm_ledger_flush (LmLedger *self, gboolean closing, GError **error)
   g_clear_handle_id (&self->timer_id, g_source_remove);
   if (self->n_pending == 0)
     return TRUE;
+  /* By age at most once a day: compaction keeps what ended in the last 30
+   * days, so the oldest record kept is a day from the next one. */
   if (self->file_size + self->pending->len > LM_LEDGER_MAX_BYTES
-      || self->oldest_us < g_get_real_time () - LM_LEDGER_MAX_AGE_US)
+      || self->oldest_us < g_get_real_time () - LM_LEDGER_MAX_AGE_US - LM_LEDGER_COMPACT_SLACK_US)
     ok = compact (self, self->pending->data, self->pending->len, error);
   else
-    ok = append (self, self->pending->data, self->pending->len, error);
+    ok = append (self, self->pending->data, self->pending->len, waits_for_disk (self), error);
   if (!ok)
     return FALSE;
   g_debug ("Ledger: wrote %u records", self->n_pending);
   g_byte_array_set_size (self->pending, 0);
   self->n_pending = 0;
   self->pending_gen++;
+  if (self->unwritten_since_us != 0)
+    {
+      self->unwritten_since_us = 0;
+      lm_ledger_publish (self);
+    }
   return TRUE;
 }
 
@@ -360,7 +409,12 @@ on_timer (gpointer user_data)
   LmLedger *self = user_data;
 
   self->timer_id = 0;
-  g_debug ("Ledger: records waited MaxLostWork, writing them");
+  if (waits_for_disk (self) && lm_ledger_state_disk_asleep (self))
+    {
+      g_debug ("Ledger: %u records wait for disk %s to wake", self->n_pending, self->state_disk);
+      return G_SOURCE_REMOVE;
+    }
+  g_debug ("Ledger: records waited MaxLostWork on an awake disk, writing them");
   lm_ledger_flush_or_warn (self, FALSE);
   return G_SOURCE_REMOVE;
 }
@@ -382,11 +436,16 @@ lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   lm_ledger_index_add (self->index, self->pending->data + before, self->pending->len - before);
-  self->n_pending++;
-  /* An excluded state disk is not kept asleep (nor watched: its wake-ups
-   * are never heard of), so there is nothing to wait for. */
-  gboolean wait_for_disk
-      = self->defer && self->state_disk != NULL && !lm_excluded_has (self->state_disk);
+  if (self->n_pending++ == 0)
+    {
+      self->unwritten_since_us = g_get_real_time ();
+      lm_ledger_publish (self);
+    }
+  gboolean wait_for_disk = waits_for_disk (self);
+  if (self->n_pending >= LM_LEDGER_MAX_PENDING && wait_for_disk
+      && lm_ledger_state_disk_asleep (self))
+    g_message ("Ledger: %u records waited for disk %s to wake; writing them now (it may spin up)",
+               self->n_pending, self->state_disk);
   if ((!self->holding && !self->batching && !wait_for_disk)
       || self->n_pending >= LM_LEDGER_MAX_PENDING)
     lm_ledger_flush_or_warn (self, FALSE);
@@ -411,93 +470,6 @@ lm_ledger_pending (LmLedger *self)
   return self->n_pending;
 }
 
-/* --- reading ----------------------------------------------------------------- */
-
-static void
-page_one (const guint8 *data, gsize size, gpointer user_data)
-{
-  g_byte_array_append (user_data, data, size);
-}
-
-static int
-compare_disk (gconstpointer a, gconstpointer b)
-{
-  return strcmp (((const LmLedgerRecord *) a)->disk, ((const LmLedgerRecord *) b)->disk);
-}
-
-gboolean
-lm_ledger_check_cursor (LmLedger *self, const char *cursor, GError **error)
-{
-  guint64 seq;
-
-  return lm_ledger_index_parse_cursor (self->index, cursor, &seq, error);
-}
-
-GBytes *
-lm_ledger_page (LmLedger *self, gint64 since_us, gint64 until_us, const char *cursor, guint limit,
-                char **next_cursor, guint *count, GError **error)
-{
-  g_autoptr (GByteArray) b = g_byte_array_new ();
-  g_autoptr (GArray) open = g_array_new (FALSE, FALSE, sizeof (LmLedgerRecord));
-  GHashTableIter iter;
-  DiskDay *d;
-  guint64 seq, next;
-
-  if (!lm_ledger_index_parse_cursor (self->index, cursor, &seq, error))
-    return NULL;
-  if (cursor[0] == '\0')
-    {
-      /* A first page: show the kernel's activity up to now (awake anyway). */
-      drain (self);
-      if (self->n_pending > 0 && !self->defer) /* a held spin-up waits on */
-        lm_ledger_flush_or_warn (self, FALSE);
-      /* The flush may have rewritten the file, and so the epoch. */
-      if (!lm_ledger_index_parse_cursor (self->index, cursor, &seq, error))
-        return NULL;
-    }
-  g_hash_table_iter_init (&iter, self->days);
-  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &d))
-    {
-      if (d->has_open)
-        g_array_append_val (open, d->open);
-    }
-  /* Past the indexed records, in an order that stays from page to page. */
-  g_array_sort (open, compare_disk);
-  *count
-      = lm_ledger_index_page (self->index, since_us, until_us, seq, limit,
-                              (const LmLedgerRecord *) open->data, open->len, page_one, b, &next);
-  *next_cursor = next == 0 ? g_strdup ("") : lm_ledger_index_format_cursor (self->index, next);
-  return g_byte_array_free_to_bytes (g_steal_pointer (&b));
-}
-
-static void
-to_variant (const LmLedgerRecord *r, gsize offset, gsize size, gpointer user_data)
-{
-  g_variant_builder_add_value (user_data, lm_ledger_record_to_variant (r));
-}
-
-GVariant *
-lm_ledger_records_to_variant (GBytes *records)
-{
-  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
-  gsize length = 0;
-  const guint8 *data = g_bytes_get_data (records, &length);
-
-  lm_ledger_parse (data, length, to_variant, &b, NULL);
-  return g_variant_ref_sink (g_variant_builder_end (&b));
-}
-
-GVariant *
-lm_ledger_query (LmLedger *self, gint64 since_us, gint64 until_us, guint max)
-{
-  g_autofree char *next = NULL;
-  guint count;
-  g_autoptr (GBytes) records
-      = lm_ledger_page (self, since_us, until_us, "", max, &next, &count, NULL);
-
-  return lm_ledger_records_to_variant (records);
-}
-
 /* --- life cycle ----------------------------------------------------------------- */
 
 LmLedger *
@@ -515,21 +487,6 @@ lm_ledger_new (const char *path)
   self->paused = g_array_new (FALSE, FALSE, sizeof (gint64));
   load (self);
   return self;
-}
-
-void
-lm_ledger_set_state_disk (LmLedger *self, const char *disk)
-{
-  g_free (self->state_disk);
-  self->state_disk = g_strdup (disk);
-  g_message ("Ledger %s waits for disk %s to wake while laptop mode is on", self->path,
-             disk != NULL ? disk : "(none: written at once)");
-}
-
-const char *
-lm_ledger_get_state_disk (LmLedger *self)
-{
-  return self->state_disk;
 }
 
 void
@@ -556,21 +513,4 @@ lm_ledger_free (LmLedger *self)
   g_free (self->state_disk);
   g_free (self->path);
   g_free (self);
-}
-
-/* The ledger in the state directory, waiting for the disk under it. */
-LmLedger *
-lm_ledger_new_in_state_dir (void)
-{
-  g_autofree char *path = g_build_filename (lm_state_dir (), "ledger", NULL);
-  LmLedger *ledger = lm_ledger_new (path);
-  g_autofree char *disk = NULL;
-  struct stat st;
-
-  g_mkdir_with_parents (lm_state_dir (), 0755);
-  /* Major 0: no block device under it (tmpfs), so nothing to wake. */
-  if (stat (lm_state_dir (), &st) == 0 && major (st.st_dev) != 0)
-    disk = lm_blockdev_disk_for_devnum (major (st.st_dev), minor (st.st_dev));
-  lm_ledger_set_state_disk (ledger, disk);
-  return ledger;
 }

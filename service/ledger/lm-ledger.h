@@ -5,6 +5,7 @@
 #include <gio/gio.h>
 
 #include "lm-attrib.h"
+#include "lm-disks.h"
 #include "lm-ledger-record.h"
 #include "lm-smart.h"
 
@@ -13,6 +14,9 @@ G_BEGIN_DECLS
 #define LM_LEDGER_MAX_BYTES (2 * 1024 * 1024)
 #define LM_LEDGER_MAX_AGE_US ((gint64) 30 * 24 * 3600 * G_USEC_PER_SEC)
 #define LM_LEDGER_MAX_PENDING 4096
+/* Compaction by age waits until the oldest record is this much past 30
+ * days: once a day, not at every write of a month-old ledger. */
+#define LM_LEDGER_COMPACT_SLACK_US ((gint64) 24 * 3600 * G_USEC_PER_SEC)
 #define LM_LEDGER_MAX_QUERY 100000
 /* Activity records per disk and local day, at most (one more may carry
  * over midnight): about 33 KB a day per disk. */
@@ -31,8 +35,16 @@ void lm_ledger_free (LmLedger *ledger);
  * once (no disk under the state directory, as on tmpfs). */
 void lm_ledger_set_state_disk (LmLedger *ledger, const char *disk);
 const char *lm_ledger_get_state_disk (LmLedger *ledger);
-/* While laptop mode is on, records wait for the state disk to wake, at
- * most @max_wait_s seconds; while off they are written at once. */
+/* Whether the state disk counts asleep now: as the disks say (@disks,
+ * borrowed, which the daemon frees after the ledger), else as
+ * lm_ledger_note_power was last told. */
+void lm_ledger_set_disks (LmLedger *ledger, LmDisks *disks);
+gboolean lm_ledger_state_disk_asleep (LmLedger *ledger);
+/* While laptop mode is on, records wait for the state disk to be awake
+ * anyway: its wake for someone else, or @max_wait_s seconds on a disk that
+ * stayed awake; never a write to a sleeping state disk (but at Stop,
+ * suspend, shutdown or LM_LEDGER_MAX_PENDING records). While off they are
+ * written at once. */
 void lm_ledger_set_deferring (LmLedger *ledger, gboolean defer, guint max_wait_s);
 
 /* An LmSpinUpFunc. */
