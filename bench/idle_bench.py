@@ -136,7 +136,9 @@ class Bench:
         # change it guards) is on the disk before the idle time begins.
         if self.fs is not None:
             subprocess.run(["sync", "-f", state_dir], check=True)
-            time.sleep(self.args.idle + 1)
+            # That sync is a write: the engine's flush follows it
+            # (LaptopModeSeconds, 2 by default), then the disk goes quiet.
+            time.sleep(self.args.idle + 5)
         start_log = len(text())
         io_before = disk_io(self.fs.disk) if self.fs is not None else None
         before = switches(daemon.pid)
