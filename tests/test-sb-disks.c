@@ -112,7 +112,10 @@ setup_sysfs (LmFakeRoot *f, gconstpointer data)
                     "42 1 0:50 /@home /home rw - btrfs /dev/mapper/luks-home rw,subvol=/@home\n"
                     "43 1 0:51 / /mnt/c rw - btrfs /dev/mapper/luks-1234 rw\n"
                     "44 1 0:52 / /mnt/d rw - bcachefs /dev/sdb1:/dev/sdc rw\n"
-                    "45 1 0:53 / /mnt/e rw - overlay overlay rw,lowerdir=/a,upperdir=/b\n");
+                    "45 1 0:53 / /mnt/e rw - overlay overlay rw,lowerdir=/a,upperdir=/b\n"
+                    /* A user's FUSE mounts naming real disks (issue 48). */
+                    "46 1 0:54 / /home/u/x rw,nosuid,nodev - fuse.sshfs /dev/sda rw,user_id=1000\n"
+                    "47 1 0:55 / /home/u/y rw,nosuid,nodev - fuse /dev/loop0 rw,user_id=1000\n");
   lm_fake_root_put (f, "/dev/sdb1", "");
   lm_fake_root_put (f, "/dev/sdc", "");
 }
@@ -231,6 +234,9 @@ test_for_mount (LmFakeRoot *f, gconstpointer data)
     { 0, 51, "btrfs", "/dev/mapper/luks-1234", "sda" },
     { 0, 52, "bcachefs", "/dev/sdb1:/dev/sdc", "sdb,sdc" },
     { 0, 53, "overlay", "overlay", "" },
+    /* A source a user chose names no disk: not sda's, not the btrfs's. */
+    { 0, 54, "fuse.sshfs", "/dev/sda", "" },
+    { 0, 55, "fuse", "/dev/loop0", "" },
     { 8, 2, "ext4", "/dev/sda2", "sda" },
     { 254, 1, "ext4", "/dev/mapper/vg-root", "sda" },
     { 9, 0, "ext4", "/dev/md0", "sda,sdb" },

@@ -52,13 +52,21 @@ G_BEGIN_DECLS
  * own watches (UPower, logind, power-profiles-daemon), stay well below. */
 #define LM_LIMIT_SUBSCRIBERS_PER_UID 16
 #define LM_LIMIT_SUBSCRIBERS 128
-/* WaitAwake: its max_seconds (a day), and waiters per connection, per user
- * and in all. Each connection waiting costs a match rule (its watch), as
+/* WaitAwake: its max_seconds (a day), and waiters per connection and in
+ * all. Each connection waiting costs a match rule (its watch), as
  * a subscriber does: 64 more stay below the bus's 512 with those above. */
 #define LM_LIMIT_WAIT_SECONDS 86400
 #define LM_LIMIT_WAITERS_PER_SENDER 4
-#define LM_LIMIT_WAITERS_PER_UID 32
 #define LM_LIMIT_WAITERS 64
+/* The 64 in classes, so that none crowds out another: people's accounts
+ * (uid 1000 and up, Debian's UID_MIN; nobody among them) together 32,
+ * system accounts (1 to 999: man-db.service runs as man) 16, root (the
+ * drop-ins' updatedb, fstrim) 16. Two users can fill their own class, never
+ * the waits of the system's maintenance jobs. */
+#define LM_LIMIT_WAITERS_USERS 32
+#define LM_LIMIT_WAITERS_SYSTEM 16
+#define LM_LIMIT_WAITERS_ROOT 16
+#define LM_FIRST_USER_UID 1000
 /* Waits kept in the ledger per user, refilled over an hour: Debian's
  * timers are a handful a day; a caller looping on short waits must not
  * push a month of spin-ups out of its 2 MiB. */

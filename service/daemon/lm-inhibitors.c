@@ -4,14 +4,20 @@
  * mode off forever. Cookies come from the kernel's random source so one
  * client cannot guess and release another's hold. Also owns the quiet
  * period after the last hold (lm-inhibitors.h) and the log of holders:
- * each holder once, repeats summed up, never a line per hold. */
+ * each holder once, repeats summed up, never a line per hold. A hold
+ * lasts as long as its reason: when logind says sessions changed, each
+ * holder is asked of polkit again, and one no longer allowed (its session
+ * closed or went inactive) loses its holds, told by HoldDropped. */
 #include "lm-inhibitors.h"
 
 #include <string.h>
 #include <sys/random.h>
 
+#include "lm-auth.h"
 #include "lm-error.h"
 #include "lm-limits.h"
+#include "lm-logind.h"
+#include "lm-names.h"
 
 typedef struct
 {
@@ -30,10 +36,12 @@ struct _LmInhibitors
   GPtrArray *holds; /* LmInhibitor, in the order taken */
   LmInhibitorsFunc changed;
   gpointer user_data;
-  gint64 quiet_us;     /* the quiet period now */
-  gint64 last_change;  /* monotonic µs a hold last came or went; 0: never */
-  GHashTable *holders; /* "uid:application" → repeats not yet logged */
-  guint others;        /* holds by holders past LM_HOLD_HOLDERS_LOGGED */
+  gint64 quiet_us;           /* the quiet period now */
+  gint64 last_change;        /* monotonic µs a hold last came or went; 0: never */
+  GHashTable *holders;       /* "uid:application" → repeats not yet logged */
+  guint others;              /* holds by holders past LM_HOLD_HOLDERS_LOGGED */
+  LmLogind *logind;          /* from the first hold on: sessions changed */
+  GCancellable *cancellable; /* re-checks in flight */
 };
 
 static void
@@ -57,6 +65,7 @@ lm_inhibitors_new (GDBusConnection *bus, LmInhibitorsFunc changed, gpointer user
   self->user_data = user_data;
   self->quiet_us = LM_HOLD_QUIET_MIN_MS * G_TIME_SPAN_MILLISECOND;
   self->holders = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->cancellable = g_cancellable_new ();
   return self;
 }
 
@@ -65,6 +74,9 @@ lm_inhibitors_free (LmInhibitors *self)
 {
   if (self == NULL)
     return;
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_pointer (&self->logind, lm_logind_free);
   g_ptr_array_unref (self->holds);
   g_hash_table_unref (self->holders);
   g_clear_object (&self->bus);
@@ -156,6 +168,86 @@ holder_vanished (GDBusConnection *bus, const char *name, gpointer user_data)
       self->last_change = g_get_monotonic_time ();
       notify (self);
     }
+}
+
+/* --- re-checks ---------------------------------------------------------- */
+
+typedef struct
+{
+  LmInhibitors *self;
+  char *sender;
+} LmHoldRecheck;
+
+static void
+hold_recheck_free (gpointer data)
+{
+  LmHoldRecheck *r = data;
+
+  g_free (r->sender);
+  g_free (r);
+}
+
+static void
+hold_rechecked (LmAuthVerdict verdict, const LmAuthViewer *viewer, const char *why,
+                gpointer user_data)
+{
+  LmHoldRecheck *r = user_data;
+  LmInhibitors *self = r->self;
+  gboolean removed = FALSE;
+
+  /* No answer is not a refusal (polkitd restarting, too many checks):
+   * the holds stay, as subscriptions do. */
+  if (verdict != LM_AUTH_DENIED)
+    {
+      if (verdict != LM_AUTH_ALLOWED)
+        g_message ("Holder %s: %s; its holds stay", r->sender, why);
+      return;
+    }
+  g_autofree char *reason = g_strdup_printf (
+      "No longer authorized to hold laptop mode off after a session change: %s", why);
+  for (guint i = self->holds->len; i > 0; i--)
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i - 1);
+      g_autoptr (GError) error = NULL;
+      if (!g_str_equal (inh->sender, r->sender))
+        continue;
+      g_message ("Dropped the hold of %s (%s, uid %u, \"%s\"): %s", inh->application, inh->sender,
+                 inh->uid, inh->reason, why);
+      if (!g_dbus_connection_emit_signal (self->bus, inh->sender, LM_OBJECT_PATH, LM_INTERFACE,
+                                          "HoldDropped",
+                                          g_variant_new ("(us)", inh->cookie, reason), &error))
+        g_debug ("Cannot send HoldDropped to %s: %s", inh->sender, error->message);
+      g_ptr_array_remove_index (self->holds, i - 1);
+      removed = TRUE;
+    }
+  if (removed)
+    {
+      self->last_change = g_get_monotonic_time ();
+      notify (self);
+    }
+}
+
+/* Sessions or seats changed: each holder's inhibit action is asked again,
+ * without interaction and without the call's details (as Release). */
+static void
+on_sessions_changed (gpointer user_data)
+{
+  LmInhibitors *self = user_data;
+  g_autoptr (GHashTable) asked = g_hash_table_new (g_str_hash, g_str_equal);
+
+  for (guint i = 0; i < self->holds->len; i++)
+    {
+      LmInhibitor *inh = g_ptr_array_index (self->holds, i);
+      if (!g_hash_table_add (asked, inh->sender))
+        continue;
+      LmHoldRecheck *r = g_new0 (LmHoldRecheck, 1);
+      r->self = self;
+      r->sender = g_strdup (inh->sender);
+      lm_auth_recheck (self->bus, inh->sender, "Release", self->cancellable, hold_rechecked, r,
+                       hold_recheck_free);
+    }
+  if (g_hash_table_size (asked) > 0)
+    g_debug ("Sessions changed; checking %u holders again", g_hash_table_size (asked));
 }
 
 static guint32
@@ -302,6 +394,8 @@ lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid, const ch
   if (self->bus != NULL)
     inh->watch = g_bus_watch_name_on_connection (self->bus, sender, G_BUS_NAME_WATCHER_FLAGS_NONE,
                                                  NULL, holder_vanished, self, NULL);
+  if (self->bus != NULL && self->logind == NULL)
+    self->logind = lm_logind_new (self->bus, on_sessions_changed, self);
   g_ptr_array_add (self->holds, inh);
   *cookie = inh->cookie;
   log_holder (self, uid, application, reason);

@@ -168,8 +168,8 @@ on_sender_vanished (GDBusConnection *connection, const char *name, gpointer user
 
 /* --- who waits ----------------------------------------------------------- */
 
-/* The service a process runs in: the last part of its cgroup path when
- * that is a systemd service ("/system.slice/man-db.service"), else "". */
+/* The service a process runs in, from its cgroup: "man-db.service" in
+ * system.slice, "backup.service of user 1000" in a user's manager, else "". */
 static void
 unit_of (guint32 pid, char unit[256])
 {
@@ -181,24 +181,7 @@ unit_of (guint32 pid, char unit[256])
   unit[0] = '\0';
   if (!g_file_get_contents (path, &text, &len, NULL) || len > 64 * 1024)
     return;
-  /* cgroup v2 ("0::/path"); under v1, systemd's own hierarchy. */
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      const char *p = g_str_has_prefix (lines[i], "0::") ? lines[i] + 3
-                      : strstr (lines[i], ":name=systemd:") != NULL
-                          ? strstr (lines[i], ":name=systemd:") + 14
-                          : NULL;
-      const char *last = p != NULL ? strrchr (p, '/') : NULL;
-      if (last == NULL || !g_str_has_suffix (last + 1, ".service") || strlen (last + 1) >= 256)
-        continue;
-      /* A name from the process's own cgroup path: kept only as plain text. */
-      for (const char *c = last + 1; *c != '\0'; c++)
-        if (!g_ascii_isgraph (*c))
-          return;
-      g_strlcpy (unit, last + 1, 256);
-      return;
-    }
+  lm_waiters_unit_from_cgroup (text, unit, 256);
 }
 
 static void
@@ -358,21 +341,40 @@ disks_for_target (LmWaiters *self, const char *target, GError **error)
 
 /* --- caps ---------------------------------------------------------------- */
 
+G_STATIC_ASSERT (LM_LIMIT_WAITERS_USERS + LM_LIMIT_WAITERS_SYSTEM + LM_LIMIT_WAITERS_ROOT
+                 == LM_LIMIT_WAITERS);
+
+typedef enum
+{
+  CLASS_ROOT,
+  CLASS_SYSTEM,
+  CLASS_USERS,
+} WaiterClass;
+
+static WaiterClass
+class_of (guint32 uid)
+{
+  return uid == 0 ? CLASS_ROOT : uid < LM_FIRST_USER_UID ? CLASS_SYSTEM : CLASS_USERS;
+}
+
 static gboolean
 within_caps (LmWaiters *self, const char *sender, guint32 uid, GError **error)
 {
+  static const struct
+  {
+    guint cap;
+    const char *who;
+  } classes[] = {
+    [CLASS_ROOT] = { LM_LIMIT_WAITERS_ROOT, "from root" },
+    [CLASS_SYSTEM] = { LM_LIMIT_WAITERS_SYSTEM, "from system accounts (uid 1 to 999)" },
+    [CLASS_USERS] = { LM_LIMIT_WAITERS_USERS, "from users' accounts (uid 1000 and up)" },
+  };
   LmWaitingSender *s = g_hash_table_lookup (self->senders, sender);
+  WaiterClass class = class_of (uid);
   GHashTableIter iter;
   gpointer value;
-  guint of_uid = 0;
+  guint of_class = 0;
 
-  if (self->waiters->len >= LM_LIMIT_WAITERS)
-    {
-      g_set_error (error, LM_ERROR, LM_ERROR_LIMIT_EXCEEDED,
-                   "Too many WaitAwake callers waiting: at most %d in all; run the work now",
-                   LM_LIMIT_WAITERS);
-      return FALSE;
-    }
   if (s != NULL && s->waiting >= LM_LIMIT_WAITERS_PER_SENDER)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_LIMIT_EXCEEDED,
@@ -382,13 +384,16 @@ within_caps (LmWaiters *self, const char *sender, guint32 uid, GError **error)
     }
   g_hash_table_iter_init (&iter, self->senders);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (((LmWaitingSender *) value)->uid == uid)
-      of_uid += ((LmWaitingSender *) value)->waiting;
-  if (of_uid >= LM_LIMIT_WAITERS_PER_UID)
+    {
+      const LmWaitingSender *other = value;
+      if (class_of (other->uid) == class)
+        of_class += other->waiting;
+    }
+  if (of_class >= classes[class].cap)
     {
       g_set_error (error, LM_ERROR, LM_ERROR_LIMIT_EXCEEDED,
-                   "Too many WaitAwake calls waiting for user %u: at most %d", uid,
-                   LM_LIMIT_WAITERS_PER_UID);
+                   "Too many WaitAwake callers waiting %s: at most %u; run the work now",
+                   classes[class].who, classes[class].cap);
       return FALSE;
     }
   return TRUE;

@@ -42,4 +42,10 @@ guint lm_waiters_count (LmWaiters *waiters);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmWaiters, lm_waiters_free)
 
+/* The systemd unit a cgroup file (/proc/PID/cgroup) places its process in:
+ * "man-db.service" for the system's own (system.slice), "NAME.service of
+ * user UID" for one of a user's manager, else "" (plain ASCII, at most
+ * @size - 1 bytes). */
+void lm_waiters_unit_from_cgroup (const char *text, char *unit, gsize size);
+
 G_END_DECLS

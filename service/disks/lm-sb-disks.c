@@ -168,11 +168,15 @@ add_source_device (GArray *out, const char *fstype, const char *source)
 }
 
 /* A superblock without a block device of its own: its mount source says
- * which device(s) it was mounted from. */
+ * which device(s) it was mounted from, for btrfs and bcachefs, which the
+ * kernel mounted from devices it opened itself and which no user can
+ * mount. Any other source is a name someone chose: a user's FUSE mount
+ * with -o fsname=/dev/sda is no part of sda (its I/O is not sda's, and
+ * root's flush never opens it). */
 static void
 add_sources (GArray *out, const char *fstype, const char *source)
 {
-  if (source == NULL)
+  if (source == NULL || (g_strcmp0 (fstype, "btrfs") != 0 && g_strcmp0 (fstype, "bcachefs") != 0))
     return;
   /* bcachefs names all its devices, colon-separated. */
   g_auto (GStrv) sources = g_strcmp0 (fstype, "bcachefs") == 0 ? g_strsplit (source, ":", -1)

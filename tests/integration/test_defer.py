@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import time
+import uuid
 
 import lmpolkit
 import lmtest
@@ -438,17 +439,30 @@ class WaitAwakeCapTest(DeferTestCase):
         self.assertTrue(line, "%s's waiters printed nothing" % user)
         return p, json.loads(line)
 
+    def second_user(self):
+        """A people's account (uid 1000 and up) of the test's own, removed
+        at the end: nobody is the first."""
+        name = "lmtw" + uuid.uuid4().hex[:8]
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin",
+                        "--no-user-group", "--gid", "nogroup", name], check=True)
+        self.addCleanup(subprocess.run, ["userdel", name], capture_output=True)
+        return name
+
     def test_caps_and_a_thousand_calls(self):
         """1,000 calls from one user: 32 wait (4 per connection), the rest
         get LimitExceeded, quickly; a property read takes under 100 ms
-        meanwhile. Then 64 in all; a caller past it is told so."""
+        meanwhile. That fills the users' class: a second user waits for
+        nothing, but a system account (daemon) and root still get their 16
+        each (issue 48: two users pushed root's maintenance jobs out); past
+        those, each is told its own class's cap."""
         self.wait_asleep()
         p1, r = self.waiters("nobody", 1000, 250, 32)
         print("1000 WaitAwake calls from one user in %.1f s: %r" % (r["seconds"], r))
         limit = ERR + "LimitExceeded"
-        self.assertEqual(r[limit][0], 968, r)
+        users_full = ("Too many WaitAwake callers waiting from users' accounts (uid 1000 and up): "
+                      "at most 32; run the work now")
+        self.assertEqual(r[limit], [968, [users_full]], r)
         self.assertEqual(set(r) - {"seconds"}, {limit}, r)
-        self.assertIn("Too many WaitAwake calls waiting for user 65534: at most 32", r[limit][1])
         self.assertLess(r["seconds"], 30)
         self.waiting(32)
         worst = time_reads(self.bus_address)
@@ -456,22 +470,29 @@ class WaitAwakeCapTest(DeferTestCase):
         bound = 0.100 if os.environ.get("LM_SANITIZED", "0") == "0" else 1.0
         self.assertLess(worst, bound)
 
+        # Another user: nothing left in the users' class.
+        p2, r = self.waiters(self.second_user(), 8, 2, 0)
+        self.assertEqual(r[limit], [8, [users_full]], r)
         # One connection: 4 at most.
-        p2, r = self.waiters("daemon", 6, 1, 4)
+        p3, r = self.waiters("daemon", 6, 1, 4)
         self.assertEqual(r[limit], [2, ["Too many WaitAwake calls waiting on this connection: "
                                         "at most 4"]], r)
-        p3, r = self.waiters("root", 40, 10, 28)
+        # The system accounts' class: 16 (4 more connections of daemon's).
+        p4, r = self.waiters("daemon", 16, 4, 12)
+        self.assertEqual(r[limit], [4, ["Too many WaitAwake callers waiting from system accounts "
+                                        "(uid 1 to 999): at most 16; run the work now"]], r)
+        # Root's 16, whatever the others hold: 64 in all.
+        p5, r = self.waiters("root", 20, 5, 16)
         self.waiting(64)
-        self.assertEqual(r[limit][0], 12, r)
-        self.assertIn("Too many WaitAwake callers waiting: at most 64 in all; run the work now",
-                      r[limit][1])
+        self.assertEqual(r[limit], [4, ["Too many WaitAwake callers waiting from root: at most "
+                                        "16; run the work now"]], r)
         # A defer past the caps runs at once.
         got = self.ctl_run("defer", "--disk", "vda", "--", "echo", "x")
         self.assertEqual((got.returncode, got.out), (0, "x\n"), got)
-        self.assertIn("at most 64 in all", got.err)
+        self.assertIn("from root: at most 16", got.err)
 
         # They all go when their connections do; the I/O ends none (gone).
-        for p in (p1, p2, p3):
+        for p in (p1, p2, p3, p4, p5):
             p.stdin.close()
             p.wait(timeout=30)
         self.waiting(0)

@@ -147,10 +147,108 @@ class Base(SpinUpBusTest):
         return self.run_as(["gdbus", "call", "--system", "--dest", LOGIND, "--object-path", path,
                             "--method", method] + list(args), check=True)
 
+    def set_flag(self, state):
+        with open(self.flag + ".new", "w") as f:
+            f.write(state + "\n")
+        os.chmod(self.flag + ".new", 0o644)
+        os.rename(self.flag + ".new", self.flag)
+
+    def session_inactive(self):
+        """What logind does when a session goes to the background."""
+        self.mock_call(LOGIND_PATH + "/session/c1", MOCK_IFACE + ".UpdateProperties",
+                       "org.freedesktop.login1.Session",
+                       "{'Active': <false>, 'State': <'online'>}")
+
     def spoof(self, what, arg=""):
         script = self.script("spoof.py", SPOOFER)
         r = self.run_as(["/usr/bin/python3", script, what, arg], user=lmtest.UNPRIVILEGED)
         self.assertEqual(r.out.strip(), "sent", r)
+
+
+# Takes a hold, then prints what reaches it: HoldDropped's cookie and reason.
+HOLDER = r'''
+from gi.repository import Gio, GLib
+NAME, PATH, IFACE = "org.laptopmode.LaptopMode1", "/org/laptopmode/LaptopMode1", "org.laptopmode.LaptopMode1"
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM, None)
+
+def on_signal(conn, sender, path, iface, member, params):
+    cookie, reason = params.unpack()
+    print("DROPPED", cookie, reason, flush=True)
+
+bus.signal_subscribe(None, IFACE, "HoldDropped", PATH, None, 0, on_signal)
+cookie = bus.call_sync(NAME, PATH, IFACE, "Inhibit", GLib.Variant("(ss)", ("backup", "nightly")),
+                       None, 0, -1, None).unpack()[0]
+print("held", cookie, flush=True)
+GLib.MainLoop().run()
+'''
+
+# The inhibit action as RULE gives monitor: "fading" while its flag says
+# active, "steady" always; else the default (auth_admin_keep: no).
+HOLD_RULE = RULE.replace('''    if (action.id != "org.laptopmode.LaptopMode1.monitor" &&
+        action.id != "org.laptopmode.LaptopMode1.monitor-all")''',
+                         '''    if (action.id != "org.laptopmode.LaptopMode1.inhibit")''')
+
+
+@unittest.skipUnless(lmpolkit.available() is None, "needs a real polkitd: %s" % lmpolkit.available())
+class HoldReauthTest(Base):
+    """A hold lasts as long as its reason (issue 48): logind says the
+    holder's session went inactive, polkit no longer allows it, and its hold
+    is dropped, told by HoldDropped and logged; another's stays."""
+
+    def setUp(self):
+        self.flagdir = tempfile.mkdtemp(prefix="lm-reauth-")
+        self.addCleanup(shutil.rmtree, self.flagdir, True)
+        os.chmod(self.flagdir, 0o755)
+        self.flag = os.path.join(self.flagdir, "fading-session")
+        self.set_flag("active")
+        self.assertNotEqual(HOLD_RULE, RULE)
+        self.polkit_rules = {"70-reauth.rules": HOLD_RULE.replace("@STEADY@", USERS["steady"])
+                             .replace("@FADING@", USERS["fading"]).replace("@FLAG@", self.flag)}
+        super().setUp()
+        self.start_mock("logind")
+        uid = pwd.getpwnam(USERS["fading"]).pw_uid
+        self.mock_call(LOGIND_PATH, MOCK_IFACE + ".AddSession", "c1", "seat0", str(uid),
+                       USERS["fading"], "true")
+        self.start_daemon()
+
+    def holder(self, user):
+        script = self.script("holder.py", HOLDER)
+        p = subprocess.Popen(self.as_user(user, ["/usr/bin/python3", script]), env=self.env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, text=True)
+        self.procs.append(p)
+        self.addCleanup(lmtest.close_child, p)
+        lines = LineReader(p.stdout)
+        first = lines.get(30) or ""
+        self.assertTrue(first.startswith("held "), "%s could not hold: %r\n%s"
+                        % (user, first, self.daemon_log()))
+        return lines, int(first.split()[1])
+
+    def holds(self):
+        r = self.busctl("get-property", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
+                        "Inhibitors", "--json=short", check=True)
+        return json.loads(r.out)["data"]
+
+    def test_hold_of_a_closed_session_is_dropped(self):
+        fading, cookie = self.holder(USERS["fading"])
+        steady, _ = self.holder(USERS["steady"])
+        self.wait_until(lambda: len(self.holds()) == 2, timeout=10, message="two holds")
+        # polkit's answer changes; nothing asks it until logind says so.
+        self.set_flag("inactive")
+        time.sleep(1)
+        self.assertEqual(len(self.holds()), 2)
+        self.session_inactive()
+        line = fading.get(30)
+        self.assertIsNotNone(line, "no HoldDropped\n" + self.daemon_log())
+        self.assertTrue(line.startswith("DROPPED %d " % cookie), line)
+        self.assertIn("No longer authorized to hold laptop mode off", line)
+        self.assertIn("org.laptopmode.LaptopMode1.inhibit", line)
+        self.wait_until(lambda: len(self.holds()) == 1, timeout=10, message="one hold left")
+        self.assertEqual(self.holds()[0][0], "backup")
+        self.assertRegex(self.daemon_log(), r"Dropped the hold of backup \(:[0-9.]+, uid %d"
+                         % pwd.getpwnam(USERS["fading"]).pw_uid)
+        self.assertEqual(steady.drain(2), [], "the steady holder was told something")
+        self.assertEqual(self.stop_daemon(), 0, self.daemon_log())
 
 
 @unittest.skipUnless(lmpolkit.available() is None, "needs a real polkitd: %s" % lmpolkit.available())
@@ -173,12 +271,6 @@ class ReauthTest(Base):
                        USERS["fading"], "true")
         self.start_daemon()
 
-    def set_flag(self, state):
-        with open(self.flag + ".new", "w") as f:
-            f.write(state + "\n")
-        os.chmod(self.flag + ".new", 0o644)
-        os.rename(self.flag + ".new", self.flag)
-
     def subscriber(self, user):
         script = self.script("subscriber.py", SUBSCRIBER)
         p = subprocess.Popen(self.as_user(user, ["/usr/bin/python3", script]), env=self.env,
@@ -198,12 +290,6 @@ class ReauthTest(Base):
                              % (who, prefix, self.daemon_log()))
         self.assertTrue(line.startswith(prefix), "%s got %r, expected %s" % (who, line, prefix))
         return line
-
-    def session_inactive(self):
-        """What logind does when a session goes to the background."""
-        self.mock_call(LOGIND_PATH + "/session/c1", MOCK_IFACE + ".UpdateProperties",
-                       "org.freedesktop.login1.Session",
-                       "{'Active': <false>, 'State': <'online'>}")
 
     def test_inactive_session_ends_subscription(self):
         fading = self.subscriber(USERS["fading"])
