@@ -107,15 +107,22 @@ class RealRuntimePMApplyTest(DaemonTestCase):
         self.vm_before = lmtest.read_real_vm()
         self.addCleanup(lmtest.write_real_vm, self.vm_before)
         self.controllers = sorted({c for _, _, c in disks_and_controllers() if c})
-        self.before = {c: read(c + "/power/control") for c in self.controllers}
+        self.original = {c: read(c + "/power/control") for c in self.controllers}
         # Whatever happens below, the controllers end as they were.
         self.addCleanup(self.put_back)
-        if all(v == "auto" for v in self.before.values()):
-            self.skipTest("every disk controller is at power/control=auto already: nothing to apply")
+        if all(v == "auto" for v in self.original.values()):
+            # Something before this test (another program, a run that was
+            # killed) left them at auto: the test arranges its own "on" to
+            # apply over, and puts auto back at the end.
+            for c in self.controllers:
+                with open(c + "/power/control", "w") as f:
+                    f.write("on\n")
+        self.before = {c: read(c + "/power/control") for c in self.controllers}
+        self.assertTrue(any(v != "auto" for v in self.before.values()), self.before)
         self.start_daemon()
 
     def put_back(self):
-        for c, v in self.before.items():
+        for c, v in self.original.items():
             if read(c + "/power/control") != v:
                 with open(c + "/power/control", "w") as f:
                     f.write(v + "\n")
