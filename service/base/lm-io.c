@@ -1,8 +1,6 @@
 /* lm-io.c: small, careful file operations shared by the daemon.
  * Kernel files are written with one write() and no buffering (a sysctl takes
- * the value in one go); state files are replaced atomically and durably;
- * "everything dirty to disk" is one call. */
-#define _GNU_SOURCE /* syncfs */
+ * the value in one go); state files are replaced atomically and durably. */
 #include "lm-io.h"
 
 #include <errno.h>
@@ -15,7 +13,6 @@
 #include <gio/gio.h>
 
 #include "lm-error.h"
-#include "lm-paths.h"
 
 /* The contents of a one-value kernel file, without the trailing newline;
  * inner whitespace is normalised to single spaces (bdflush has several). */
@@ -247,25 +244,4 @@ lm_io_read_private (const char *path, char **contents, gsize *length, GError **e
     *length = out->len;
   *contents = g_string_free (out, FALSE);
   return TRUE;
-}
-
-/* sync(). Under a fake root (LAPTOP_MODED_ROOT: the test tiers without a
- * real kernel), syncfs() of the fake root's own filesystem instead: the
- * same call path, and it never flushes the loop disks a real-kernel test
- * measures beside them. */
-void
-lm_io_sync_all (void)
-{
-  if (g_str_equal (lm_root (), "/"))
-    {
-      sync ();
-      return;
-    }
-  int fd = open (lm_root (), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0)
-    {
-      if (syncfs (fd) < 0)
-        g_debug ("syncfs of the fake root %s: %s", lm_root (), g_strerror (errno));
-      close (fd);
-    }
 }

@@ -18,8 +18,4 @@ gboolean lm_io_write_atomic (const char *path, const char *contents, gsize lengt
 gboolean lm_io_read_private (const char *path, char **contents, gsize *length, GError **error);
 gboolean lm_io_check_private_dir (const char *dir, GError **error);
 
-/* Everything dirty to disk (sync()); under a fake root, only its own
- * filesystem. May take seconds: never on the main loop. */
-void lm_io_sync_all (void);
-
 G_END_DECLS

@@ -141,7 +141,7 @@ void
 lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   /* sync() can take seconds on a slow disk: never on the main loop. */
-  lm_io_sync_all ();
+  sync ();
   g_task_return_boolean (task, TRUE);
 }
 
@@ -531,6 +531,6 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
       self->reason = LM_REASON_MANUAL;
       lm_daemon_sync_properties (self);
     }
-  lm_io_sync_all ();
+  sync ();
   return ok;
 }
