@@ -85,6 +85,13 @@ class LedgerIdleTest(DaemonTestCase):
         os.makedirs(other_base)
         self.other = LoopExt4(other_base, "ext4")
         self.addCleanup(self.other.cleanup)
+        # Cleanups run last registered first: the daemon stops (and puts
+        # back what it changed, the disk controllers' power/control among
+        # them) while its state directory is still mounted, with time for
+        # a slow ASan stop, instead of being killed after 10 s by the
+        # generic cleanup once the loop disks are gone.
+        self.addCleanup(lambda: getattr(self, "daemon", None) is not None
+                        and lmtest.stop_process(self.daemon, timeout=60))
         self.state_dir = os.path.join(self.fs.mnt, "state")
         os.makedirs(self.state_dir, mode=0o700)
         self.ledger = os.path.join(self.state_dir, "ledger")
