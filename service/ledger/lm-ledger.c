@@ -436,11 +436,7 @@ lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
   self->oldest_us = MIN (self->oldest_us, r->end_us); /* the file's, once written */
   lm_ledger_record_encode (r, self->pending);
   lm_ledger_index_add (self->index, self->pending->data + before, self->pending->len - before);
-  if (self->n_pending++ == 0)
-    {
-      self->unwritten_since_us = g_get_real_time ();
-      lm_ledger_publish (self);
-    }
+  self->n_pending++;
   gboolean wait_for_disk = waits_for_disk (self);
   if (self->n_pending >= LM_LEDGER_MAX_PENDING && wait_for_disk
       && lm_ledger_state_disk_asleep (self))
@@ -461,6 +457,14 @@ lm_ledger_append_counted (LmLedger *self, const LmLedgerRecord *r)
       g_byte_array_set_size (self->pending, 0);
       self->n_pending = 0;
       self->pending_gen++;
+    }
+  /* Records now wait in memory: LedgerSummary says since when. Only then,
+   * not for each record written at once (laptop mode off), which would
+   * cost every append two summaries and two PropertiesChanged. */
+  if (self->n_pending > 0 && self->unwritten_since_us == 0)
+    {
+      self->unwritten_since_us = g_get_real_time ();
+      lm_ledger_publish (self);
     }
 }
 
