@@ -27,7 +27,7 @@ import zlib
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
-from test_ledger import parse_ledger
+from test_ledger import LedgerTest, parse_ledger
 from test_spinup_realkernel import LoopExt4, can_run, uncache
 
 MAX_LOST_WORK = 5
@@ -102,13 +102,8 @@ class LedgerIdleTest(DaemonTestCase):
                 f.write(os.urandom(256 << 10))
         os.sync()
 
-    def file_records(self):
-        """The ledger file's records, parsed here (none before its first write)."""
-        try:
-            with open(self.ledger, "rb") as f:
-                return parse_ledger(f.read())
-        except FileNotFoundError:
-            return []
+    # The ledger file's records, parsed in the test (none before its first write).
+    file_records = LedgerTest.file_records
 
     def standby_count(self):
         return self.daemon_log().count("Disk %s: standby" % self.fs.disk)
