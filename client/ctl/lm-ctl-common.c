@@ -37,8 +37,9 @@ lm_ctl_print_error (const char *what, GError *error)
       || g_strcmp0 (remote, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0)
     {
       g_autofree char *address = lm_ctl_safe (g_getenv ("DBUS_SYSTEM_BUS_ADDRESS"));
-      g_printerr ("%s: is laptop-moded running? (DBUS_SYSTEM_BUS_ADDRESS=%s)\n", lm_ctl_prog,
-                  address ? address : "default");
+      g_printerr ("%s: laptop-moded is not running; an administrator starts it with "
+                  "“systemctl start laptop-moded” (DBUS_SYSTEM_BUS_ADDRESS=%s)\n",
+                  lm_ctl_prog, address ? address : "default");
     }
 }
 
@@ -57,7 +58,8 @@ lm_ctl_get_proxy (void)
   g_autofree char *owner = g_dbus_proxy_get_name_owner (G_DBUS_PROXY (proxy));
   if (owner == NULL)
     {
-      g_printerr ("%s: laptop-moded is not running (nobody owns %s on the system bus)\n",
+      g_printerr ("%s: laptop-moded is not running (nobody owns %s on the system bus); an "
+                  "administrator starts it with “systemctl start laptop-moded”\n",
                   lm_ctl_prog, LM_BUS_NAME);
       return NULL;
     }
@@ -82,8 +84,8 @@ lm_ctl_call (LmExportedLaptopMode *proxy, const char *method, GVariant *params, 
 }
 
 /* A method call needs no proxy: no GetAll of every property and no
- * GetNameOwner before it, one round trip to the daemon (D-Bus activation
- * still starts it). ServiceUnknown says when it is not running. */
+ * GetNameOwner before it, one round trip to the daemon. Nothing activates
+ * it (no activation file): ServiceUnknown says it is not running. */
 int
 lm_ctl_call_and_report (const char *method, GVariant *params)
 {
