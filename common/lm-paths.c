@@ -9,6 +9,7 @@
 #include <string.h>
 
 static char *root;
+static int sync_root_only = -1;
 static char *config_file;
 static char *state_dir;
 
@@ -23,6 +24,18 @@ lm_root (void)
       root = g_strdup (env != NULL && *env != '\0' ? env : "/");
     }
   return root;
+}
+
+/* The test tiers without a real kernel (LAPTOP_MODED_SYNC=root, honoured
+ * only under a fake root) run beside the real-kernel tier, whose loop
+ * disks a sync() of the whole machine would flush in mid-measurement. */
+gboolean
+lm_sync_root_only (void)
+{
+  if (sync_root_only < 0)
+    sync_root_only
+        = !g_str_equal (lm_root (), "/") && g_strcmp0 (g_getenv ("LAPTOP_MODED_SYNC"), "root") == 0;
+  return sync_root_only;
 }
 
 char *
@@ -72,6 +85,7 @@ void
 lm_paths_reset (void)
 {
   g_clear_pointer (&root, g_free);
+  sync_root_only = -1;
   g_clear_pointer (&config_file, g_free);
   g_clear_pointer (&state_dir, g_free);
 }

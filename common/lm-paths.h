@@ -12,6 +12,8 @@ char *lm_path (const char *system_path);
  * exists and lies under @within (e.g. "/sys/devices"). */
 char *lm_path_resolve (const char *system_path, const char *within);
 const char *lm_root (void);
+/* sync() is a syncfs() of the fake root's filesystem alone (test tiers). */
+gboolean lm_sync_root_only (void);
 void lm_paths_reset (void);
 
 const char *lm_config_file (void);

@@ -244,6 +244,41 @@ test_month_old_compacts_once_a_day (void)
   remove_ledger (path);
 }
 
+static void
+publish_summary (gpointer user_data)
+{
+  g_autoptr (GVariant) summary = g_variant_ref_sink (lm_ledger_summary (user_data, NULL, 600, 2));
+}
+
+/* The first record left waiting publishes LedgerSummary, which names the
+ * state disk; here it arises while the ledger walks its disks (intervals
+ * closed before suspend) and the state disk was never noted: the summary
+ * must not add to the table being walked (CI at 4d903f2: GLib-CRITICAL,
+ * the daemon aborted). */
+static void
+test_first_waiting_record_inside_a_walk (void)
+{
+  g_autofree char *path = temp_ledger ();
+  g_autoptr (LmLedger) ledger = lm_ledger_new (path);
+  gint64 now = g_get_real_time ();
+
+  lm_ledger_set_changed_func (ledger, publish_summary, ledger);
+  lm_ledger_set_state_disk (ledger, "sda");
+  lm_ledger_note_power ("sdb", TRUE, now - 2, ledger);
+  lm_ledger_note_power ("sdc", TRUE, now - 1, ledger);
+  g_assert_cmpuint (lm_ledger_pending (ledger), ==, 0); /* laptop mode off: written */
+  lm_ledger_set_deferring (ledger, TRUE, 600);
+  lm_ledger_note_sleep (ledger, TRUE); /* closes sdb's and sdc's intervals, then writes */
+  lm_ledger_note_sleep (ledger, FALSE);
+  LmLedgerRecord r = spinup ("sdb", now);
+  lm_ledger_append (ledger, &r);
+  g_assert_cmpuint (lm_ledger_pending (ledger), ==, 1);
+  /* Said of sda though nothing of sda was noted yet. */
+  g_assert_cmpint (unwritten_since (ledger, "sda"), >=, now);
+  g_clear_pointer (&ledger, lm_ledger_free);
+  remove_ledger (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -257,5 +292,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ledger-wait/cap-forces-write", test_cap_forces_write);
   g_test_add_func ("/ledger-wait/month-old-compacts-once-a-day",
                    test_month_old_compacts_once_a_day);
+  g_test_add_func ("/ledger-wait/first-waiting-record-inside-a-walk",
+                   test_first_waiting_record_inside_a_walk);
   return g_test_run ();
 }

@@ -1,6 +1,7 @@
 /* lm-io.c: small, careful file operations shared by the daemon.
  * Kernel files are written with one write() and no buffering (a sysctl takes
  * the value in one go); state files are replaced atomically and durably. */
+#define _GNU_SOURCE /* syncfs */
 #include "lm-io.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <gio/gio.h>
 
 #include "lm-error.h"
+#include "lm-paths.h"
 
 /* The contents of a one-value kernel file, without the trailing newline;
  * inner whitespace is normalised to single spaces (bdflush has several). */
@@ -244,4 +246,19 @@ lm_io_read_private (const char *path, char **contents, gsize *length, GError **e
     *length = out->len;
   *contents = g_string_free (out, FALSE);
   return TRUE;
+}
+
+void
+lm_io_sync_all (void)
+{
+  if (!lm_sync_root_only ())
+    {
+      sync ();
+      return;
+    }
+  int fd = open (lm_root (), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || syncfs (fd) < 0)
+    sync (); /* the root cannot be synced alone: the machine, as without it */
+  if (fd >= 0)
+    close (fd);
 }

@@ -17,5 +17,8 @@ gboolean lm_io_write_atomic (const char *path, const char *contents, gsize lengt
  * link, only when owned by the daemon's user and writable by no one else. */
 gboolean lm_io_read_private (const char *path, char **contents, gsize *length, GError **error);
 gboolean lm_io_check_private_dir (const char *dir, GError **error);
+/* Everything dirty to disk: sync(), or only the fake root's filesystem
+ * where the test tier asks (lm_sync_root_only). */
+void lm_io_sync_all (void);
 
 G_END_DECLS

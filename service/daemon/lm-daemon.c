@@ -141,7 +141,7 @@ void
 lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   /* sync() can take seconds on a slow disk: never on the main loop. */
-  sync ();
+  lm_io_sync_all ();
   g_task_return_boolean (task, TRUE);
 }
 
@@ -422,6 +422,9 @@ lm_daemon_new (GError **error)
     }
   g_message ("Tunables backend %s, engine %s", self->backend ? self->backend->name : "none",
              lm_engine_to_string (self->engine));
+  if (lm_sync_root_only ())
+    g_message ("sync() is a syncfs() of %s alone (LAPTOP_MODED_SYNC=root, a test tier)",
+               lm_root ());
 
   self->mode = g_strdup ("off");
   self->reason = LM_REASON_MANUAL;
@@ -531,6 +534,6 @@ lm_daemon_shutdown (LmDaemon *self, GError **error)
       self->reason = LM_REASON_MANUAL;
       lm_daemon_sync_properties (self);
     }
-  sync ();
+  lm_io_sync_all ();
   return ok;
 }

@@ -1,6 +1,7 @@
 /* lm-sync.c: the Sync method's sync(2), one in flight, shared by every caller waiting.
  * Dozens of concurrent Sync calls cost at most two sync() calls in a row and one
  * thread, not a worker each from the pool that also carries the authorizations. */
+#include "lm-io.h"
 #include "lm-sync.h"
 
 #include <unistd.h>
@@ -54,7 +55,7 @@ sync_thread (gpointer data)
 
   while (now > max && !g_atomic_int_compare_and_exchange (&sync_state.max_in_flight, max, now))
     max = g_atomic_int_get (&sync_state.max_in_flight);
-  sync ();
+  lm_io_sync_all ();
   g_atomic_int_add (&sync_state.in_flight, -1);
   g_main_context_invoke (sync_state.context, finished, NULL);
   return NULL;
@@ -72,7 +73,7 @@ start (void)
     {
       /* No thread to be had: sync here rather than not at all. */
       g_warning ("Cannot start a thread for sync(): %s; syncing on the main loop", error->message);
-      sync ();
+      lm_io_sync_all ();
       g_idle_add (finished, NULL);
       return;
     }

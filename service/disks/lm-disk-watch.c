@@ -34,9 +34,44 @@ lm_disk_account (LmDisk *d, gint64 now)
   d->since_mono = now;
 }
 
-/* The state changed @ago_us microseconds ago (0: now). */
+typedef struct
+{
+  char *name;
+  gboolean asleep;
+  gint64 since_real;
+} PowerNote;
+
 static void
-set_asleep_at (LmDisk *d, gboolean asleep, gint64 ago_us)
+power_note_free (gpointer data)
+{
+  PowerNote *n = data;
+
+  g_free (n->name);
+  g_free (n);
+}
+
+static gboolean
+on_power_notes (gpointer user_data)
+{
+  LmDisks *self = user_data;
+  g_autoptr (GPtrArray) notes = g_steal_pointer (&self->power_notes);
+
+  self->power_notes_id = 0;
+  for (guint i = 0; i < notes->len; i++)
+    {
+      PowerNote *n = g_ptr_array_index (notes, i);
+      if (self->power_func != NULL)
+        self->power_func (n->name, n->asleep, n->since_real, self->power_data);
+    }
+  lm_disks_publish (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The state changed @ago_us microseconds ago (0: now). Found while asked
+ * (@later), it is told from the main loop, not from inside the asker: the
+ * ledger asks while it walks its own tables, and the ledger is told. */
+static void
+set_asleep_full (LmDisk *d, gboolean asleep, gint64 ago_us, gboolean later)
 {
   gint64 now = g_get_monotonic_time () - ago_us;
 
@@ -49,9 +84,30 @@ set_asleep_at (LmDisk *d, gboolean asleep, gint64 ago_us)
   if (!asleep)
     d->spinups++;
   g_debug ("Disk %s: %s", d->name, asleep ? "standby" : "active");
+  if (later)
+    {
+      LmDisks *self = d->owner;
+      PowerNote *n = g_new0 (PowerNote, 1);
+
+      n->name = g_strdup (d->name);
+      n->asleep = asleep;
+      n->since_real = d->since_real;
+      if (self->power_notes == NULL)
+        self->power_notes = g_ptr_array_new_with_free_func (power_note_free);
+      g_ptr_array_add (self->power_notes, n);
+      if (self->power_notes_id == 0)
+        self->power_notes_id = g_idle_add (on_power_notes, self);
+      return;
+    }
   if (d->owner->power_func != NULL)
     d->owner->power_func (d->name, asleep, d->since_real, d->owner->power_data);
   lm_disks_publish (d->owner);
+}
+
+static void
+set_asleep_at (LmDisk *d, gboolean asleep, gint64 ago_us)
+{
+  set_asleep_full (d, asleep, ago_us, FALSE);
 }
 
 static void
@@ -473,7 +529,7 @@ lm_disks_is_awake (LmDisks *self, const char *name)
       gint64 since = exact ? MIN (last, d->io_mono) : d->io_mono;
       if (now - since < idle_us)
         return TRUE;
-      set_asleep_at (d, TRUE, now - since - idle_us);
+      set_asleep_full (d, TRUE, now - since - idle_us, TRUE);
       return FALSE;
     }
   /* Moved since the last look: without the kernel's time, the I/O is

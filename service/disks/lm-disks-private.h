@@ -70,6 +70,8 @@ struct _LmDisks
   gpointer describe_data;
   LmDisksLastIoFunc last_io_func; /* attribution: the kernel's last I/O time */
   gpointer last_io_data;
+  GPtrArray *power_notes; /* changes found while asked, told from an idle */
+  guint power_notes_id;
 };
 
 /* Just listed: @d is asked (ATA) or taken as awake, and watched

@@ -244,6 +244,8 @@ lm_disks_free (LmDisks *self)
     return;
   g_clear_handle_id (&self->rescan_id, g_source_remove);
   g_clear_handle_id (&self->settle_id, g_source_remove);
+  g_clear_handle_id (&self->power_notes_id, g_source_remove);
+  g_clear_pointer (&self->power_notes, g_ptr_array_unref);
   g_clear_pointer (&self->uevent, lm_uevent_free);
   g_hash_table_unref (self->disks);
   g_hash_table_unref (self->policies);

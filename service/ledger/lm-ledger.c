@@ -109,6 +109,31 @@ count_record (LmLedger *self, const LmLedgerRecord *r)
   lm_ledger_nvme_note_run (self, d, r);
 }
 
+static void
+summary_entry (LmLedger *self, const char *disk, DiskDay *d, gint64 now, GVariant *disks,
+               guint max_lost_work, guint laptop_mode_seconds, GVariantBuilder *b)
+{
+  g_auto (GVariantBuilder) e = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  gint64 asleep = d->asleep_us;
+  gint64 span = MAX (1, now - self->day_start_us);
+
+  if (d->known && d->asleep)
+    asleep += now - MAX (d->since_us, self->day_start_us);
+  g_variant_builder_add (&e, "{sv}", "SpinUpsToday", g_variant_new_uint32 (d->spinups));
+  g_variant_builder_add (&e, "{sv}", "AsleepShareToday",
+                         g_variant_new_double (CLAMP ((double) asleep / span, 0.0, 1.0)));
+  g_variant_builder_add (&e, "{sv}", "LastWake",
+                         g_variant_new_uint64 ((guint64) MAX (0, d->last_wake_us)));
+  lm_ledger_nvme_summary (self, disk, d, now, laptop_mode_seconds, disks, max_lost_work, &e);
+  if (self->unwritten_since_us != 0 && g_strcmp0 (disk, self->state_disk) == 0)
+    g_variant_builder_add (&e, "{sv}", "UnwrittenSince",
+                           g_variant_new_uint64 ((guint64) self->unwritten_since_us));
+  g_autofree char *name = g_utf8_make_valid (disk, -1);
+  g_variant_builder_add (b, "{s@a{sv}}", name, g_variant_builder_end (&e));
+}
+
+/* Changes nothing in the days table: it is built from inside walks over
+ * that table (a record appended while intervals close publishes it). */
 GVariant *
 lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work, guint laptop_mode_seconds)
 {
@@ -119,28 +144,16 @@ lm_ledger_summary (LmLedger *self, GVariant *disks, guint max_lost_work, guint l
   DiskDay *d;
 
   lm_ledger_roll_day (self, now);
-  if (self->unwritten_since_us != 0 && self->state_disk != NULL)
-    lm_ledger_day_of (self, self->state_disk); /* where UnwrittenSince is said */
   g_hash_table_iter_init (&iter, self->days);
   while (g_hash_table_iter_next (&iter, (gpointer *) &disk, (gpointer *) &d))
+    summary_entry (self, disk, d, now, disks, max_lost_work, laptop_mode_seconds, &b);
+  /* Where UnwrittenSince is said, though nothing was noted of it yet. */
+  if (self->unwritten_since_us != 0 && self->state_disk != NULL
+      && !g_hash_table_contains (self->days, self->state_disk))
     {
-      g_auto (GVariantBuilder) e = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-      gint64 asleep = d->asleep_us;
-      gint64 span = MAX (1, now - self->day_start_us);
-
-      if (d->known && d->asleep)
-        asleep += now - MAX (d->since_us, self->day_start_us);
-      g_variant_builder_add (&e, "{sv}", "SpinUpsToday", g_variant_new_uint32 (d->spinups));
-      g_variant_builder_add (&e, "{sv}", "AsleepShareToday",
-                             g_variant_new_double (CLAMP ((double) asleep / span, 0.0, 1.0)));
-      g_variant_builder_add (&e, "{sv}", "LastWake",
-                             g_variant_new_uint64 ((guint64) MAX (0, d->last_wake_us)));
-      lm_ledger_nvme_summary (self, disk, d, now, laptop_mode_seconds, disks, max_lost_work, &e);
-      if (self->unwritten_since_us != 0 && g_strcmp0 (disk, self->state_disk) == 0)
-        g_variant_builder_add (&e, "{sv}", "UnwrittenSince",
-                               g_variant_new_uint64 ((guint64) self->unwritten_since_us));
-      g_autofree char *name = g_utf8_make_valid (disk, -1);
-      g_variant_builder_add (&b, "{s@a{sv}}", name, g_variant_builder_end (&e));
+      DiskDay none = { 0 };
+      summary_entry (self, self->state_disk, &none, now, disks, max_lost_work, laptop_mode_seconds,
+                     &b);
     }
   return g_variant_builder_end (&b);
 }

@@ -458,6 +458,13 @@ class DaemonTestCase(unittest.TestCase):
             env["LAPTOP_MODED_ROOT"] = self.root.path
         else:
             env.pop("LAPTOP_MODED_ROOT", None)
+        # Outside the real-kernel tier the daemon's sync() is a syncfs() of
+        # its fake root: these tiers run beside the real-kernel one, whose
+        # loop disks a machine-wide sync() would flush mid-measurement.
+        if self.root is not None and os.environ.get("LM_TIER") != "realkernel":
+            env["LAPTOP_MODED_SYNC"] = "root"
+        else:
+            env.pop("LAPTOP_MODED_SYNC", None)
         return env
 
     def start_daemon(self, args=(), wait=True, wrapper=()):

@@ -54,6 +54,13 @@ class StartStopTest(DaemonTestCase):
         self.assert_restored()
         self.assertEqual(self.status()["Active"], False)
 
+    def test_sync_narrowed_outside_the_realkernel_tier(self):
+        """Stop's sync() reaches the fake root's filesystem alone here:
+        this tier runs beside the real-kernel one, whose loop disks a
+        machine-wide sync() would flush mid-measurement."""
+        self.assertNotEqual(os.environ.get("LM_TIER"), "realkernel")
+        self.assertIn("sync() is a syncfs() of %s alone" % self.root.path, self.daemon_log())
+
     def test_ctl_mode(self):
         self.ctl_run("mode", "on", check=True)
         self.assert_applied()
