@@ -194,9 +194,12 @@ apply_arm (Measure *m, guint arm, GError **error)
   else
     {
       g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+      /* An override, never the config file: whatever ends this process
+       * (SIGKILL, a crash, an empty battery), the daemon drops it when
+       * the connection closes. */
       g_variant_builder_add (&b, "{sv}", m->compare_key,
                              arm == 0 ? m->compare_value : m->compare_original);
-      r = lm_ctl_call (m->proxy, "Configure", g_variant_new ("(a{sv})", &b), error);
+      r = lm_ctl_call (m->proxy, "Override", g_variant_new ("(a{sv})", &b), error);
     }
   m->changed = m->changed || r != NULL;
   return r != NULL;
@@ -340,12 +343,13 @@ restore (Measure *m)
     return;
   if (m->compare_key != NULL)
     {
+      /* Cleared now; were this refused, it ends with the connection. */
       g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
-      g_variant_builder_add (&b, "{sv}", m->compare_key, m->compare_original);
       g_autoptr (GVariant) r
-          = lm_ctl_call (m->proxy, "Configure", g_variant_new ("(a{sv})", &b), &error);
+          = lm_ctl_call (m->proxy, "Override", g_variant_new ("(a{sv})", &b), &error);
       if (r == NULL)
-        lm_ctl_print_error ("could not put the setting back", error);
+        lm_ctl_print_error ("could not clear the override (it ends when this command exits)",
+                            error);
       g_clear_error (&error);
     }
   g_autoptr (GVariant) r
@@ -379,6 +383,23 @@ finish (Measure *m, const char *why)
   g_main_loop_quit (m->loop);
 }
 
+/* The unique name that owns @name now, or NULL. Signals are matched on
+ * it: on a GLib without the fix for CVE-2024-34397 a match on the
+ * well-known name also took signals any connection sent "from" it. */
+static char *
+owner_of (GDBusConnection *bus, const char *name)
+{
+  g_autoptr (GVariant) r = g_dbus_connection_call_sync (
+      bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+      g_variant_new ("(s)", name), G_VARIANT_TYPE ("(s)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL,
+      NULL);
+  char *owner = NULL;
+
+  if (r != NULL)
+    g_variant_get (r, "(s)", &owner);
+  return owner;
+}
+
 /* Watches what may end the run (signals, the daemon, logind, UPower), then
  * runs the windows until the last one closes or something ends the run.
  * FALSE when laptop mode could not be turned on for --compare (said). */
@@ -395,15 +416,22 @@ lm_measure_run (Measure *m, LmExportedLaptopMode *proxy)
   m->signal_ids[2] = g_unix_signal_add (SIGHUP, on_signal, m);
   m->props_handler
       = g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (daemon_changed), m);
-  m->bus_subs[0] = g_dbus_connection_signal_subscribe (
-      m->bus, LOGIND_NAME, "org.freedesktop.login1.Manager", "PrepareForSleep", LOGIND_PATH, NULL,
-      G_DBUS_SIGNAL_FLAGS_NONE, bus_signal, m, NULL);
-  m->bus_subs[1] = g_dbus_connection_signal_subscribe (
-      m->bus, LOGIND_NAME, "org.freedesktop.DBus.Properties", "PropertiesChanged", LOGIND_PATH,
-      "org.freedesktop.login1.Manager", G_DBUS_SIGNAL_FLAGS_NONE, bus_signal, m, NULL);
-  m->bus_subs[2] = g_dbus_connection_signal_subscribe (
-      m->bus, UPOWER_NAME, "org.freedesktop.DBus.Properties", "PropertiesChanged", UPOWER_PATH,
-      "org.freedesktop.UPower", G_DBUS_SIGNAL_FLAGS_NONE, bus_signal, m, NULL);
+  /* Nobody owning a name now: nothing to hear from it in this run. */
+  g_autofree char *logind = owner_of (m->bus, LOGIND_NAME);
+  g_autofree char *upower = owner_of (m->bus, UPOWER_NAME);
+  if (logind != NULL)
+    {
+      m->bus_subs[0] = g_dbus_connection_signal_subscribe (
+          m->bus, logind, "org.freedesktop.login1.Manager", "PrepareForSleep", LOGIND_PATH, NULL,
+          G_DBUS_SIGNAL_FLAGS_NONE, bus_signal, m, NULL);
+      m->bus_subs[1] = g_dbus_connection_signal_subscribe (
+          m->bus, logind, "org.freedesktop.DBus.Properties", "PropertiesChanged", LOGIND_PATH,
+          "org.freedesktop.login1.Manager", G_DBUS_SIGNAL_FLAGS_NONE, bus_signal, m, NULL);
+    }
+  if (upower != NULL)
+    m->bus_subs[2] = g_dbus_connection_signal_subscribe (
+        m->bus, upower, "org.freedesktop.DBus.Properties", "PropertiesChanged", UPOWER_PATH,
+        "org.freedesktop.UPower", G_DBUS_SIGNAL_FLAGS_NONE, bus_signal, m, NULL);
   if (m->source == SOURCE_UPOWER)
     {
       g_autoptr (GVariant) rate = g_dbus_proxy_get_cached_property (m->display, "EnergyRate");

@@ -97,6 +97,7 @@ static const LmAuthRule rules[] = {
   { "Sync", LM_ACTION_SWITCH, NULL },
   { "SaveMeasurement", LM_ACTION_SWITCH, NULL },
   { "Configure", LM_ACTION_CONFIGURE, details_configure },
+  { "Override", LM_ACTION_CONFIGURE, details_configure },
   { "Inhibit", LM_ACTION_INHIBIT, details_inhibit },
   { "Release", LM_ACTION_INHIBIT, NULL },
   { "WaitAwake", LM_ACTION_WAIT_AWAKE, NULL },

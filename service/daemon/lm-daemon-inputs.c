@@ -14,7 +14,7 @@ reconcile (LmDaemon *self)
 {
   g_autoptr (GError) error = NULL;
 
-  if (!lm_daemon_transition (self, self->mode, NULL, &error))
+  if (!lm_daemon_transition (self, self->mode, NULL, NULL, &error))
     {
       g_warning ("Cannot switch laptop mode: %s", error->message);
       lm_daemon_sync_properties (self);

@@ -50,7 +50,7 @@ set_mode_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *caller,
 {
   g_autoptr (GError) error = NULL;
 
-  gboolean ok = lm_daemon_transition (user_data, mode_of (invocation), NULL, &error);
+  gboolean ok = lm_daemon_transition (user_data, mode_of (invocation), NULL, NULL, &error);
 
   return_result (invocation, ok, error);
 }
@@ -87,21 +87,30 @@ handle_set_mode (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocati
 
 /* --- Configure --------------------------------------------------------- */
 
+/* The file gets the change; an override in force stays on top of it. */
 static gboolean
 configure (LmDaemon *self, GVariant *asv, GError **error)
 {
-  g_autoptr (LmSettings) next = lm_settings_copy (self->settings);
+  g_autoptr (LmSettings) file = lm_settings_copy (lm_daemon_file_settings (self));
 
   /* Checked again after authorization: another call may have changed the
    * settings that the cross-key rules compare against. */
-  if (!lm_settings_update (next, asv, error))
+  if (!lm_settings_update (file, asv, error))
+    return FALSE;
+  g_autoptr (LmSettings) next = lm_daemon_override_apply (self, file, error);
+  if (next == NULL)
     return FALSE;
   /* A new Mode takes effect now; otherwise the mode in force stays. */
   g_autofree char *mode
       = g_strdup (g_variant_lookup (asv, "Mode", "&s", NULL) ? next->mode : self->mode);
-  if (!lm_daemon_transition (self, mode, next, error))
+  if (!lm_daemon_transition (self, mode, next, file, error))
     return FALSE;
   g_steal_pointer (&next); /* the daemon's settings now */
+  if (self->file_settings != NULL)
+    {
+      lm_settings_free (self->file_settings);
+      self->file_settings = g_steal_pointer (&file);
+    }
   return TRUE;
 }
 
@@ -122,7 +131,7 @@ static gboolean
 handle_configure (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation, GVariant *asv,
                   LmDaemon *self)
 {
-  g_autoptr (LmSettings) next = lm_settings_copy (self->settings);
+  g_autoptr (LmSettings) next = lm_settings_copy (lm_daemon_file_settings (self));
   g_autoptr (GError) error = NULL;
 
   /* Validate before authorizing: a bad argument is an error whoever asks. */

@@ -37,7 +37,7 @@ struct _LmDaemon
   GObject parent_instance;
 
   LmExportedLaptopMode *skeleton;
-  LmSettings *settings; /* as in the config file */
+  LmSettings *settings; /* in force: the config file's, or an override over them */
   char *mode;           /* what the user asked for now: "off", "on", "auto" */
   const char *reason;   /* why laptop mode is on or off now (see the XML) */
   gboolean active;      /* tunables applied */
@@ -71,10 +71,25 @@ struct _LmDaemon
   /* The object is on the bus before the name is ours (lm_daemon_export);
    * until lm_daemon_start() ran no method runs (lm-gate.c). */
   LmGate *gate;
+
+  /* An override (lm-daemon-override.c): one connection's settings in
+   * force until it clears them or closes; never saved. */
+  LmSettings *file_settings; /* the file's while an override is in force, else NULL */
+  GVariant *override;        /* its keys, a{sv} */
+  char *override_owner;      /* its caller's unique name */
+  guint override_watch;
 };
 
 /* The one way the daemon changes the system (lm-daemon.c). */
-gboolean lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error);
+/* @next: the settings in force from now (taken on success); @save: what
+ * the config file is to hold (NULL: not written, an override). */
+gboolean lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next,
+                               const LmSettings *save, GError **error);
+/* lm-daemon-override.c */
+void lm_daemon_override_connect (LmDaemon *self);
+void lm_daemon_override_clear (LmDaemon *self);
+const LmSettings *lm_daemon_file_settings (LmDaemon *self);
+LmSettings *lm_daemon_override_apply (LmDaemon *self, const LmSettings *file, GError **error);
 /* sync() in a GTask thread: it can take seconds on a slow disk. */
 void lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data,
                              GCancellable *cancellable);

@@ -49,6 +49,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->disks, lm_disks_free);
   lm_excluded_reset ();
   g_clear_object (&self->skeleton);
+  lm_daemon_override_clear (self);
   g_clear_pointer (&self->settings, lm_settings_free);
   g_clear_pointer (&self->mode, g_free);
   g_clear_pointer (&self->conflicts, lm_conflicts_free);
@@ -208,7 +209,8 @@ update_engine (LmDaemon *self)
  * new settings (Configure) or the current ones (NULL). On failure the
  * system, the settings and the config file are as before. */
 gboolean
-lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError **error)
+lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, const LmSettings *save,
+                      GError **error)
 {
   const LmSettings *settings = next != NULL ? next : self->settings;
   gboolean on, was_active = self->active;
@@ -235,7 +237,7 @@ lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError
 
   if (next != NULL)
     {
-      if (!lm_settings_save (next, lm_config_file (), error))
+      if (save != NULL && !lm_settings_save (save, lm_config_file (), error))
         {
           /* Put the system back as it was with the old settings. */
           g_autoptr (GError) undo_error = NULL;
@@ -250,7 +252,8 @@ lm_daemon_transition (LmDaemon *self, const char *mode, LmSettings *next, GError
       lm_disks_configure (self->disks, self->settings);
       if (self->power != NULL)
         lm_power_set_low_percent (self->power, self->settings->low_battery_percent);
-      g_message ("Configuration changed and saved to %s", lm_config_file ());
+      if (save != NULL)
+        g_message ("Configuration changed and saved to %s", lm_config_file ());
     }
   if (self->mode != mode)
     {
@@ -467,6 +470,7 @@ lm_daemon_new (GError **error)
    * the name yet, and another may be in charge (--replace). */
   self->gate = lm_gate_new (G_DBUS_INTERFACE_SKELETON (self->skeleton));
   lm_daemon_methods_connect (self);
+  lm_daemon_override_connect (self);
   return g_steal_pointer (&self);
 }
 
@@ -488,7 +492,7 @@ lm_daemon_start (LmDaemon *self, GDBusConnection *bus)
 
   g_free (self->mode);
   self->mode = g_strdup (self->settings->mode);
-  if (!lm_daemon_transition (self, self->settings->mode, NULL, &mode_error))
+  if (!lm_daemon_transition (self, self->settings->mode, NULL, NULL, &mode_error))
     {
       g_warning ("Cannot start in mode %s: %s", self->settings->mode, mode_error->message);
       lm_daemon_sync_properties (self);

@@ -291,6 +291,34 @@ class UPowerMeasureTest(MeasureTestCase):
         r = self.ctl_run("measure", "--compare", "NoSuchKey=1")
         self.assertEqual(r.returncode, 2, r)
 
+    def test_compare_killed_leaves_config_as_it_was(self):
+        """--compare's arms are an override tied to the command's
+        connection: SIGKILL mid-run, and the daemon drops it; the config
+        file is byte for byte as before, the setting back in force."""
+        self.battery("upower", 2.0, 8.0, 0.05)
+        with open(self.config, "rb") as f:
+            config_before = f.read()
+        mtime_before = os.stat(self.config).st_mtime_ns
+        before = self.properties()["MaxLostWork"]
+        self.assertNotEqual(before, 3600)
+        p = subprocess.Popen([self.ctl] + measure_args("2s", 8, "0.3s", "--compare",
+                                                      "MaxLostWork=3600", "--json"),
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        self.procs.append(p)
+        self.wait_first_window(p)
+        self.wait_until(lambda: self.properties()["MaxLostWork"] == 3600, timeout=15,
+                        message="arm A's MaxLostWork=3600 in force")
+        p.kill()
+        p.communicate(timeout=10)
+        self.wait_until(lambda: self.properties()["MaxLostWork"] == before, timeout=15,
+                        message="MaxLostWork back once the killed command's connection closed")
+        self.wait_for_log("ended (its connection closed)")
+        with open(self.config, "rb") as f:
+            self.assertEqual(f.read(), config_before)
+        self.assertEqual(os.stat(self.config).st_mtime_ns, mtime_before, "the file was rewritten")
+        self.assertNotIn("saved to", self.daemon_log())
+
     def test_refused_changes_nothing(self):
         # UPower's mock answers root only on this bus: a battery in sysfs.
         self.supply("BAT0", type="Battery", status="Discharging", power_now="8000000")
