@@ -83,12 +83,24 @@ lm_inhibitors_free (LmInhibitors *self)
   g_free (self);
 }
 
+/* Embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069):
+ * shown by the tray, GNOME and the CLI, they would reorder the text
+ * around them ("backup" that reads as something else). */
+static gboolean
+bidi_control (gunichar c)
+{
+  return (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
 static gboolean
 printable (const char *s)
 {
   for (const char *p = s; *p; p = g_utf8_next_char (p))
-    if (g_unichar_iscntrl (g_utf8_get_char (p)))
-      return FALSE;
+    {
+      gunichar c = g_utf8_get_char (p);
+      if (g_unichar_iscntrl (c) || bidi_control (c))
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -111,14 +123,17 @@ lm_inhibitors_validate (const char *application, const char *reason, GError **er
   if (!valid_text (application, LM_LIMIT_APPLICATION))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "Application must be 1 to %d printable characters of UTF-8",
+                   "Application must be 1 to %d printable characters of UTF-8 (no "
+                   "bidirectional overrides)",
                    LM_LIMIT_APPLICATION);
       return FALSE;
     }
   if (!valid_text (reason, LM_LIMIT_REASON))
     {
       g_set_error (error, LM_ERROR, LM_ERROR_INVALID_ARGS,
-                   "Reason must be 1 to %d printable characters of UTF-8", LM_LIMIT_REASON);
+                   "Reason must be 1 to %d printable characters of UTF-8 (no bidirectional "
+                   "overrides)",
+                   LM_LIMIT_REASON);
       return FALSE;
     }
   return TRUE;

@@ -340,7 +340,10 @@ signal.pause()  # holds until the test kills it
     def test_bad_arguments(self):
         for app, why, expect in (("", "x", "Application"), ("a" * 65, "x", "Application"),
                                  ("app", "", "Reason"), ("app\x01", "x", "Application"),
-                                 ("app", "r" * 257, "Reason")):
+                                 ("app", "r" * 257, "Reason"),
+                                 # Bidirectional overrides and isolates.
+                                 ("app\u202e", "x", "Application"),
+                                 ("app", "r\u2067x", "Reason")):
             r = self.busctl("call", lmtest.BUS_NAME, lmtest.OBJECT_PATH, lmtest.IFACE,
                             "Inhibit", "ss", app, why)
             self.assertNotEqual(r.returncode, 0)
