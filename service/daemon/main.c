@@ -143,7 +143,9 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
 {
   LmMain *m = user_data;
 
-  if (g_dbus_connection_is_closed (connection))
+  /* NULL: the connection is gone (GBusNameLostCallback), as on a bus that
+   * died; its "closed" handler may have quit already. */
+  if (connection == NULL || g_dbus_connection_is_closed (connection))
     on_bus_closed (connection, TRUE, NULL, m);
   else if (m->owned)
     {
