@@ -67,9 +67,34 @@ lm_replay_count (gint64 *io_s, gsize n, gint64 since_s, gint64 until_s, guint id
     out->awake_s += awake_to - awake_from;
 }
 
+/* A dirtied second and the filesystems it went to. */
+typedef struct
+{
+  gint64 s;
+  guint32 fs;
+} Dirtied;
+
+static int
+cmp_dirtied (const void *a, const void *b)
+{
+  return cmp_i64 (&((const Dirtied *) a)->s, &((const Dirtied *) b)->s);
+}
+
+static void
+spread_dirtied (GArray *out, gint64 start_s, gint64 n_sec, guint32 count, guint32 fs)
+{
+  gint64 k = MIN ((gint64) count, n_sec);
+
+  for (gint64 i = 0; i < k; i++)
+    {
+      Dirtied d = { start_s + (i * n_sec) / k, fs };
+      g_array_append_val (out, d);
+    }
+}
+
 /* Each run's counts spread over its seconds, clipped to the window so a
  * corrupt or huge run stays bounded: reads and direct writes into @io,
- * dirtied seconds into @dirty. */
+ * dirtied seconds (Dirtied) into @dirty. */
 static void
 spread_runs (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until_s, GArray *io,
              GArray *dirty)
@@ -87,10 +112,10 @@ spread_runs (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until
       /* Reads and direct writes reach the disk when they were recorded. */
       spread (io, start_s, n_sec, r->reads);
       spread (io, start_s, n_sec, r->writes);
-      spread (dirty, start_s, n_sec, r->dirtied);
+      spread_dirtied (dirty, start_s, n_sec, r->dirtied, r->fs);
     }
   if (dirty->len > 0)
-    qsort (dirty->data, dirty->len, sizeof (gint64), cmp_i64);
+    qsort (dirty->data, dirty->len, sizeof (Dirtied), cmp_dirtied);
 }
 
 static void
@@ -105,29 +130,70 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
 {
   gint64 since_s, until_s;
   GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (Dirtied));
 
   window_s (since_us, until_us, &since_s, &until_s);
   if (until_s <= since_s)
     return io;
   spread_runs (runs, n_runs, since_s, until_s, io, dirty);
 
-  /* Dirtied data: written at the first flusher tick after it expires, and
-   * its metadata committed by the journal 5 s after the transaction opened
-   * (later changes join the open transaction). */
-  gint64 commit_at = G_MININT64;
+  /* Dirtied data: written at the first flusher tick after it expires; its
+   * metadata committed by each filesystem it went to, once per transaction
+   * that a change opened (later changes join the open one). Not recorded,
+   * or no model: as ext4 (lm_replay_unsure says so). */
+  static const struct
+  {
+    guint32 fs;
+    gint64 after_s;
+  } commits[] = {
+    { LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_OTHER, LM_REPLAY_COMMIT_S },
+    { LM_REPLAY_FS_BTRFS, LM_REPLAY_BTRFS_COMMIT_S },
+    { LM_REPLAY_FS_XFS, LM_REPLAY_XFS_LOG_S },
+  };
+  gint64 commit_at[G_N_ELEMENTS (commits)];
+  for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
+    commit_at[k] = G_MININT64;
   for (guint i = 0; i < dirty->len; i++)
     {
-      gint64 t = g_array_index (dirty, gint64, i);
-      gint64 wb = ceil_to (t + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
+      const Dirtied *d = &g_array_index (dirty, Dirtied, i);
+      guint32 fs = d->fs != 0 ? d->fs : LM_REPLAY_FS_EXT4;
+      gint64 wb = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
       g_array_append_val (io, wb);
-      if (t >= commit_at)
-        {
-          commit_at = t + LM_REPLAY_COMMIT_S;
-          g_array_append_val (io, commit_at);
-        }
+      for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
+        if ((fs & commits[k].fs) != 0 && d->s >= commit_at[k])
+          {
+            commit_at[k] = d->s + commits[k].after_s;
+            g_array_append_val (io, commit_at[k]);
+          }
     }
   return io;
+}
+
+guint
+lm_replay_unsure (const LmReplayRun *runs, gsize n_runs)
+{
+  guint unsure = 0;
+
+  for (gsize i = 0; i < n_runs; i++)
+    {
+      if (runs[i].dirtied == 0)
+        continue;
+      if (runs[i].fs == 0)
+        unsure |= LM_REPLAY_UNSURE_FS_NOT_RECORDED;
+      if (runs[i].fs & LM_REPLAY_FS_OTHER)
+        unsure |= LM_REPLAY_UNSURE_FS_NOT_MODELLED;
+    }
+  return unsure;
+}
+
+const char *
+lm_replay_unsure_to_string (guint unsure)
+{
+  if (unsure & LM_REPLAY_UNSURE_FS_NOT_RECORDED)
+    return "the filesystem some data was written to was not recorded (taken as ext4's)";
+  if (unsure & LM_REPLAY_UNSURE_FS_NOT_MODELLED)
+    return "some data went to a filesystem the estimate has no model of (taken as ext4's)";
+  return NULL;
 }
 
 GArray *
@@ -136,7 +202,7 @@ lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gin
 {
   gint64 since_s, until_s;
   GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (Dirtied));
 
   window_s (since_us, until_us, &since_s, &until_s);
   if (until_s <= since_s)
@@ -154,7 +220,7 @@ lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gin
   guint next = 0;
   for (guint i = 0; i < dirty->len; i++)
     {
-      gint64 t = g_array_index (dirty, gint64, i);
+      gint64 t = g_array_index (dirty, Dirtied, i).s;
       if (t <= flush_at)
         continue; /* written by the flush already due */
       while (next < io->len && g_array_index (io, gint64, next) < t)

@@ -4,12 +4,44 @@
 
 #include <glib.h>
 
-/* The stock policy replayed: dirty data expires after 30 s and the flusher
- * wakes every 5 s; a journal commits 5 s after a metadata change opens a
- * transaction (ext4/jbd2's commit=5). */
+/* The stock policy replayed, the kernel's defaults: dirty data expires after
+ * 30 s (vm.dirty_expire_centisecs = 3000) and the flusher wakes every 5 s
+ * (vm.dirty_writeback_centisecs = 500), whatever the filesystem. What a
+ * change of metadata costs besides is each filesystem's own:
+ * - ext4, ext3 (jbd2): the transaction a change opens commits 5 s later
+ *   (JBD2_DEFAULT_MAX_COMMIT_AGE, include/linux/jbd2.h; mount option
+ *   commit=);
+ * - btrfs: the transaction commits 30 s after it opened
+ *   (BTRFS_DEFAULT_COMMIT_INTERVAL, fs/btrfs/fs.h; commit=), from
+ *   btrfs-transaction's periodic wake;
+ * - xfs: the log worker forces the log 30 s later (fs.xfs.xfssyncd_centisecs
+ *   = 3000, xfs_params in fs/xfs/xfs_globals.c);
+ * - vfat, exfat, ext2 and other filesystems without a journal: the data's
+ *   write-back and nothing more. */
 #define LM_REPLAY_DIRTY_EXPIRE_S 30
 #define LM_REPLAY_WRITEBACK_S 5
-#define LM_REPLAY_COMMIT_S 5
+#define LM_REPLAY_COMMIT_S 5        /* ext4, ext3 */
+#define LM_REPLAY_BTRFS_COMMIT_S 30 /* btrfs */
+#define LM_REPLAY_XFS_LOG_S 30      /* xfs */
+
+/* Which filesystems a run's dirtied data went to (a mask). 0: not recorded
+ * (a ledger from before the field, a backend that cannot tell): replayed
+ * as ext4, and lm_replay_unsure() says so. */
+typedef enum
+{
+  LM_REPLAY_FS_EXT4 = 1 << 0, /* ext4, ext3: jbd2 */
+  LM_REPLAY_FS_BTRFS = 1 << 1,
+  LM_REPLAY_FS_XFS = 1 << 2,
+  LM_REPLAY_FS_NO_JOURNAL = 1 << 3, /* vfat, exfat, ext2, ... */
+  LM_REPLAY_FS_OTHER = 1 << 4,      /* a type with no model here: as ext4, unsure */
+} LmReplayFs;
+
+/* Why a replay is less sure than its figure looks (a mask, 0: sure). */
+typedef enum
+{
+  LM_REPLAY_UNSURE_FS_NOT_RECORDED = 1 << 0, /* runs without LmReplayFs */
+  LM_REPLAY_UNSURE_FS_NOT_MODELLED = 1 << 1, /* LM_REPLAY_FS_OTHER */
+} LmReplayUnsure;
 /* The disk's idle gap before it counts as asleep where its standby timer is
  * not known: bench/engine_bench.py's --idle default. */
 #define LM_REPLAY_DEFAULT_IDLE_S 5
@@ -23,6 +55,7 @@ typedef struct
   guint32 reads;
   guint32 writes;
   guint32 dirtied;
+  guint32 fs; /* LmReplayFs: where the dirtied data went; 0 not recorded */
 } LmReplayRun;
 
 typedef struct
@@ -48,6 +81,13 @@ GArray *lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_
                             gint64 until_us);
 GArray *lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
                              gint64 until_us, guint max_age_s, guint delay_s);
+
+/* What the replay of @runs had to assume (LmReplayUnsure): runs with
+ * dirtied data but no filesystem recorded, or one without a model. */
+guint lm_replay_unsure (const LmReplayRun *runs, gsize n_runs);
+/* Its words, for the report, the tray and --json ("the filesystem of some
+ * activity was not recorded"), or NULL when sure. */
+const char *lm_replay_unsure_to_string (guint unsure);
 
 /* The same count over instants at which the disk did I/O (seconds since
  * the epoch, any order): shared by the replay and its tests. */

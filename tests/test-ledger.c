@@ -9,6 +9,7 @@
 
 #include "lm-excluded.h"
 #include "lm-ledger.h"
+#include "lm-replay.h"
 
 static LmLedgerRecord
 spinup_at (gint64 t, const char *comm, const char *path)
@@ -271,9 +272,10 @@ test_activity_round_trip (void)
   lm_ledger_record_encode (&a, buf);
   /* The first files' layout: extension length 0 (once "reserved"). */
   g_assert_cmpuint (buf->data[LM_LEDGER_HEADER_SIZE + 6], ==, 0);
-  g_assert_cmpuint (buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6], ==, LM_LEDGER_ACTIVITY_EXT);
+  /* No filesystem seen: the older shape, 12 bytes. */
+  g_assert_cmpuint (buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6], ==, LM_LEDGER_ACTIVITY_EXT_V1);
   g_assert_cmpuint (buf->len - old_len, ==,
-                    LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_ACTIVITY_EXT + 3);
+                    LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_ACTIVITY_EXT_V1 + 3);
   g_autoptr (GArray) got = parse (buf->data, buf->len, &skipped);
   g_assert_cmpuint (got->len, ==, 2);
   g_assert_cmpuint (skipped, ==, 0);
@@ -284,6 +286,20 @@ test_activity_round_trip (void)
                    "{'Kind': <'activity'>, 'Disk': <'sda'>, 'Time': <uint64 1780000000000000>, "
                    "'End': <uint64 1780000003000000>, 'Reads': <uint32 2>, 'Writes': <uint32 1>, "
                    "'Dirtied': <uint32 3>}");
+  /* With the filesystems its data went to (btrfs and ext4 on one disk):
+   * 16 bytes, and Filesystems in the variant. */
+  g_autoptr (GByteArray) with_fs = g_byte_array_new ();
+  LmLedgerRecord b = a;
+  b.fs = LM_REPLAY_FS_BTRFS | LM_REPLAY_FS_EXT4;
+  lm_ledger_record_encode (&b, with_fs);
+  g_assert_cmpuint (with_fs->data[LM_LEDGER_HEADER_SIZE + 6], ==, LM_LEDGER_ACTIVITY_EXT);
+  g_autoptr (GArray) got_fs = parse (with_fs->data, with_fs->len, NULL);
+  g_assert_cmpuint (got_fs->len, ==, 1);
+  g_assert_true (memcmp (&g_array_index (got_fs, LmLedgerRecord, 0), &b, sizeof b) == 0);
+  g_autoptr (GVariant) vb = g_variant_ref_sink (lm_ledger_record_to_variant (&b));
+  guint32 fs = 0;
+  g_assert_true (g_variant_lookup (vb, "Filesystems", "u", &fs));
+  g_assert_cmpuint (fs, ==, LM_REPLAY_FS_BTRFS | LM_REPLAY_FS_EXT4);
   /* An activity record without its extension is refused. */
   buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6] = 0;
   g_autoptr (GArray) bad = parse (buf->data, buf->len, NULL);

@@ -1,6 +1,7 @@
 /* test-replay.c: the "what laptop mode saved" replay (common/lm-replay.c)
  * against hand-worked cases of the stock writeback policy. */
 #include <glib.h>
+#include <string.h>
 
 #include "lm-replay.h"
 
@@ -136,6 +137,134 @@ test_count_bench_rule (void)
   g_assert_cmpint (r.awake_s, ==, 9 + 5 + 5);
 }
 
+/* Data dirtied on one filesystem at T0+101, stock policy, idle gap 5 s. */
+static void
+replay_one (guint32 fs, LmReplayResult *r)
+{
+  LmReplayRun run = { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, fs };
+
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, r);
+  g_assert_cmpuint (lm_replay_unsure (&run, 1), ==, 0);
+}
+
+static void
+test_ext4 (void)
+{
+  LmReplayResult r;
+
+  /* jbd2 commits at +106, the flusher writes the data at +135: two wakes. */
+  replay_one (LM_REPLAY_FS_EXT4, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 10);
+}
+
+static void
+test_btrfs (void)
+{
+  LmReplayResult r;
+
+  /* The transaction commits at +131, the data goes at +135: 4 s apart,
+   * one wake (131..140). */
+  replay_one (LM_REPLAY_FS_BTRFS, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 9);
+  /* Changes for 20 s join one transaction, committed at +130 with the
+   * first tick of their data; the data goes on the ticks to +150, each a
+   * full idle gap after the last: 5 wakes. On ext4 the same changes also
+   * commit every 5 s, at +105, +110, +115 and +120: 9 wakes. */
+  LmReplayRun run = { (T0 + 100) * S, (T0 + 120) * S, 0, 0, 20, LM_REPLAY_FS_BTRFS };
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 5);
+  run.fs = LM_REPLAY_FS_EXT4;
+  lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 9);
+}
+
+static void
+test_xfs (void)
+{
+  LmReplayResult r;
+
+  /* The log worker forces the log at +131, the data at +135: one wake. */
+  replay_one (LM_REPLAY_FS_XFS, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 9);
+  /* A change 40 s after the first opens a second force (+171, data +175). */
+  LmReplayRun runs[] = {
+    { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, LM_REPLAY_FS_XFS },
+    { (T0 + 141) * S, (T0 + 142) * S, 0, 0, 1, LM_REPLAY_FS_XFS },
+  };
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 18);
+}
+
+static void
+test_no_journal (void)
+{
+  LmReplayResult r;
+
+  /* vfat, ext2: the data's write-back alone, at +135. */
+  replay_one (LM_REPLAY_FS_NO_JOURNAL, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 5);
+}
+
+/* One disk, two filesystems: each keeps its own transaction. */
+static void
+test_two_filesystems_on_one_disk (void)
+{
+  LmReplayResult r;
+  /* ext4 at +101 (commit +106, data +135), btrfs at +120 (commit +150,
+   * data +150): wakes at 106, 135 and 150. */
+  LmReplayRun runs[] = {
+    { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, LM_REPLAY_FS_EXT4 },
+    { (T0 + 120) * S, (T0 + 121) * S, 0, 0, 1, LM_REPLAY_FS_BTRFS },
+  };
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 15);
+  /* A btrfs change does not join ext4's open transaction, nor the reverse:
+   * had both been ext4, +120 would have opened a commit at +125 instead. */
+  runs[1].fs = LM_REPLAY_FS_EXT4;
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 4); /* 106, 125, 135, 150 */
+  /* One second in which both were dirtied (a mask of two): ext4's commit
+   * at +106, btrfs's at +131 and the data at +135. */
+  LmReplayRun both
+      = { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_BTRFS };
+  lm_replay_stock (&both, 1, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 5 + 9);
+}
+
+/* Where it had to assume, it says so; reads alone need no filesystem. */
+static void
+test_unsure (void)
+{
+  LmReplayRun runs[] = {
+    { (T0 + 101) * S, (T0 + 102) * S, 1, 1, 0, 0 },
+    { (T0 + 201) * S, (T0 + 202) * S, 0, 0, 1, LM_REPLAY_FS_EXT4 },
+  };
+  g_assert_cmpuint (lm_replay_unsure (runs, 2), ==, 0);
+  g_assert_null (lm_replay_unsure_to_string (0));
+  runs[1].fs = 0; /* an older ledger's record */
+  g_assert_cmpuint (lm_replay_unsure (runs, 2), ==, LM_REPLAY_UNSURE_FS_NOT_RECORDED);
+  g_assert_nonnull (
+      strstr (lm_replay_unsure_to_string (lm_replay_unsure (runs, 2)), "not recorded"));
+  /* Not recorded is replayed as ext4, as before the field. */
+  LmReplayResult as_unknown, as_ext4;
+  lm_replay_stock (&runs[1], 1, T0 * S, (T0 + 3600) * S, 5, &as_unknown);
+  runs[1].fs = LM_REPLAY_FS_EXT4;
+  lm_replay_stock (&runs[1], 1, T0 * S, (T0 + 3600) * S, 5, &as_ext4);
+  g_assert_cmpuint (as_unknown.spinups, ==, as_ext4.spinups);
+  g_assert_cmpint (as_unknown.awake_s, ==, as_ext4.awake_s);
+  runs[1].fs = LM_REPLAY_FS_OTHER | LM_REPLAY_FS_EXT4;
+  g_assert_cmpuint (lm_replay_unsure (runs, 2), ==, LM_REPLAY_UNSURE_FS_NOT_MODELLED);
+  g_assert_nonnull (
+      strstr (lm_replay_unsure_to_string (LM_REPLAY_UNSURE_FS_NOT_MODELLED), "no model"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -147,5 +276,11 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/overlapping-and-unordered", test_overlapping_and_unordered);
   g_test_add_func ("/replay/huge-counts", test_huge_counts);
   g_test_add_func ("/replay/count-bench-rule", test_count_bench_rule);
+  g_test_add_func ("/replay/ext4", test_ext4);
+  g_test_add_func ("/replay/btrfs", test_btrfs);
+  g_test_add_func ("/replay/xfs", test_xfs);
+  g_test_add_func ("/replay/no-journal", test_no_journal);
+  g_test_add_func ("/replay/two-filesystems-on-one-disk", test_two_filesystems_on_one_disk);
+  g_test_add_func ("/replay/unsure", test_unsure);
   return g_test_run ();
 }

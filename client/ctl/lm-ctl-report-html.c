@@ -171,6 +171,12 @@ saved (GString *out, const LmReport *report)
                               " s</td><td class=\"n\">%" G_GINT64_FORMAT " s</td></tr>\n",
                               disk, d->recorded.spinups, d->stock.spinups, d->recorded.awake_s,
                               d->stock.awake_s);
+      if (d->stock_unsure != 0)
+        {
+          g_autofree char *why = h (lm_replay_unsure_to_string (d->stock_unsure));
+          g_string_append_printf (out, "<tr><td></td><td colspan=\"4\">less sure: %s</td></tr>\n",
+                                  why);
+        }
     }
   g_string_append (out, "</tbody></table>\n");
   g_string_append_printf (

@@ -89,6 +89,12 @@ disk_json (const LmReportDisk *d)
     json_builder_add_value (b, result_json (&d->stock));
   else
     json_builder_add_null_value (b);
+  /* Why the estimate is less sure than it looks, or null. */
+  json_builder_set_member_name (b, "stock_estimate_unsure");
+  if (d->stock_unsure != 0)
+    json_builder_add_string_value (b, lm_replay_unsure_to_string (d->stock_unsure));
+  else
+    json_builder_add_null_value (b);
   lm_report_nvme_json (b, d);
   lm_report_wear_json (b, d);
   lm_report_deferred_json (b, d);

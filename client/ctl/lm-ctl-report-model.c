@@ -215,6 +215,8 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
         run.writes = (guint32) CLAMP (n, 0, G_MAXUINT32);
       if (lookup_int (rec, "Dirtied", &n))
         run.dirtied = (guint32) CLAMP (n, 0, G_MAXUINT32);
+      if (lookup_int (rec, "Filesystems", &n))
+        run.fs = (guint32) CLAMP (n, 0, G_MAXUINT32);
       g_array_append_val (d->runs, run);
     }
   else if (g_str_equal (kind, "wear"))
@@ -272,6 +274,7 @@ summarise (LmReport *report, LmReportDisk *d)
   lm_report_link_deferred (d);
   d->recorded.spinups = d->spinups->len;
   d->recorded.awake_s = d->awake_s;
+  d->stock_unsure = lm_replay_unsure ((LmReplayRun *) d->runs->data, d->runs->len);
   if (d->runs->len > 0)
     lm_replay_stock ((LmReplayRun *) d->runs->data, d->runs->len, report->since_us,
                      report->until_us, d->idle_s, &d->stock);

@@ -108,8 +108,12 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
   if (d->runs->len == 0)
     g_print ("  no activity recorded, no estimate\n");
   else
-    g_print (LM_EST_TEXT_STOCK, d->stock.spinups, d->stock.awake_s, d->recorded.spinups,
-             d->recorded.awake_s);
+    {
+      g_print (LM_EST_TEXT_STOCK, d->stock.spinups, d->stock.awake_s, d->recorded.spinups,
+               d->recorded.awake_s);
+      if (d->stock_unsure != 0)
+        g_print ("  (less sure: %s)\n", lm_replay_unsure_to_string (d->stock_unsure));
+    }
   lm_report_nvme_text (d);
   lm_report_wear_text (d);
   lm_report_deferred_text (d);

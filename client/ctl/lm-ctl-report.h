@@ -67,6 +67,7 @@ typedef struct
   gint64 asleep_s, awake_s;
   LmReplayResult recorded; /* spin-ups and awake seconds as recorded */
   LmReplayResult stock;    /* the same activity under the stock policy */
+  guint stock_unsure;      /* LmReplayUnsure: what its replay had to assume */
   LmReportNvme *nvme;      /* NULL: not NVMe, or its power states not read */
   /* A spinning disk's head parking (Disks' SMART keys; lm-ctl-report-wear.c). */
   gboolean have_wear;

@@ -16,6 +16,7 @@
 #include "lm-attrib.h"
 #include "lm-blockdev.h"
 #include "lm-bpf-record.h"
+#include "lm-replay.h"
 #include "lm-bpf.h"
 #include "lm-error.h"
 #include "lm-excluded.h"
@@ -31,6 +32,13 @@
 
 #include "lm-attrib-bpf-event.h"
 #include "lm-bpf-shared.h"
+
+/* The program's filesystem bits are the replay's (lm-attrib-bpf-event.h). */
+G_STATIC_ASSERT (LM_BPF_FS_EXT4 == LM_REPLAY_FS_EXT4);
+G_STATIC_ASSERT (LM_BPF_FS_BTRFS == LM_REPLAY_FS_BTRFS);
+G_STATIC_ASSERT (LM_BPF_FS_XFS == LM_REPLAY_FS_XFS);
+G_STATIC_ASSERT (LM_BPF_FS_NO_JOURNAL == LM_REPLAY_FS_NO_JOURNAL);
+G_STATIC_ASSERT (LM_BPF_FS_OTHER == LM_REPLAY_FS_OTHER);
 
 #define PROGRAM "spin-up attribution"
 
@@ -137,6 +145,7 @@ deliver_disk_run (LmAttrib *a, const struct lm_bpf_run *run, const char *disk)
   act.reads = run->count[LM_BPF_ACT_READ];
   act.writes = run->count[LM_BPF_ACT_WRITE];
   act.dirtied = run->count[LM_BPF_ACT_DIRTY];
+  act.fs = run->fs;
   a->config.activity_func (&act, a->config.activity_data);
 }
 

@@ -67,6 +67,7 @@ typedef struct
   char disk[32];
   gint64 start_us, end_us;        /* realtime; end is the end of the last second */
   guint32 reads, writes, dirtied; /* seconds of the run with each */
+  guint32 fs;                     /* LmReplayFs: the filesystems dirtied */
 } LmActivity;
 
 typedef void (*LmActivityFunc) (const LmActivity *activity, gpointer user_data);

@@ -56,7 +56,7 @@ count_second (struct lm_bpf_run *run, int kind, __u64 s)
  * Two CPUs may race on one run's counters; the worst is a second counted
  * twice or not at all, never a wake-up. */
 static __always_inline void
-note_activity (__u32 key, int kind, __u64 now_ns)
+note_activity (__u32 key, int kind, __u64 now_ns, __u32 fs)
 {
   __u64 s = now_ns / 1000000000ULL;
   struct lm_bpf_run *run = bpf_map_lookup_elem (&runs, &key);
@@ -66,6 +66,7 @@ note_activity (__u32 key, int kind, __u64 now_ns)
       if (s > run->end_s)
         run->end_s = s;
       count_second (run, kind, s);
+      run->fs |= fs;
       return;
     }
   if (run != 0)
@@ -78,7 +79,7 @@ note_activity (__u32 key, int kind, __u64 now_ns)
           bpf_ringbuf_submit (e, queued > 128 * 1024 ? LM_RB_FORCE_WAKEUP : LM_RB_NO_WAKEUP);
         }
     }
-  struct lm_bpf_run fresh = { .start_s = s, .end_s = s, .key = key };
+  struct lm_bpf_run fresh = { .start_s = s, .end_s = s, .key = key, .fs = fs };
   count_second (&fresh, kind, s);
   bpf_map_update_elem (&runs, &key, &fresh, BPF_ANY);
 }

@@ -64,7 +64,17 @@ struct lm_bpf_run
   __u64 last_s[3]; /* the last second counted for each kind (LM_BPF_ACT_*) */
   __u32 count[3];  /* seconds of the run with each kind */
   __u32 key;       /* the whole disk, MKDEV (major, first_minor) */
+  __u32 fs;        /* LM_BPF_FS_*: the filesystems its data was dirtied on */
 };
+
+/* A superblock's kind by its magic (include/uapi/linux/magic.h), as the
+ * stock replay models it: the same bits as LmReplayFs (lm-replay.h).
+ * ext2 shares ext4's magic and is counted with it. */
+#define LM_BPF_FS_EXT4 1
+#define LM_BPF_FS_BTRFS 2
+#define LM_BPF_FS_XFS 4
+#define LM_BPF_FS_NO_JOURNAL 8
+#define LM_BPF_FS_OTHER 16
 
 /* Slots in the "disks" map: user space maps all of them (lm-bpf-shared.c). */
 #define MAX_DISKS 4096

@@ -135,7 +135,7 @@ note_second (struct lm_attrib_disk *d, __u32 key, int write, __u64 now)
   if (second_noted (d, write, now))
     return;
   *end = (now / 1000000000ULL + 1) * 1000000000ULL;
-  note_activity (key, write ? LM_BPF_ACT_WRITE : LM_BPF_ACT_READ, now);
+  note_activity (key, write ? LM_BPF_ACT_WRITE : LM_BPF_ACT_READ, now, 0);
 }
 
 /* Processes, not threads: @comm gets the process's name (its thread group
@@ -455,6 +455,24 @@ removable_dirtied (struct super_block *sb)
  * writeback a flusher does later is that process's doing. Kernel threads
  * dirty too (journal, writeback's own time updates) and are never
  * recorded: their data is nobody's. */
+/* Magics of include/uapi/linux/magic.h: what the replay needs to know of
+ * where data was dirtied (each filesystem commits on its own clock). */
+static __always_inline __u32
+fs_kind (struct super_block *sb)
+{
+  unsigned long magic = sb->s_magic;
+
+  if (magic == 0xEF53) /* EXT4_SUPER_MAGIC (ext2, ext3 too) */
+    return LM_BPF_FS_EXT4;
+  if (magic == 0x9123683E) /* BTRFS_SUPER_MAGIC */
+    return LM_BPF_FS_BTRFS;
+  if (magic == 0x58465342) /* XFS_SUPER_MAGIC */
+    return LM_BPF_FS_XFS;
+  if (magic == 0x4d44 || magic == 0x2011BAB0) /* MSDOS_SUPER_MAGIC, EXFAT_SUPER_MAGIC */
+    return LM_BPF_FS_NO_JOURNAL;
+  return LM_BPF_FS_OTHER;
+}
+
 SEC ("tp_btf/writeback_mark_inode_dirty")
 int
 BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
@@ -495,7 +513,7 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
         return 0;
     }
   now = bpf_ktime_get_boot_ns ();
-  note_activity (key, LM_BPF_ACT_DIRTY, now);
+  note_activity (key, LM_BPF_ACT_DIRTY, now, fs_kind (sb));
   inode_dirtied (inode, flags, now);
   return 0;
 }

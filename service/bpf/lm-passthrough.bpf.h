@@ -45,7 +45,7 @@ passthrough (__u32 op, __u32 key)
   if (d == 0 || d->excluded)
     return 0;
   now = bpf_ktime_get_boot_ns ();
-  note_activity (key, op == LM_REQ_OP_DRV_OUT, now);
+  note_activity (key, op == LM_REQ_OP_DRV_OUT, now, 0);
   if (!idle_gap (d, now, &prev))
     return 0;
 

@@ -93,6 +93,7 @@ lm_ledger_note_activity (const LmActivity *a, gpointer user_data)
       d->open.reads += a->reads;
       d->open.writes += a->writes;
       d->open.dirtied += a->dirtied;
+      d->open.fs |= a->fs;
       return;
     }
   close_open (self, d);
@@ -103,7 +104,8 @@ lm_ledger_note_activity (const LmActivity *a, gpointer user_data)
                               .uid = -1,
                               .reads = a->reads,
                               .writes = a->writes,
-                              .dirtied = a->dirtied };
+                              .dirtied = a->dirtied,
+                              .fs = a->fs };
   g_strlcpy (d->open.disk, a->disk, sizeof d->open.disk);
 }
 

@@ -12,7 +12,7 @@
 void
 lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r)
 {
-  LmReplayRun run = { r->time_us, r->end_us, r->reads, r->writes, r->dirtied };
+  LmReplayRun run = { r->time_us, r->end_us, r->reads, r->writes, r->dirtied, r->fs };
 
   if (r->kind != LM_LEDGER_ACTIVITY || r->end_us <= self->day_start_us)
     return;

@@ -81,8 +81,9 @@ get_u64 (const guint8 *p)
  * u16, extension length u16, time i64, end i64, pid u32, uid i64, flushed
  * u32, then the extension, then the disk, comm and path bytes, no NULs. All
  * little-endian. The extension was a reserved 0 in the first files, so they
- * still parse: it is 0 for intervals, 12 for activity (reads u32, writes
- * u32, dirtied u32), 16 for wear (load cycles, start/stop count, power
+ * still parse: it is 0 for intervals, 16 for activity (reads u32, writes
+ * u32, dirtied u32, the filesystems dirtied u32; 12 without them: in
+ * files written before, and where none was seen), 16 for wear (load cycles, start/stop count, power
  * cycles, power-on hours: u32 each), 4 for a deferred run (why its wait
  * ended: u32) and, for a spin-up, the thread's name (0 to 15 bytes, no NUL;
  * 0 when the process's name says it all). */
@@ -91,6 +92,10 @@ extension_size (const LmLedgerRecord *r)
 {
   if (r->kind == LM_LEDGER_SPINUP)
     return strnlen (r->thread, sizeof r->thread - 1);
+  /* Activity without filesystems in the older shape: one encoding per
+   * record, so a file's records read back to their very bytes. */
+  if (r->kind == LM_LEDGER_ACTIVITY && r->fs == 0)
+    return LM_LEDGER_ACTIVITY_EXT_V1;
   return r->kind == LM_LEDGER_ACTIVITY   ? LM_LEDGER_ACTIVITY_EXT
          : r->kind == LM_LEDGER_WEAR     ? LM_LEDGER_WEAR_EXT
          : r->kind == LM_LEDGER_DEFERRED ? LM_LEDGER_DEFERRED_EXT
@@ -102,6 +107,8 @@ extension_valid (guint kind, gsize ext)
 {
   if (kind == LM_LEDGER_SPINUP)
     return ext <= LM_LEDGER_THREAD_EXT;
+  if (kind == LM_LEDGER_ACTIVITY && ext == LM_LEDGER_ACTIVITY_EXT_V1)
+    return TRUE;
   return ext
          == (kind == LM_LEDGER_ACTIVITY   ? LM_LEDGER_ACTIVITY_EXT
              : kind == LM_LEDGER_WEAR     ? LM_LEDGER_WEAR_EXT
@@ -142,6 +149,7 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
       put_u32 (p, r->reads);
       put_u32 (p + 4, r->writes);
       put_u32 (p + 8, r->dirtied);
+      put_u32 (p + 12, r->fs);
     }
   else if (r->kind == LM_LEDGER_WEAR)
     {
@@ -216,6 +224,9 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
       r.reads = get_u32 (p);
       r.writes = get_u32 (p + 4);
       r.dirtied = get_u32 (p + 8);
+      r.fs = ext >= LM_LEDGER_ACTIVITY_EXT ? get_u32 (p + 12) : 0;
+      if (ext >= LM_LEDGER_ACTIVITY_EXT && r.fs == 0)
+        return -1; /* written in the older shape, never so */
     }
   else if (r.kind == LM_LEDGER_WEAR)
     {
@@ -354,6 +365,8 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
           g_variant_builder_add (&b, "{sv}", "Reads", g_variant_new_uint32 (r->reads));
           g_variant_builder_add (&b, "{sv}", "Writes", g_variant_new_uint32 (r->writes));
           g_variant_builder_add (&b, "{sv}", "Dirtied", g_variant_new_uint32 (r->dirtied));
+          if (r->fs != 0)
+            g_variant_builder_add (&b, "{sv}", "Filesystems", g_variant_new_uint32 (r->fs));
         }
       else if (r->kind == LM_LEDGER_WEAR)
         {

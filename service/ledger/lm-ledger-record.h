@@ -53,6 +53,9 @@ typedef struct
   /* Activity only; zero elsewhere: seconds of the run with process reads
    * that reached the disk, with direct writes, with data dirtied. */
   guint32 reads, writes, dirtied;
+  /* Activity only: the filesystems its data was dirtied on (LmReplayFs
+   * bits); 0 in records from before the field, or where not seen. */
+  guint32 fs;
   /* Wear only: SMART 193, 4, 12, 9; LM_LEDGER_NO_WEAR where not reported. */
   guint32 load_cycles, start_stop, power_cycles, power_on_hours;
   /* Deferred runs only. */
@@ -62,12 +65,13 @@ typedef struct
 #define LM_LEDGER_NO_WEAR G_MAXUINT32
 
 #define LM_LEDGER_MAGIC "LMr1"
-#define LM_LEDGER_HEADER_SIZE 12  /* magic, payload length, CRC32 of the payload */
-#define LM_LEDGER_FIXED_SIZE 40   /* the payload before its extension and strings */
-#define LM_LEDGER_ACTIVITY_EXT 12 /* reads, writes, dirtied: activity records only */
-#define LM_LEDGER_THREAD_EXT 15   /* at most: a spin-up's thread name, when it has one */
-#define LM_LEDGER_WEAR_EXT 16     /* the four wear counters: wear records only */
-#define LM_LEDGER_DEFERRED_EXT 4  /* why the wait ended: deferred runs only */
+#define LM_LEDGER_HEADER_SIZE 12     /* magic, payload length, CRC32 of the payload */
+#define LM_LEDGER_FIXED_SIZE 40      /* the payload before its extension and strings */
+#define LM_LEDGER_ACTIVITY_EXT 16    /* reads, writes, dirtied, filesystems: activity only */
+#define LM_LEDGER_ACTIVITY_EXT_V1 12 /* the same without filesystems: older files */
+#define LM_LEDGER_THREAD_EXT 15      /* at most: a spin-up's thread name, when it has one */
+#define LM_LEDGER_WEAR_EXT 16        /* the four wear counters: wear records only */
+#define LM_LEDGER_DEFERRED_EXT 4     /* why the wait ended: deferred runs only */
 #define LM_LEDGER_MAX_RECORD                                                                       \
   (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_WEAR_EXT + 32 + 16 + 256)
 
