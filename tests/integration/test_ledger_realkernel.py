@@ -21,6 +21,9 @@ import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
 from test_spinup_realkernel import IDLE, LoopExt4, can_run, uncache
 
+# LmReplayFs (common/lm-replay.h): the filesystems an activity's data went to.
+FS_EXT4, FS_BTRFS, FS_XFS = 1, 2, 4
+
 
 
 @lmtest.realkernel
@@ -124,7 +127,11 @@ class LedgerRealKernelTest(DaemonTestCase):
                         % (self.get_ledger(), self.daemon_log()))
         acts = self.kinds("activity")
         for a in acts:
-            self.assertEqual(set(a), {"Kind", "Disk", "Time", "End", "Reads", "Writes", "Dirtied"})
+            # Filesystems: where its data was dirtied (ext4: 1), only then.
+            keys = {"Kind", "Disk", "Time", "End", "Reads", "Writes", "Dirtied"}
+            self.assertEqual(set(a), keys | ({"Filesystems"} if a["Dirtied"] else set()), a)
+            if a["Dirtied"]:
+                self.assertEqual(a["Filesystems"], FS_EXT4, a)
             self.assertGreater(a["End"], a["Time"])
             span = (a["End"] - a["Time"]) / 1e6
             self.assertLessEqual(max(a["Reads"], a["Writes"], a["Dirtied"]), span + 1, a)
@@ -155,6 +162,30 @@ class LedgerRealKernelTest(DaemonTestCase):
         ups = [s for s in self.kinds("spinup") if s["Comm"] == "dd"]
         self.assertTrue(ups, self.get_ledger())
         self.assertEqual((ups[0]["Via"], ups[0]["Pid"]), ("writeback", dd.pid), ups[0])
+        # The replay commits it on btrfs's clock: the record says btrfs.
+        dirty = [a for a in self.kinds("activity") if a["Dirtied"] >= 1]
+        self.assertEqual({a.get("Filesystems") for a in dirty}, {FS_BTRFS}, dirty)
+
+    def test_xfs_dirtying_marks_its_filesystem(self):
+        """Data dirtied on xfs: the activity record says xfs, so the
+        report's replay uses xfs's log clock, not ext4's journal."""
+        self.fs = LoopExt4(self.tmp, "xfs")
+        self.addCleanup(self.fs.cleanup)
+        os.sync()
+        self.start()
+        self.wait_idle()
+        with open(os.path.join(self.fs.mnt, "out"), "wb") as f:
+            f.write(os.urandom(64 << 10))
+        self.wait_until(lambda: any(a["Dirtied"] >= 1 for a in self.kinds("activity")), timeout=30,
+                        message="activity with Dirtied on %s\n%r\n%s"
+                        % (self.fs.disk, self.get_ledger(), self.daemon_log()))
+        dirty = [a for a in self.kinds("activity") if a["Dirtied"] >= 1]
+        self.assertEqual({a.get("Filesystems") for a in dirty}, {FS_XFS}, dirty)
+        r = self.ctl_run("report", "--json", "--since", "1d", "--disk", self.fs.disk)
+        self.assertEqual(r.returncode, 0, r.err)
+        disk = json.loads(r.out)["disks"][self.fs.disk]
+        self.assertIsNotNone(disk["stock_estimate"], disk)
+        self.assertIsNone(disk["stock_estimate_unsure"], disk)
 
     def test_report_json_blames_cat_and_writer(self):
         """`laptop-modectl report --json`, as a user runs it: the disk's
@@ -173,6 +204,8 @@ class LedgerRealKernelTest(DaemonTestCase):
         self.assertGreaterEqual(wakers.get(("dd", "writeback"), 0), 1, disk["wakers"])
         causes = [(s["comm"], s["via"]) for s in disk["spinups"]]
         self.assertIn(("cat", "direct"), causes)
+        # Its activity says which filesystem: the estimate assumed nothing.
+        self.assertIsNone(disk["stock_estimate_unsure"], disk)
         self.assertIn(("dd", "writeback"), causes)
         times = [s["time_us"] for s in disk["spinups"]]
         self.assertEqual(times, sorted(times))
