@@ -364,7 +364,9 @@ test_today_nvme (void)
       "'nvme2n1': {'SpinUpsToday': <uint32 1>, 'AsleepShareToday': <0.5>, "
       "'Apst': <'enabled'>, 'DeepestState': <uint32 3>, 'DeepIdleShareToday': <0.5>, "
       "'DeepIdleShareStockToday': <0.25>, 'EnergyWhToday': <0.5>, "
-      "'EnergyWhStockToday': <0.75>, 'EnergySource': <'max_power'>}}"));
+      "'EnergyWhStockToday': <0.75>, 'EnergySource': <'max_power'>, "
+      "'EstimateUnsure': <'some data went to a filesystem the estimate has no model of "
+      "(taken as ext4\\'s)'>}}"));
   g_autoptr (GArray) days = lm_tray_disk_days_from_variant (summary, NULL);
   g_auto (LmTrayView) v = { 0 };
 
@@ -380,7 +382,9 @@ test_today_nvme (void)
                    "nvme1n1: APST absent, no deep idle when quiet\n"
                    "nvme2n1: 1 spin-up today, asleep 50 %\n"
                    "nvme2n1: PS3 about 50 % of today, estimated (stock writeback about 25 %), "
-                   "about 0.50 Wh against 0.75 Wh, from maximum power, an upper bound");
+                   "about 0.50 Wh against 0.75 Wh, from maximum power, an upper bound "
+                   "(less sure: some data went to a filesystem the estimate has no model of "
+                   "(taken as ext4's))");
 }
 
 static void

@@ -128,6 +128,7 @@ lm_tray_disk_days_from_variant (GVariant *summary, GHashTable *top_wakers)
             && (g_variant_lookup (fields, LM_EST_DBUS_ENERGY_STOCK, "d", &d.energy_wh_stock)
                 || g_variant_lookup (fields, "EnergyWhStockToday", "d", &d.energy_wh_stock))
             && g_variant_lookup (fields, "EnergySource", "&s", &d.energy_source);
+      g_variant_lookup (fields, "EstimateUnsure", "&s", &d.estimate_unsure);
       if (top_wakers != NULL)
         d.top_waker = g_hash_table_lookup (top_wakers, disk);
       g_array_append_val (days, d);
@@ -366,6 +367,11 @@ append_deep_idle (GString *out, const char *disk, const LmTrayDiskDay *d)
                           (int) lround (share_of (d->deep_share) * 100.0),
                           (int) lround (share_of (d->deep_share_stock) * 100.0), digits, wh, digits,
                           wh_stock, source);
+  if (d->estimate_unsure != NULL)
+    {
+      g_autofree char *why = safe (d->estimate_unsure, NULL);
+      g_string_append_printf (out, " (less sure: %s)", why);
+    }
 }
 
 /* "sda: 6 spin-ups today, asleep 71 %, most by firefox"; the name only for

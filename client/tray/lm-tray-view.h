@@ -45,6 +45,7 @@ typedef struct
   gboolean have_deep; /* activity recorded today: the shares and energy below */
   double deep_share, deep_share_stock, energy_wh, energy_wh_stock;
   const char *energy_source;
+  const char *estimate_unsure; /* why the estimate is less sure, or NULL */
 } LmTrayDiskDay;
 
 typedef struct

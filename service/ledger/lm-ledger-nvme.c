@@ -82,8 +82,8 @@ lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now
     g_array_append_vals (runs, d->runs_today->data, d->runs_today->len);
   if (d->has_open)
     {
-      LmReplayRun open
-          = { d->open.time_us, d->open.end_us, d->open.reads, d->open.writes, d->open.dirtied };
+      LmReplayRun open = { d->open.time_us, d->open.end_us,  d->open.reads,
+                           d->open.writes,  d->open.dirtied, d->open.fs };
       g_array_append_val (runs, open);
     }
   if (runs->len == 0)
@@ -126,4 +126,10 @@ lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now
   g_variant_builder_add (e, "{sv}", "EstimatedSeconds", g_variant_new_int64 (laptop.window_s));
   g_variant_builder_add (e, "{sv}", "EnergySource",
                          g_variant_new_string (lm_residency_energy_source (&laptop)));
+  /* What the stock replay had to assume (an older record, a filesystem it
+   * has no model of): said beside the figures, not hidden in them. */
+  const char *unsure
+      = lm_replay_unsure_to_string (lm_replay_unsure ((LmReplayRun *) runs->data, runs->len));
+  if (unsure != NULL)
+    g_variant_builder_add (e, "{sv}", "EstimateUnsure", g_variant_new_string (unsure));
 }
