@@ -6,7 +6,8 @@ private bus, the daemon, laptop-mode-tools' run-time files) and puts the
 machine back as found: /proc/sys/vm is saved first and written back at the
 end, even on failure. Samples /sys/block/loopN/stat (a benchmark may poll;
 the daemon never does). Never run as a timed test.
-Usage (root): bench/engine_bench.py [--duration S] [--fs ext4|xfs|btrfs] [--only NAME ...] [--smoke]
+Usage (root): bench/engine_bench.py [--duration S] [--fs ext4|xfs|btrfs] [--workload session|sparse]
+              [--only NAME ...] [--smoke]
 """
 
 import argparse
@@ -155,6 +156,20 @@ class Workload:
                 t.join()
         return changes
 
+
+
+class SparseWorkload(Workload):
+    """Another rhythm: a mail or sync client that logs a line every 11 s
+    and updates its store every 40 s, and someone opening a document every
+    90 s; for the replay's check against a second pattern of writes."""
+
+    EDITOR_EVERY = 11.0
+    BROWSER_EVERY = 40.0
+    READ_EVERY = 90.0
+    READ_FIRST = 30.0
+
+
+WORKLOADS = {"session": Workload, "sparse": SparseWorkload}
 
 def analyse(changes, duration, idle):
     """Spin-ups (I/O after >= @idle s without any; the disk is taken as
@@ -394,7 +409,7 @@ class Bench:
         self.make_disk()
         stop = None
         try:
-            workload = Workload(self.mp, self.args.duration)
+            workload = WORKLOADS[self.args.workload](self.mp, self.args.duration)
             workload.prepare()
             if variant in ("kernel", "userspace"):
                 stop = self.start_daemon(variant)
@@ -433,6 +448,9 @@ def main():
     ap.add_argument("--idle", type=float, default=5, help="standby timer, seconds")
     ap.add_argument("--only", nargs="*", choices=VARIANTS, default=list(VARIANTS))
     ap.add_argument("--fs", choices=sorted(MKFS), default="ext4", help="the loop disk's filesystem")
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="session",
+                    help="session: writes every 2 and 7 s, reads every 45 s; sparse: every 11 "
+                    "and 40 s, reads every 90 s")
     ap.add_argument("--verbose", action="store_true", help="print each run's I/O times")
     ap.add_argument("--smoke", action="store_true",
                     help="a short run of every variant, reported as TAP (numbers not judged)")
@@ -444,7 +462,7 @@ def main():
     b = Bench(args)
     results = benchlib.run_variants(smoke, b, args.only, b.run, args.duration)
 
-    w = Workload("/", args.duration)
+    w = WORKLOADS[args.workload]("/", args.duration)
     n_ideal, asleep_ideal, clusters = ideal(w, args.max_lost_work, args.seconds, args.idle)
     print("kernel %s, loop %s, %d s: writer every %g s, cache page every %g s, %d read "
           "clusters; MaxLostWork=%d s, LaptopModeSeconds=%d s, standby timer %g s"
