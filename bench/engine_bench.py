@@ -364,6 +364,15 @@ class Bench:
             print("laptop-modectl report: %s" % r.stderr.strip(), file=sys.stderr)
             return None
         est = json.loads(r.stdout).get("disks", {}).get(disk, {}).get("stock_estimate")
+        if self.args.records_dir:
+            # The ledger's records, for replaying again offline:
+            # laptop-modectl report --from-json FILE --disk loopN --idle 5.
+            rec = subprocess.run([lmtest.CTL, "report", "--json", "--records", "--since", "1d",
+                                  "--disk", disk], env=env, capture_output=True, text=True)
+            os.makedirs(self.args.records_dir, exist_ok=True)
+            name = "%s-%s-%s.json" % (self.args.fs, self.args.workload, disk)
+            with open(os.path.join(self.args.records_dir, name), "w") as f:
+                f.write(rec.stdout)
         return (est["spinups"], est["awake_s"]) if isinstance(est, dict) else None
 
     def start_laptop_mode_tools(self):
@@ -452,6 +461,8 @@ def main():
                     help="session: writes every 2 and 7 s, reads every 45 s; sparse: every 11 "
                     "and 40 s, reads every 90 s")
     ap.add_argument("--verbose", action="store_true", help="print each run's I/O times")
+    ap.add_argument("--records-dir", help="keep each laptop-moded run's ledger records there "
+                    "(report --json --records), to replay again with report --from-json")
     ap.add_argument("--smoke", action="store_true",
                     help="a short run of every variant, reported as TAP (numbers not judged)")
     args = ap.parse_args()

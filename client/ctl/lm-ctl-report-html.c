@@ -185,13 +185,16 @@ saved (GString *out, const LmReport *report)
       "seconds in which processes read from the disk, wrote to it directly, or dirtied data on "
       "its filesystems. These are replayed against the kernel's stock policy: reads and direct "
       "writes reach the disk when they were recorded; data dirtied at time t is written at the "
-      "first %d s writeback tick after it expires at t + %d s; and a metadata change makes the "
-      "journal commit %d s after it opens a transaction. The disk is taken as asleep at the "
+      "first %d s writeback tick after it expires at t + %d s; and a metadata change commits on "
+      "the clock of the filesystem it was made on: ext4's journal %d s after it opens a "
+      "transaction, btrfs's transaction %d s, xfs's log %d s, nothing more without a journal. "
+      "The disk is taken as asleep at the "
       "start and spins up for any I/O after an idle gap of its standby timer (else %d s, as "
       "bench/engine_bench.py counts a spin-up), staying awake that long after each I/O. The "
       "spin-ups and awake seconds of that replay are shown next to those recorded with laptop "
       "mode.%s</p>\n</section>\n",
-      LM_REPLAY_WRITEBACK_S, LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_COMMIT_S, LM_REPLAY_DEFAULT_IDLE_S,
+      LM_REPLAY_WRITEBACK_S, LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_COMMIT_S, LM_REPLAY_BTRFS_COMMIT_S,
+      LM_REPLAY_XFS_LOG_S, LM_REPLAY_DEFAULT_IDLE_S,
       any ? ""
           : " This ledger has no activity records (an older daemon), so there is nothing to "
             "replay.");

@@ -53,6 +53,12 @@ disk_json (const LmReportDisk *d)
       member_string (b, "comm", w->comm);
       member_string (b, "via", w->via);
       member_int (b, "count", w->count);
+      /* How regular its spin-ups were; null with fewer than three. */
+      json_builder_set_member_name (b, "rhythm");
+      if (w->rhythm != NULL)
+        json_builder_add_string_value (b, w->rhythm);
+      else
+        json_builder_add_null_value (b);
       json_builder_set_member_name (b, "threads");
       json_builder_begin_array (b);
       for (guint k = 0; k < w->threads->len; k++)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lm-ctl-report.h"
+#include "lm-rhythm.h"
 #include "lm-names.h"
 
 static void
@@ -27,6 +28,8 @@ waker_free (gpointer p)
   g_free (w->comm);
   g_free (w->via);
   g_ptr_array_unref (w->threads);
+  g_array_unref (w->times);
+  g_free (w->rhythm);
   g_free (w);
 }
 
@@ -262,15 +265,24 @@ summarise (LmReport *report, LmReportDisk *d)
           w->comm = g_strdup (s->comm);
           w->via = g_strdup (s->via);
           w->threads = g_ptr_array_new_with_free_func (g_free);
+          w->times = g_array_new (FALSE, FALSE, sizeof (gint64));
           g_ptr_array_add (d->wakers, w);
           g_hash_table_insert (wakers, g_steal_pointer (&key), w);
         }
       w->count++;
+      g_array_append_val (w->times, s->time_us);
       if (s->thread != NULL && w->threads->len < LM_REPORT_THREADS
           && !g_ptr_array_find_with_equal_func (w->threads, s->thread, g_str_equal, NULL))
         g_ptr_array_add (w->threads, g_strdup (s->thread));
     }
   g_ptr_array_sort (d->wakers, cmp_waker);
+  for (guint i = 0; i < d->wakers->len; i++)
+    {
+      LmReportWaker *w = g_ptr_array_index (d->wakers, i);
+      LmRhythm r;
+      lm_rhythm_find ((gint64 *) w->times->data, w->times->len, NULL, &r);
+      w->rhythm = lm_rhythm_to_string (&r);
+    }
   lm_report_link_deferred (d);
   d->recorded.spinups = d->spinups->len;
   d->recorded.awake_s = d->awake_s;

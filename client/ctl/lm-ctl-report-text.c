@@ -97,6 +97,8 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
           = g_str_equal (w->comm, LM_OTHER_USER_TEXT) ? g_strdup (comm) : lm_ctl_fit (comm, 16);
       g_autofree char *via = lm_ctl_safe (w->via);
       g_print ("  %-16s %-10s %u", fit, via, w->count);
+      if (w->rhythm != NULL)
+        g_print (", %s", w->rhythm);
       /* The program's named threads that did it: a detail. */
       for (guint k = 0; k < w->threads->len; k++)
         {

@@ -40,6 +40,8 @@ typedef struct
   char *via;
   guint count;
   GPtrArray *threads; /* the thread names seen, first seen first, at most LM_REPORT_THREADS */
+  GArray *times;      /* its spin-ups' times (µs), for its rhythm */
+  char *rhythm;       /* "every 30 s", "at 06:25 daily", "irregular"; NULL: too few */
 } LmReportWaker;
 
 #define LM_REPORT_THREADS 4

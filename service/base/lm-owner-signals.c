@@ -115,12 +115,6 @@ lm_owner_signals_add (LmOwnerSignals *self, const char *interface, const char *m
     subscribe (self, s);
 }
 
-const char *
-lm_owner_signals_get_owner (LmOwnerSignals *self)
-{
-  return self->owner;
-}
-
 void
 lm_owner_signals_free (LmOwnerSignals *self)
 {

@@ -20,9 +20,6 @@ LmOwnerSignals *lm_owner_signals_new (GDBusConnection *bus, const char *name,
 void lm_owner_signals_add (LmOwnerSignals *signals, const char *interface, const char *member,
                            const char *path, GDBusSignalCallback callback);
 
-/* The unique name that owns the name now, or NULL. */
-const char *lm_owner_signals_get_owner (LmOwnerSignals *signals);
-
 void lm_owner_signals_free (LmOwnerSignals *signals);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmOwnerSignals, lm_owner_signals_free)

@@ -437,12 +437,6 @@ lm_inhibitors_release (LmInhibitors *self, const char *sender, guint32 cookie, G
   return TRUE;
 }
 
-guint
-lm_inhibitors_count (LmInhibitors *self)
-{
-  return self->holds->len;
-}
-
 /* Holds that have lasted @settle_us by @now; *@next_due is when the next
  * younger one will have (0 when there is none), for the caller to look
  * again then. A hold released sooner was never counted: no remount for it. */

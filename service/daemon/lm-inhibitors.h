@@ -46,7 +46,6 @@ gboolean lm_inhibitors_add (LmInhibitors *self, const char *sender, guint32 uid,
                             GError **error);
 gboolean lm_inhibitors_release (LmInhibitors *self, const char *sender, guint32 cookie,
                                 GError **error);
-guint lm_inhibitors_count (LmInhibitors *self);
 guint lm_inhibitors_count_settled (LmInhibitors *self, gint64 now, gint64 settle_us,
                                    gint64 *next_due);
 GVariant *lm_inhibitors_to_variant (LmInhibitors *self);

@@ -532,12 +532,6 @@ lm_waiters_set_done_func (LmWaiters *self, LmWaitersDoneFunc func, gpointer user
   self->done_data = user_data;
 }
 
-guint
-lm_waiters_count (LmWaiters *self)
-{
-  return self->waiters->len;
-}
-
 void
 lm_waiters_free (LmWaiters *self)
 {

@@ -38,7 +38,6 @@ void lm_waiters_free (LmWaiters *waiters);
 void lm_waiters_recheck (LmWaiters *waiters);
 /* Disk @name (kernel name) counts as awake now: its waiters end. */
 void lm_waiters_disk_awake (LmWaiters *waiters, const char *name);
-guint lm_waiters_count (LmWaiters *waiters);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmWaiters, lm_waiters_free)
 

@@ -531,9 +531,3 @@ lm_disks_resume (LmDisks *self)
       lm_disk_set_error (d, failures->len > 0 ? failures->str : NULL);
     }
 }
-
-gboolean
-lm_disks_saved (LmState *state)
-{
-  return lm_journal_saved (state, &lm_disks_journal_part);
-}

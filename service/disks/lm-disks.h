@@ -28,7 +28,6 @@ void lm_disks_rescan (LmDisks *disks);
 
 void lm_disks_apply (LmDisks *disks, const LmSettings *settings);
 gboolean lm_disks_restore (LmDisks *disks, GError **error);
-gboolean lm_disks_saved (LmState *state);
 /* The disks' journal part (group "Disks": each disk's originals by id),
  * for the participant row, crash recovery and Conflicts. */
 extern const LmJournalPart lm_disks_journal_part;

@@ -164,12 +164,6 @@ lm_sleep_done (LmSleep *self)
   release_lock (self);
 }
 
-gboolean
-lm_sleep_has_lock (LmSleep *self)
-{
-  return self->lock_fd >= 0;
-}
-
 static void
 logind_appeared (GDBusConnection *bus, const char *name, const char *owner, gpointer user_data)
 {

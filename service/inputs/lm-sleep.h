@@ -25,7 +25,6 @@ typedef void (*LmSleepFunc) (LmSleep *sleep, LmSleepEvent event, gpointer user_d
 LmSleep *lm_sleep_new (GDBusConnection *bus, const char *address, LmSleepFunc func,
                        gpointer user_data);
 void lm_sleep_done (LmSleep *sleep);
-gboolean lm_sleep_has_lock (LmSleep *sleep);
 void lm_sleep_free (LmSleep *sleep);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSleep, lm_sleep_free)

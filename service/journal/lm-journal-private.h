@@ -16,9 +16,6 @@ void lm_journal_remember (LmState *state, const char *part, const char *key, con
 void lm_journal_mark (LmState *state, const char *part, const char *key, const char *applied);
 char *lm_journal_original (LmState *state, const char *part, const char *key);
 char *lm_journal_applied (LmState *state, const char *part, const char *key);
-/* A plain entry with no applied value, replaced each time (what to clean
- * up after a crash: a tracefs mount); lm_journal_forget() removes it. */
-void lm_journal_note (LmState *state, const char *part, const char *key, const char *value);
 void lm_journal_forget (LmState *state, const char *part, const char *key);
 /* The keys with a remembered original, decoded. */
 char **lm_journal_pending (LmState *state, const char *part);

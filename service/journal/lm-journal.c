@@ -92,12 +92,6 @@ lm_journal_mark (LmState *state, const char *part, const char *key, const char *
   set (state, group, key, applied);
 }
 
-void
-lm_journal_note (LmState *state, const char *part, const char *key, const char *value)
-{
-  set (state, part, key, value);
-}
-
 char *
 lm_journal_original (LmState *state, const char *part, const char *key)
 {

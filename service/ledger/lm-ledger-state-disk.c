@@ -25,12 +25,6 @@ lm_ledger_set_state_disk (LmLedger *self, const char *disk)
              disk != NULL ? disk : "(none: written at once)");
 }
 
-const char *
-lm_ledger_get_state_disk (LmLedger *self)
-{
-  return self->state_disk;
-}
-
 /* Asked of the disks where they watch it: with the kernel reporting
  * spin-ups, a disk that went quiet is not counted asleep until asked, so
  * the last note_power may say "awake" of a disk asleep for hours. */

@@ -34,7 +34,6 @@ void lm_ledger_free (LmLedger *ledger);
 /* The disk whose waking lets pending records be written; NULL: write at
  * once (no disk under the state directory, as on tmpfs). */
 void lm_ledger_set_state_disk (LmLedger *ledger, const char *disk);
-const char *lm_ledger_get_state_disk (LmLedger *ledger);
 /* Whether the state disk counts asleep now: as the disks say (@disks,
  * borrowed, which the daemon frees after the ledger), else as
  * lm_ledger_note_power was last told. */

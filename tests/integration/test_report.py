@@ -292,11 +292,17 @@ class ThreadedReportTest(ReportDaemonTest):
                           ("firefox-esr", "direct", 2, ["DOM Worker"]),
                           ("cron", "direct", 1, []), ("fio", "direct", 1, ["iou-wrk-3147"]),
                           ("thunderbird", "writeback", 1, ["IMAP"])])
+        # Rhythm: three spin-ups 30 and 20 min apart are irregular; fewer
+        # than three have none (lm-rhythm.c; its own cases in test-rhythm.c).
+        self.assertEqual([(w["comm"], w["via"], w["rhythm"]) for w in got["wakers"]][:2],
+                         [("firefox-esr", "writeback", "irregular"),
+                          ("firefox-esr", "direct", None)])
         self.assertEqual([s.get("thread") for s in got["spinups"]],
                          [r.get("Thread") for r in self.recs if r["Kind"] == "spinup"])
         self.env["LC_ALL"] = "C.UTF-8"
         text = self.report()
-        self.assertRegex(text, r"firefox-esr +writeback +3 +\(threads: Cache2 I/O, mozStorage #3\)")
+        self.assertRegex(text, r"firefox-esr +writeback +3, irregular +\(threads: Cache2 I/O, "
+                               r"mozStorage #3\)")
         self.assertNotRegex(text, r"\n  (Cache2 I/O|DOM Worker|IMAP|iou-wrk-3147) ")
         samples = parse_metrics(self, self.report("--openmetrics"))
         comms = {s[1]["comm"] for s in samples if s[0] == "laptop_mode_spinups_total"}
