@@ -137,10 +137,11 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
     return io;
   spread_runs (runs, n_runs, since_s, until_s, io, dirty);
 
-  /* Dirtied data: written at the first flusher tick after it expires; its
-   * metadata committed by each filesystem it went to, once per transaction
-   * that a change opened (later changes join the open one). Not recorded,
-   * or no model: as ext4 (lm_replay_unsure says so). */
+  /* Dirtied data: written at the first flusher tick after it expires (one
+   * dirty spell per filesystem kind, below); its metadata committed by
+   * each filesystem it went to, once per transaction that a change opened
+   * (later changes join the open one). Not recorded, or no model: as ext4
+   * (lm_replay_unsure says so). */
   static const struct
   {
     guint32 fs;
@@ -153,12 +154,23 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
   gint64 commit_at[G_N_ELEMENTS (commits)];
   for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
     commit_at[k] = G_MININT64;
+  /* The data: the kernel writes an inode at the first flusher tick after it
+   * expires, 30 s from when it was first dirtied since it was last clean,
+   * with everything dirtied in it meanwhile. Records name no inode: each
+   * filesystem kind's dirtied seconds are taken as one inode's. */
+  gint64 written_at[5];
+  for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
+    written_at[k] = G_MININT64;
   for (guint i = 0; i < dirty->len; i++)
     {
       const Dirtied *d = &g_array_index (dirty, Dirtied, i);
       guint32 fs = d->fs != 0 ? d->fs : LM_REPLAY_FS_EXT4;
-      gint64 wb = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
-      g_array_append_val (io, wb);
+      for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
+        if ((fs & (1u << k)) != 0 && d->s >= written_at[k])
+          {
+            written_at[k] = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
+            g_array_append_val (io, written_at[k]);
+          }
       for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
         if ((fs & commits[k].fs) != 0 && d->s >= commit_at[k])
           {

@@ -6,7 +6,12 @@
 
 /* The stock policy replayed, the kernel's defaults: dirty data expires after
  * 30 s (vm.dirty_expire_centisecs = 3000) and the flusher wakes every 5 s
- * (vm.dirty_writeback_centisecs = 500), whatever the filesystem. What a
+ * (vm.dirty_writeback_centisecs = 500), whatever the filesystem. It expires
+ * per inode, from the inode's first dirtying since it was last clean
+ * (dirtied_when, fs/fs-writeback.c), and goes with all dirtied in it
+ * since; records name no inode, so each filesystem kind's dirtied seconds
+ * are taken as one inode's (a file rewritten every 2 s is written every
+ * 30-35 s, not at every tick; measured in bench/README.md). What a
  * change of metadata costs besides is each filesystem's own:
  * - ext4, ext3 (jbd2): the transaction a change opens commits 5 s later
  *   (JBD2_DEFAULT_MAX_COMMIT_AGE, include/linux/jbd2.h; mount option
