@@ -157,7 +157,12 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
   /* The data: the kernel writes an inode at the first flusher tick after it
    * expires, 30 s from when it was first dirtied since it was last clean,
    * with everything dirtied in it meanwhile. Records name no inode: each
-   * filesystem kind's dirtied seconds are taken as one inode's. */
+   * filesystem kind's dirtied seconds are taken as one inode's. Except on
+   * ext4 (and what is replayed as ext4): in data=ordered mode each 5 s
+   * commit also writes the overwritten data of the inodes in it, which the
+   * replay cannot tell from appends; each dirtied second is written at its
+   * own expiry there, as before, which is what measurement bore out
+   * (bench/README.md). */
   gint64 written_at[5];
   for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
     written_at[k] = G_MININT64;
@@ -166,11 +171,15 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
       const Dirtied *d = &g_array_index (dirty, Dirtied, i);
       guint32 fs = d->fs != 0 ? d->fs : LM_REPLAY_FS_EXT4;
       for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
-        if ((fs & (1u << k)) != 0 && d->s >= written_at[k])
-          {
-            written_at[k] = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
-            g_array_append_val (io, written_at[k]);
-          }
+        {
+          guint32 bit = 1u << k;
+          gboolean per_second = (bit & (LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_OTHER)) != 0;
+          if ((fs & bit) != 0 && (per_second || d->s >= written_at[k]))
+            {
+              written_at[k] = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
+              g_array_append_val (io, written_at[k]);
+            }
+        }
       for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
         if ((fs & commits[k].fs) != 0 && d->s >= commit_at[k])
           {
