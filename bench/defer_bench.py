@@ -352,7 +352,8 @@ def main():
                               ("max", 60, 2)):
         if getattr(args, name) is None:
             setattr(args, name, smoke if args.smoke else full)
-    args.fs = "ext4"
+    # The engine bench's options this bench does not offer.
+    args.fs, args.workload, args.records_dir = "ext4", "session", None
     smoke = benchlib.begin(__file__, "defer_bench", args.smoke, NS_MARK,
                             needs="needs root (loop device, mounts, /proc/sys/vm, BPF)")
     b = DeferBench(args)
