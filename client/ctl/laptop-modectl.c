@@ -28,6 +28,8 @@ static const LmCtlCommand commands[] = {
   { "monitor", " DISK", "Print a disk's power state changes; summary on Ctrl+C", lm_ctl_monitor },
   { "report", " [--since 12h|7d|2w|DATE]", "Show what woke the disks and how long they slept",
     lm_ctl_report },
+  { "explain", " [DISK] [--since 1d]", "Explain what woke the disks and what would avoid it",
+    lm_ctl_explain },
   { "measure", " [--window 5m] [--windows 8]", "Measure the watts laptop mode saves (on battery)",
     lm_ctl_measure },
 };

@@ -136,6 +136,55 @@ write_file (const char *file, const char *text, GError **error)
   return TRUE;
 }
 
+LmReport *
+lm_report_load (const char *from_json, gint64 since_us, gint64 until_us, guint idle_s,
+                const char *disk, LmExportedLaptopMode **proxy_out, GVariant **records_out)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) records = NULL;
+  g_autoptr (GHashTable) idle = NULL;
+  g_autoptr (LmExportedLaptopMode) proxy = NULL;
+
+  if (from_json != NULL)
+    {
+      records = load_records (from_json, &error);
+      if (records == NULL)
+        {
+          lm_ctl_print_error ("Could not read the records", error);
+          return NULL;
+        }
+    }
+  else
+    {
+      proxy = lm_ctl_get_proxy ();
+      if (proxy == NULL)
+        return NULL;
+      records = lm_report_fetch_ledger (proxy, since_us, until_us, &error);
+      if (records == NULL)
+        {
+          lm_ctl_print_error ("Could not read the ledger", error);
+          return NULL;
+        }
+      if (idle_s == 0)
+        idle = standby_timers (proxy);
+    }
+
+  LmReport *report = lm_report_build (records, since_us, until_us, idle,
+                                      idle_s > 0 ? idle_s : LM_REPLAY_DEFAULT_IDLE_S, disk);
+  if (proxy != NULL)
+    {
+      lm_report_add_nvme (report, lm_exported_laptop_mode_get_disks (proxy),
+                          lm_exported_laptop_mode_get_max_lost_work (proxy),
+                          lm_exported_laptop_mode_get_laptop_mode_seconds (proxy));
+      lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
+      lm_report_add_measurement (report, lm_exported_laptop_mode_get_measurement (proxy));
+      lm_report_add_unwritten (report, lm_exported_laptop_mode_get_ledger_summary (proxy));
+    }
+  *proxy_out = g_steal_pointer (&proxy);
+  *records_out = g_steal_pointer (&records);
+  return report;
+}
+
 int
 lm_ctl_report (int argc, char **argv)
 {
@@ -162,7 +211,6 @@ lm_ctl_report (int argc, char **argv)
   };
   g_autoptr (GError) error = NULL;
   g_autoptr (GVariant) records = NULL;
-  g_autoptr (GHashTable) idle = NULL;
   g_autoptr (LmExportedLaptopMode) proxy = NULL;
   gint64 until_us = g_get_real_time (), since_us;
 
@@ -182,42 +230,10 @@ lm_ctl_report (int argc, char **argv)
   if (disk != NULL && (*disk == '\0' || strlen (disk) > 31))
     return lm_ctl_usage_error ("--disk takes a kernel disk name (\"sda\")");
 
-  if (from_json != NULL)
-    {
-      records = load_records (from_json, &error);
-      if (records == NULL)
-        {
-          lm_ctl_print_error ("Could not read the records", error);
-          return EXIT_FAILURE;
-        }
-    }
-  else
-    {
-      proxy = lm_ctl_get_proxy ();
-      if (proxy == NULL)
-        return EXIT_FAILURE;
-      records = lm_report_fetch_ledger (proxy, since_us, until_us, &error);
-      if (records == NULL)
-        {
-          lm_ctl_print_error ("Could not read the ledger", error);
-          return EXIT_FAILURE;
-        }
-      if (idle_s == 0)
-        idle = standby_timers (proxy);
-    }
-
-  g_autoptr (LmReport) report
-      = lm_report_build (records, since_us, until_us, idle,
-                         idle_s > 0 ? (guint) idle_s : LM_REPLAY_DEFAULT_IDLE_S, disk);
-  if (proxy != NULL)
-    {
-      lm_report_add_nvme (report, lm_exported_laptop_mode_get_disks (proxy),
-                          lm_exported_laptop_mode_get_max_lost_work (proxy),
-                          lm_exported_laptop_mode_get_laptop_mode_seconds (proxy));
-      lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
-      lm_report_add_measurement (report, lm_exported_laptop_mode_get_measurement (proxy));
-      lm_report_add_unwritten (report, lm_exported_laptop_mode_get_ledger_summary (proxy));
-    }
+  g_autoptr (LmReport) report = lm_report_load (
+      from_json, since_us, until_us, idle_s > 0 ? (guint) idle_s : 0, disk, &proxy, &records);
+  if (report == NULL)
+    return EXIT_FAILURE;
   if (json)
     {
       g_autoptr (JsonNode) node = lm_report_json (report);

@@ -110,6 +110,13 @@ gboolean lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gin
 /* Every record in [@since_us, @until_us], page by page (GetLedgerPage). */
 GVariant *lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us,
                                   GError **error);
+/* The model report and explain share: from the daemon's ledger (with its
+ * disks' power states, wear and measurement) or from a JSON file of
+ * records. @idle_s 0: each disk's standby timer. NULL after printing why;
+ * else *@proxy_out (NULL for a file) and the *@records_out read. */
+LmReport *lm_report_load (const char *from_json, gint64 since_us, gint64 until_us, guint idle_s,
+                          const char *disk, LmExportedLaptopMode **proxy_out,
+                          GVariant **records_out);
 /* Builds the model from GetLedger's records (aa{sv}); pure. */
 /* @idle maps disk names to their standby timers in seconds (may be NULL);
  * others get @default_idle_s. */

@@ -73,6 +73,7 @@ int lm_ctl_spinups (int argc, char **argv);
 int lm_ctl_disks (int argc, char **argv);
 int lm_ctl_monitor (int argc, char **argv);
 int lm_ctl_report (int argc, char **argv);
+int lm_ctl_explain (int argc, char **argv);
 int lm_ctl_measure (int argc, char **argv);
 
 /* lm-ctl-measure-result.c: its statistics, pure. */

@@ -1,0 +1,380 @@
+/* lm-ctl-explain.c: laptop-modectl explain: each disk's causes of
+ * wake-ups over a period, biggest first, each in a sentence (what it is,
+ * how often and how regular, what it cost, what would avoid it) from the
+ * table of known causes (common/lm-advice.h). Reads the model report
+ * builds; owns the grouping into causes, their cost and the sentences. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lm-advice.h"
+#include "lm-ctl-report.h"
+
+/* Files named per cause, and how many are kept to match on. */
+#define EXPLAIN_FILES_SHOWN 3
+#define EXPLAIN_FILES_KEPT 16
+
+typedef struct
+{
+  const LmReportWaker *waker;
+  guint spinups;
+  gint64 awake_s;   /* the awake spells its spin-ups began */
+  GPtrArray *files; /* distinct paths, first seen first, at most EXPLAIN_FILES_KEPT */
+  guint more_files; /* distinct paths past those */
+  LmRhythm rhythm;
+  gboolean matched;
+  LmAdviceMatch advice;
+} Cause;
+
+static void
+cause_free (gpointer p)
+{
+  Cause *c = p;
+
+  g_ptr_array_unref (c->files);
+  lm_advice_match_clear (&c->advice);
+  g_free (c);
+}
+
+/* The awake spell holding @t_us (its index), -1: none recorded. */
+static gint
+awake_span_at (const LmReportDisk *d, gint64 t_us)
+{
+  for (guint i = 0; i < d->spans->len; i++)
+    {
+      const LmReportSpan *s = &g_array_index (d->spans, LmReportSpan, i);
+      /* A spin-up is stamped at its I/O, which may come just before the
+       * awake spell's record begins. */
+      if (!s->asleep && t_us >= s->start_us - G_USEC_PER_SEC && t_us < s->end_us)
+        return (gint) i;
+    }
+  return -1;
+}
+
+static gint
+cmp_cause (gconstpointer a, gconstpointer b)
+{
+  const Cause *x = *(Cause *const *) a, *y = *(Cause *const *) b;
+
+  if (x->awake_s != y->awake_s)
+    return x->awake_s > y->awake_s ? -1 : 1;
+  if (x->spinups != y->spinups)
+    return x->spinups > y->spinups ? -1 : 1;
+  return strcmp (x->waker->comm, y->waker->comm);
+}
+
+/* One cause per program and how (the report's wakers), its cost and
+ * files, matched against @advice; biggest first. */
+static GPtrArray *
+causes_of (const LmReportDisk *d, const LmAdvice *advice)
+{
+  GPtrArray *causes = g_ptr_array_new_with_free_func (cause_free);
+  g_autoptr (GHashTable) by_waker = g_hash_table_new (NULL, NULL);
+  gint last_span = -1;
+
+  for (guint i = 0; i < d->wakers->len; i++)
+    {
+      Cause *c = g_new0 (Cause, 1);
+      c->waker = g_ptr_array_index (d->wakers, i);
+      c->files = g_ptr_array_new_with_free_func (g_free);
+      lm_rhythm_find ((const gint64 *) c->waker->times->data, c->waker->times->len, NULL,
+                      &c->rhythm);
+      g_ptr_array_add (causes, c);
+    }
+  for (guint i = 0; i < d->spinups->len; i++)
+    {
+      const LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
+      Cause *c = NULL;
+      for (guint k = 0; k < causes->len && c == NULL; k++)
+        {
+          Cause *t = g_ptr_array_index (causes, k);
+          if (g_str_equal (t->waker->comm, s->comm) && g_str_equal (t->waker->via, s->via))
+            c = t;
+        }
+      if (c == NULL)
+        continue;
+      c->spinups++;
+      /* An awake spell is the cost of the first spin-up in it only. */
+      gint span = awake_span_at (d, s->time_us);
+      if (span >= 0 && span != last_span)
+        {
+          const LmReportSpan *sp = &g_array_index (d->spans, LmReportSpan, span);
+          c->awake_s += (sp->end_us - MAX (sp->start_us, s->time_us)) / G_USEC_PER_SEC;
+          last_span = span;
+        }
+      if (s->path != NULL && *s->path != '\0'
+          && !g_ptr_array_find_with_equal_func (c->files, s->path, g_str_equal, NULL))
+        {
+          if (c->files->len < EXPLAIN_FILES_KEPT)
+            g_ptr_array_add (c->files, g_strdup (s->path));
+          else
+            c->more_files++;
+        }
+    }
+  for (guint i = 0; i < causes->len; i++)
+    {
+      Cause *c = g_ptr_array_index (causes, i);
+      /* Another user's process is named by nothing: no advice to match. */
+      if (g_str_equal (c->waker->comm, LM_OTHER_USER_TEXT) || advice == NULL)
+        continue;
+      g_ptr_array_add (c->files, NULL);
+      LmAdviceCause q = {
+        .comm = c->waker->comm,
+        .thread = c->waker->threads->len > 0 ? c->waker->threads->pdata[0] : NULL,
+        .via = c->waker->via,
+        .files = (const char *const *) c->files->pdata,
+        .disk = d->name,
+        .rhythm = c->rhythm.kind == LM_RHYTHM_TOO_FEW ? NULL : &c->rhythm,
+      };
+      c->matched = lm_advice_match (advice, &q, &c->advice);
+      g_ptr_array_set_size (c->files, c->files->len - 1);
+    }
+  g_ptr_array_sort (causes, cmp_cause);
+  return causes;
+}
+
+static const char *
+how_text (const char *via)
+{
+  if (g_str_equal (via, "writeback"))
+    return "its data written back later";
+  if (g_str_equal (via, "kernel"))
+    return "kernel work";
+  if (g_str_equal (via, "passthrough"))
+    return "a command sent to the disk";
+  return "its own I/O";
+}
+
+/* "12 spin-ups, every 5–6 min, awake 48 min in all" */
+static char *
+cost_text (const Cause *c)
+{
+  g_autofree char *rhythm = lm_rhythm_to_string (&c->rhythm);
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, "%u spin-up%s", c->spinups, c->spinups == 1 ? "" : "s");
+  if (rhythm != NULL)
+    g_string_append_printf (s, ", %s", rhythm);
+  if (c->awake_s >= 120)
+    g_string_append_printf (s, ", awake %" G_GINT64_FORMAT " min in all", c->awake_s / 60);
+  else
+    g_string_append_printf (s, ", awake %" G_GINT64_FORMAT " s in all", c->awake_s);
+  return g_string_free (s, FALSE);
+}
+
+/* "places.sqlite, sessionstore.jsonlz4 and 3 more" (escaped) */
+static char *
+files_text (const Cause *c)
+{
+  GString *s = g_string_new (NULL);
+
+  for (guint i = 0; i < c->files->len && i < EXPLAIN_FILES_SHOWN; i++)
+    {
+      g_autofree char *f = lm_ctl_safe (c->files->pdata[i]);
+      g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", f);
+    }
+  guint more = c->more_files
+               + (c->files->len > EXPLAIN_FILES_SHOWN ? c->files->len - EXPLAIN_FILES_SHOWN : 0);
+  if (more > 0)
+    g_string_append_printf (s, " and %u more", more);
+  return g_string_free (s, FALSE);
+}
+
+/* What is known of a cause the table does not hold: never a guess. */
+static char *
+unknown_text (const Cause *c)
+{
+  g_autofree char *comm = lm_ctl_safe (c->waker->comm);
+
+  if (g_str_equal (c->waker->comm, LM_OTHER_USER_TEXT))
+    return g_strdup ("Another user's process: its name is theirs to see (the monitor-all "
+                     "authorization shows it). No advice.");
+  if (c->files->len > 0)
+    {
+      g_autofree char *files = files_text (c);
+      return g_strdup_printf ("%s (%s) touched %s. Not a known cause: no advice.", comm,
+                              how_text (c->waker->via), files);
+    }
+  return g_strdup_printf ("%s (%s), no file known. Not a known cause: no advice.", comm,
+                          how_text (c->waker->via));
+}
+
+static void
+print_disk (const LmReportDisk *d, GPtrArray *causes)
+{
+  g_autofree char *name = lm_ctl_safe (d->name);
+  gint64 total = d->asleep_s + d->awake_s;
+
+  g_print ("%s: %u spin-up%s", name, d->spinups->len, d->spinups->len == 1 ? "" : "s");
+  if (total > 0)
+    g_print (", asleep %.0f %% of the time recorded",
+             100.0 * (double) d->asleep_s / (double) total);
+  g_print (".\n");
+  for (guint i = 0; i < causes->len; i++)
+    {
+      const Cause *c = g_ptr_array_index (causes, i);
+      g_autofree char *comm = lm_ctl_safe (c->waker->comm);
+      g_autofree char *cost = cost_text (c);
+      g_print ("%2u. %s (%s): %s.\n", i + 1, comm, how_text (c->waker->via), cost);
+      if (c->matched)
+        {
+          g_autofree char *what = lm_ctl_safe (c->advice.what);
+          g_autofree char *avoid = lm_ctl_safe (c->advice.avoid);
+          g_print ("    %s\n    To avoid it: %s\n", what, avoid);
+        }
+      else
+        {
+          g_autofree char *unknown = unknown_text (c);
+          g_print ("    %s\n", unknown);
+        }
+    }
+  if (causes->len == 0)
+    g_print ("    No spin-ups recorded.\n");
+  for (guint i = 0; i < d->deferred->len; i++)
+    {
+      g_autofree char *raw = lm_report_deferred_sentence (d->deferred->pdata[i]);
+      g_autofree char *sentence = lm_ctl_safe (raw);
+      g_print ("    Deferred: %s.\n", sentence);
+    }
+}
+
+static void
+json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes)
+{
+  json_builder_set_member_name (b, d->name);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "spinups");
+  json_builder_add_int_value (b, d->spinups->len);
+  json_builder_set_member_name (b, "causes");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < causes->len; i++)
+    {
+      const Cause *c = g_ptr_array_index (causes, i);
+      g_autofree char *rhythm = lm_rhythm_to_string (&c->rhythm);
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "program");
+      json_builder_add_string_value (b, c->waker->comm);
+      json_builder_set_member_name (b, "via");
+      json_builder_add_string_value (b, c->waker->via);
+      json_builder_set_member_name (b, "spinups");
+      json_builder_add_int_value (b, c->spinups);
+      json_builder_set_member_name (b, "awake_s");
+      json_builder_add_int_value (b, c->awake_s);
+      json_builder_set_member_name (b, "rhythm");
+      if (rhythm != NULL)
+        json_builder_add_string_value (b, rhythm);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "files");
+      json_builder_begin_array (b);
+      for (guint k = 0; k < c->files->len; k++)
+        json_builder_add_string_value (b, c->files->pdata[k]);
+      json_builder_end_array (b);
+      json_builder_set_member_name (b, "cause");
+      if (c->matched)
+        json_builder_add_string_value (b, c->advice.id);
+      else
+        json_builder_add_null_value (b);
+      if (c->matched)
+        {
+          json_builder_set_member_name (b, "what");
+          json_builder_add_string_value (b, c->advice.what);
+          json_builder_set_member_name (b, "avoid");
+          json_builder_add_string_value (b, c->advice.avoid);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
+int
+lm_ctl_explain (int argc, char **argv)
+{
+  g_autofree char *since = NULL, *from_json = NULL;
+  gboolean json = FALSE;
+  const GOptionEntry entries[] = {
+    { "since", 0, 0, G_OPTION_ARG_STRING, &since,
+      "How far back: an age (12h, 1d: the default, 2w) or a local date (2026-12-01, "
+      "2026-12-01T08:30), up to 366 days",
+      "AGE|DATE" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the causes as JSON", NULL },
+    { "from-json", 0, 0, G_OPTION_ARG_FILENAME, &from_json,
+      "Read records from a JSON file (report --json --records) instead of the daemon", "FILE" },
+    { NULL },
+  };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) records = NULL;
+  g_autoptr (LmExportedLaptopMode) proxy = NULL;
+  gint64 until_us = g_get_real_time (), since_us;
+
+  if (!lm_ctl_parse_options (&argc, &argv, "[DISK]",
+                             "Explain what woke the disks and what would avoid it", entries))
+    return LM_CTL_EXIT_USAGE;
+  if (argc > 2)
+    {
+      g_autofree char *got = lm_ctl_safe (argv[2]);
+      return lm_ctl_usage_error ("explain takes one disk at most, got also “%s”", got);
+    }
+  const char *disk = argc == 2 ? argv[1] : NULL;
+  if (disk != NULL && (*disk == '\0' || strlen (disk) > 31 || strchr (disk, '/') != NULL))
+    return lm_ctl_usage_error ("explain takes a kernel disk name (\"sda\")");
+  g_autoptr (GTimeZone) tz = g_time_zone_new_local ();
+  if (!lm_ctl_parse_since (since != NULL ? since : "1d", until_us, tz, &since_us, &error))
+    return lm_ctl_usage_error ("%s", error->message);
+
+  g_autoptr (LmReport) report
+      = lm_report_load (from_json, since_us, until_us, 0, disk, &proxy, &records);
+  if (report == NULL)
+    return EXIT_FAILURE;
+  g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (LmAdvice) advice = lm_advice_load (warnings);
+  /* A bad entry is the administrator's to mend: said, and the rest used. */
+  for (guint i = 0; i < warnings->len; i++)
+    {
+      g_autofree char *w = lm_ctl_safe (warnings->pdata[i]);
+      g_printerr ("%s: table of causes: %s\n", lm_ctl_prog, w);
+    }
+
+  g_autoptr (JsonBuilder) b = json ? json_builder_new () : NULL;
+  if (b != NULL)
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "since");
+      json_builder_add_int_value (b, report->since_us);
+      json_builder_set_member_name (b, "until");
+      json_builder_add_int_value (b, report->until_us);
+      json_builder_set_member_name (b, "disks");
+      json_builder_begin_object (b);
+    }
+  else
+    {
+      g_autofree char *from = lm_ctl_format_time (report->since_us);
+      g_autofree char *to = lm_ctl_format_time (report->until_us);
+      g_print ("What woke the disks from %s to %s, biggest cause first:\n", from, to);
+      if (report->disks->len == 0)
+        g_print ("Nothing recorded.\n");
+    }
+  for (guint i = 0; i < report->disks->len; i++)
+    {
+      const LmReportDisk *d = g_ptr_array_index (report->disks, i);
+      g_autoptr (GPtrArray) causes = causes_of (d, advice);
+      if (b != NULL)
+        json_disk (b, d, causes);
+      else
+        {
+          g_print ("\n");
+          print_disk (d, causes);
+        }
+    }
+  if (b != NULL)
+    {
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+      g_autoptr (JsonNode) root = json_builder_get_root (b);
+      lm_ctl_print_json (root);
+    }
+  return EXIT_SUCCESS;
+}
