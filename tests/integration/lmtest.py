@@ -28,6 +28,10 @@ DAEMON = os.path.join(BUILDDIR, "service", "laptop-moded")
 TEST_DAEMON = os.path.join(BUILDDIR, "tests", "laptop-moded-test")
 CTL = os.path.join(BUILDDIR, "client", "laptop-modectl")
 POLICY = os.path.join(SRCDIR, "data", "org.laptopmode.LaptopMode1.conf")
+# laptop-modectl explain's table of causes: the source's, not whatever an
+# install put under the build's prefix.
+CAUSES = os.path.join(SRCDIR, "data", "causes.conf")
+os.environ.setdefault("LAPTOP_MODED_CAUSES", CAUSES)
 
 BUS_NAME = "org.laptopmode.LaptopMode1"
 OBJECT_PATH = "/org/laptopmode/LaptopMode1"

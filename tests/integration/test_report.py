@@ -124,6 +124,28 @@ class ReportDaemonTest(DaemonTestCase):
 @unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
 class ReportTest(ReportDaemonTest):
 
+    def test_explain(self):
+        """laptop-modectl explain reads the daemon's ledger as report does:
+        each program and how is one cause, its count the spin-ups served,
+        and the known ones are named by the shipped table."""
+        got = json.loads(self.ctl_run("explain", "--json", check=True).out)
+        self.assertEqual(sorted(got["disks"]), ["sda", "sdb"])
+        for name, d in got["disks"].items():
+            counts = {}
+            for r in self.spinups(name):
+                counts[(r["Comm"], r["Via"])] = counts.get((r["Comm"], r["Via"]), 0) + 1
+            self.assertEqual({(c["program"], c["via"]): c["spinups"] for c in d["causes"]}, counts)
+            causes = {c["program"]: c["cause"] for c in d["causes"]}
+            self.assertEqual(causes.get("jbd2/sda1-8", "ext4-journal"), "ext4-journal")
+            self.assertEqual(causes.get("updatedb.plocat", "updatedb"), "updatedb")
+            self.assertIsNone(causes.get("cat"))
+            awake = [c["awake_s"] for c in d["causes"]]
+            self.assertEqual(awake, sorted(awake, reverse=True))
+        text = self.ctl_run("explain", "sda", check=True).out
+        self.assertRegex(text, r"\n *1\. \S+ \(")
+        self.assertIn("To avoid it:", text)
+        self.assertNotIn("sdb:", text)
+
     def test_json(self):
         got = json.loads(self.report("--json"))
         self.assertEqual(sorted(got["disks"]), ["sda", "sdb"])
