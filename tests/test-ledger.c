@@ -357,6 +357,44 @@ test_deferred_round_trip (void)
 
 /* A spin-up's thread name is its extension: up to 15 bytes, no NUL; the
  * first files' spin-ups (no extension) are spin-ups without a thread. */
+/* A spin-up's unit follows its thread's name and a NUL, with or without
+ * a thread; a second NUL is no record; GetLedger shows it as Unit. */
+static void
+test_unit_round_trip (void)
+{
+  g_autoptr (GByteArray) buf = g_byte_array_new ();
+  LmLedgerRecord a = spinup_at (1780000001000000, "sda", "cron");
+  LmLedgerRecord b = spinup_at (1780000002000000, "sda", "firefox-esr");
+  gsize skipped = 99;
+
+  g_strlcpy (a.unit, "cron.service", sizeof a.unit);
+  g_strlcpy (b.thread, "Cache2 I/O", sizeof b.thread);
+  memset (b.unit, 'u', LM_LEDGER_UNIT_EXT);
+  lm_ledger_record_encode (&a, buf);
+  gsize a_len = buf->len;
+  lm_ledger_record_encode (&b, buf);
+  g_assert_cmpuint (buf->data[LM_LEDGER_HEADER_SIZE + 6], ==, 1 + strlen ("cron.service"));
+  g_assert_cmpuint (buf->data[LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE], ==, 0);
+  g_autoptr (GArray) got = parse (buf->data, buf->len, &skipped);
+  g_assert_cmpuint (got->len, ==, 2);
+  g_assert_cmpuint (skipped, ==, 0);
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 0), &a, sizeof a) == 0);
+  g_assert_true (memcmp (&g_array_index (got, LmLedgerRecord, 1), &b, sizeof b) == 0);
+  g_autoptr (GVariant) v = g_variant_ref_sink (lm_ledger_record_to_variant (&a));
+  const char *unit = NULL;
+  g_assert_true (g_variant_lookup (v, "Unit", "&s", &unit));
+  g_assert_cmpstr (unit, ==, "cron.service");
+
+  /* A second NUL inside the unit. */
+  guint8 *ext = buf->data + LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE;
+  ext[5] = '\0';
+  guint32 crc = GUINT32_TO_LE (
+      lm_ledger_crc32 (buf->data + LM_LEDGER_HEADER_SIZE, a_len - LM_LEDGER_HEADER_SIZE));
+  memcpy (buf->data + 8, &crc, 4);
+  g_autoptr (GArray) two = parse (buf->data, buf->len, NULL);
+  g_assert_cmpuint (two->len, ==, 1);
+}
+
 static void
 test_thread_round_trip (void)
 {
@@ -394,10 +432,10 @@ test_thread_round_trip (void)
   g_autoptr (GVariant) w = g_variant_ref_sink (lm_ledger_record_to_variant (&old));
   g_assert_false (g_variant_lookup (w, "Thread", "&s", NULL));
 
-  /* A NUL in the thread's name, or an extension longer than a name can
-   * be, is no record. */
+  /* A NUL that ends the extension (a unit that is empty), or an extension
+   * longer than a name can be, is no record. */
   guint8 *ext = buf->data + old_len + LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE;
-  ext[2] = '\0';
+  ext[strlen ("Cache2 I/O") - 1] = '\0';
   guint32 crc = GUINT32_TO_LE (
       lm_ledger_crc32 (buf->data + old_len + LM_LEDGER_HEADER_SIZE, a_len - LM_LEDGER_HEADER_SIZE));
   memcpy (buf->data + old_len + 8, &crc, 4);
@@ -544,6 +582,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ledger/age-pruning", test_age_pruning);
   g_test_add_func ("/ledger/activity-round-trip", test_activity_round_trip);
   g_test_add_func ("/ledger/thread-round-trip", test_thread_round_trip);
+  g_test_add_func ("/ledger/unit-round-trip", test_unit_round_trip);
   g_test_add_func ("/ledger/deferred-round-trip", test_deferred_round_trip);
   g_test_add_func ("/ledger/activity-budget", test_activity_budget);
   g_test_add_func ("/ledger/flushed", test_flushed);

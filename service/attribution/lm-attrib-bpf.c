@@ -269,6 +269,28 @@ take_owner (LmBpfSpinupRecord *e, const LmBpfSpinupRecord *owner)
   e->dirtier_uid = owner->dirtier_uid;
   memcpy (e->dirtier_comm, owner->dirtier_comm, sizeof e->dirtier_comm);
   memcpy (e->dirtier_thread, owner->dirtier_thread, sizeof e->dirtier_thread);
+  e->dirtier_cgroup = owner->dirtier_cgroup;
+}
+
+/* @s's unit: of cgroup @id where the program saw it (a removed one's path
+ * kept in its map), else of the blamed process while it lives. */
+static void
+name_unit (LmAttrib *a, guint64 id, LmSpinUp *s)
+{
+  g_autofree char *path = NULL;
+
+  if (id != 0)
+    {
+      struct lm_bpf_cgroup_path v;
+      if (bpf_map__lookup_elem (a->skel->maps.gone_cgroups, &id, sizeof id, &v, sizeof v, 0) == 0)
+        path = g_strndup (v.path, sizeof v.path);
+      else
+        path = lm_cgroup_path_of_id (id);
+    }
+  else if (s->via != LM_VIA_KERNEL)
+    path = lm_cgroup_path_of_pid (s->pid, s->comm);
+  g_autofree char *unit = lm_cgroup_unit_of_path (path);
+  g_strlcpy (s->unit, unit != NULL ? unit : "", sizeof s->unit);
 }
 
 static void
@@ -294,6 +316,12 @@ deliver (LmAttrib *a, const char *disk, LmBpfSpinupRecord *e)
   bpf_drain (a);
   if (e->passthrough)
     s.via = LM_VIA_PASSTHROUGH;
+  /* Whose part it was: the dirtier's for writeback, none for kernel work. */
+  name_unit (a,
+             s.via == LM_VIA_WRITEBACK ? e->dirtier_cgroup
+             : s.via == LM_VIA_KERNEL  ? 0
+                                       : e->cgroup,
+             &s);
   a->config.func (&s, a->config.user_data);
 }
 

@@ -485,6 +485,13 @@ lm_attrib_model_spinup (LmAttribModel *m, const char *disk, gint64 mono_us,
   lm_attrib_finish (out, d->have_dirtier && !kswapd ? &dirtier : NULL, task->kthread);
   if (kswapd)
     g_strlcpy (out->note, LM_ATTRIB_NOTE_KSWAPD, sizeof out->note);
+  /* Without the kernel's cgroup ids: the blamed process's, while it lives. */
+  if (out->via != LM_VIA_KERNEL)
+    {
+      g_autofree char *path = lm_cgroup_path_of_pid (out->pid, out->comm);
+      g_autofree char *unit = lm_cgroup_unit_of_path (path);
+      g_strlcpy (out->unit, unit != NULL ? unit : "", sizeof out->unit);
+    }
 }
 
 /* One I/O on @disk at @mono_us. TRUE and @out filled when it woke the disk;

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "lm-blockdev.h"
+#include "lm-cgroup.h"
 #include "lm-journal-recovery.h"
 #include "lm-state.h"
 
@@ -42,6 +43,9 @@ typedef struct
   guint32 submitter_pid;   /* who issued the I/O: the flusher for writeback */
   char submitter_comm[16]; /* the issuing thread's own name */
   char note[64];           /* what else is known ("swap: …"), else "" */
+  /* The systemd unit or application of the process blamed, taken from
+   * the cgroup it did its part in (lm-cgroup.h), else "". */
+  char unit[LM_UNIT_LEN];
   /* Realtime of the disk's last I/O before the idle gap, where the backend
    * knows it (bpf), else 0: the disk has slept since idle after it. */
   gint64 quiet_since_us;

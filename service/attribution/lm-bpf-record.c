@@ -50,6 +50,8 @@ lm_bpf_record_spinup (const void *data, gsize size, LmBpfSpinupRecord *out)
   memcpy (out->dirtier_thread, e.dirtier_thread, sizeof e.dirtier_thread);
   out->kswapd = e.kswapd != 0;
   out->amends = e.amends != 0;
+  out->cgroup = e.cgroup;
+  out->dirtier_cgroup = e.dirtier_cgroup;
   return TRUE;
 }
 

@@ -29,9 +29,10 @@ typedef struct
    * leaders'); these are the threads' own. */
   char thread[17];
   char dirtier_thread[17];
-  gboolean kswapd; /* reclaim's page-out */
-  gboolean amends; /* not a spin-up: whose data the kernel wrote just after the
-                    * disk's last spin-up, which carried nobody's */
+  gboolean kswapd;                /* reclaim's page-out */
+  gboolean amends;                /* not a spin-up: whose data the kernel wrote just after the
+                                   * disk's last spin-up, which carried nobody's */
+  guint64 cgroup, dirtier_cgroup; /* cgroup v2 ids, 0: not known */
 } LmBpfSpinupRecord;
 
 /* The engine's "disk armed" record (lm-attrib.bpf.c) (struct lm_flush_armed). */

@@ -63,6 +63,7 @@ open_and_load (int what, gboolean configure, int *err)
       bpf_program__set_autoattach (kprobe[i], FALSE);
     }
   bpf_program__set_autoattach (skel->progs.lm_rq_issue, FALSE);
+  bpf_program__set_autoattach (skel->progs.lm_cgroup_rmdir, FALSE);
   if (configure)
     {
       skel->rodata->self_tgid = (__u32) getpid ();
@@ -195,6 +196,12 @@ lm_bpf_shared_ref (const char *program, GError **error)
       return NULL;
     }
   g_message ("Passthrough requests (SG_IO, NVMe) watched by %s", how);
+  /* Without it, units are named only while their cgroup is there. */
+  skel->links.lm_cgroup_rmdir = bpf_program__attach (skel->progs.lm_cgroup_rmdir);
+  if (skel->links.lm_cgroup_rmdir == NULL)
+    g_message ("cgroup_rmdir not attached (%s): a unit that ended before its data was written "
+               "is not named",
+               g_strerror (errno));
   shared = skel;
   refs = 1;
   return shared;

@@ -61,6 +61,11 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
       g_autofree char *thread = g_utf8_make_valid (s->thread, -1);
       g_variant_builder_add (&b, "{sv}", "Thread", g_variant_new_string (thread));
     }
+  if (s->unit[0] != '\0')
+    {
+      g_autofree char *unit = g_utf8_make_valid (s->unit, -1);
+      g_variant_builder_add (&b, "{sv}", "Unit", g_variant_new_string (unit));
+    }
   if (s->note[0] != '\0')
     g_variant_builder_add (&b, "{sv}", "Note", g_variant_new_string (s->note));
   if (s->uid >= 0)

@@ -32,6 +32,11 @@ struct lm_bpf_spinup
   __u32 kswapd; /* the submitter is kswapd: reclaim's page-out (swap), nobody's writeback */
   __u32 amends; /* not a spin-up: the process whose data a kernel thread wrote just after
                  * its spin-up of this disk carried nobody's (lm-attrib.bpf.c, bio_seek) */
+  /* The cgroup v2 ids (kernfs inode numbers) of the submitter and of the
+   * dirtier, when each did its part: user space names their units, also
+   * of a cgroup removed since (the "gone_cgroups" map). */
+  __u64 cgroup;
+  __u64 dirtier_cgroup;
 };
 
 /* The "inode_dirtiers" map's value (lm-inodes.bpf.h): the process that
@@ -46,6 +51,19 @@ struct lm_inode_dirtier
   __u32 pad;
   char comm[LM_BPF_COMM_LEN];   /* the process (its thread group leader) */
   char thread[LM_BPF_COMM_LEN]; /* the thread that dirtied */
+  __u64 cgroup;                 /* its cgroup v2 id when it dirtied */
+};
+
+/* A removed cgroup's path (from the cgroup v2 root), kept for a spin-up
+ * that blames data a process in it dirtied before it went: the
+ * "gone_cgroups" map's value, keyed by the cgroup's id. Longer paths are
+ * cut (user space then names no unit). */
+#define LM_BPF_CGROUP_PATH 192
+#define LM_BPF_GONE_CGROUPS 1024
+
+struct lm_bpf_cgroup_path
+{
+  char path[LM_BPF_CGROUP_PATH];
 };
 
 /* Activity (the ledger's replay of "what stock writeback would have done"):

@@ -260,6 +260,7 @@ spinup_reserve (__u32 key, __u64 now)
   e->pid = lm_current_pid_tgid (1) >> 32;
   e->uid = (__u32) bpf_get_current_uid_gid ();
   current_names (&e->comm, &e->thread);
+  e->cgroup = bpf_get_current_cgroup_id ();
   return e;
 }
 
@@ -273,6 +274,7 @@ spinup_dirtier (struct lm_bpf_spinup *e, const struct lm_inode_dirtier *w, __u64
   e->dirtier_uid = w->uid;
   __builtin_memcpy (e->dirtier_comm, w->comm, sizeof e->dirtier_comm);
   __builtin_memcpy (e->dirtier_thread, w->thread, sizeof e->dirtier_thread);
+  e->dirtier_cgroup = w->cgroup;
 }
 
 /* A kernel thread's spin-up whose first bio carried nobody's data (the
@@ -515,6 +517,34 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
   now = bpf_ktime_get_boot_ns ();
   note_activity (key, LM_BPF_ACT_DIRTY, now, fs_kind (sb));
   inode_dirtied (inode, flags, now);
+  return 0;
+}
+
+/* A cgroup v2 directory removed (a transient unit's scope or service
+ * ended): its path, by id, for spin-ups that come later from data a
+ * process in it dirtied. Once per removal, never per I/O. */
+struct
+{
+  __uint (type, BPF_MAP_TYPE_LRU_HASH);
+  __uint (max_entries, LM_BPF_GONE_CGROUPS);
+  __type (key, __u64);
+  __type (value, struct lm_bpf_cgroup_path);
+} gone_cgroups SEC (".maps");
+
+SEC ("tp_btf/cgroup_rmdir")
+int
+BPF_PROG (lm_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+  struct lm_bpf_cgroup_path v;
+  __u64 id;
+
+  /* The default hierarchy (v2) is hierarchy 0; v1's ids are another space. */
+  if (BPF_CORE_READ (cgrp, root, hierarchy_id) != 0)
+    return 0;
+  id = BPF_CORE_READ (cgrp, kn, id);
+  if (bpf_probe_read_kernel_str (v.path, sizeof v.path, path) <= 0)
+    return 0;
+  bpf_map_update_elem (&gone_cgroups, &id, &v, BPF_ANY);
   return 0;
 }
 

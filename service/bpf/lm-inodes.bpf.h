@@ -139,6 +139,7 @@ inode_dirtied (struct inode *inode, int flags, __u64 now)
   d.regular = is_regular_file (inode);
   d.uid = (__u32) bpf_get_current_uid_gid ();
   current_names (&d.comm, &d.thread);
+  d.cgroup = bpf_get_current_cgroup_id ();
   bpf_map_update_elem (&inode_dirtiers, &key, &d, BPF_ANY);
 }
 

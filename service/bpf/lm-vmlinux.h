@@ -165,6 +165,23 @@ struct task_struct
   char comm[16];
 };
 
+/* A cgroup as cgroup_rmdir sees it: its id and whether it is v2's. */
+struct kernfs_node
+{
+  __u64 id;
+};
+
+struct cgroup_root
+{
+  int hierarchy_id;
+};
+
+struct cgroup
+{
+  struct kernfs_node *kn;
+  struct cgroup_root *root;
+};
+
 /* Passthrough (driver-private) requests, seen at block_rq_issue. */
 struct request_queue
 {

@@ -320,6 +320,7 @@ lm_ledger_note_spinup (const LmSpinUp *s, gpointer user_data)
   set_string (r.disk, sizeof r.disk, s->disk);
   set_string (r.comm, sizeof r.comm, s->comm);
   set_string (r.thread, sizeof r.thread, s->thread);
+  set_string (r.unit, sizeof r.unit, s->unit);
   set_string (r.path, sizeof r.path, s->path);
   DiskDay *d = lm_ledger_day_of (self, s->disk);
   release_held (self, s->disk, d, FALSE); /* its flush did not come */

@@ -86,12 +86,16 @@ get_u64 (const guint8 *p)
  * files written before, and where none was seen), 16 for wear (load cycles, start/stop count, power
  * cycles, power-on hours: u32 each), 4 for a deferred run (why its wait
  * ended: u32) and, for a spin-up, the thread's name (0 to 15 bytes, no NUL;
- * 0 when the process's name says it all). */
+ * 0 when the process's name says it all), then, where its unit is known, a
+ * NUL and the unit's name (1 to 127 bytes, no NUL). */
 static gsize
 extension_size (const LmLedgerRecord *r)
 {
   if (r->kind == LM_LEDGER_SPINUP)
-    return strnlen (r->thread, sizeof r->thread - 1);
+    {
+      gsize unit = strnlen (r->unit, sizeof r->unit - 1);
+      return strnlen (r->thread, sizeof r->thread - 1) + (unit > 0 ? 1 + unit : 0);
+    }
   /* Activity without filesystems in the older shape: one encoding per
    * record, so a file's records read back to their very bytes. */
   if (r->kind == LM_LEDGER_ACTIVITY && r->fs == 0)
@@ -106,7 +110,7 @@ static gboolean
 extension_valid (guint kind, gsize ext)
 {
   if (kind == LM_LEDGER_SPINUP)
-    return ext <= LM_LEDGER_THREAD_EXT;
+    return ext <= LM_LEDGER_SPINUP_EXT;
   if (kind == LM_LEDGER_ACTIVITY && ext == LM_LEDGER_ACTIVITY_EXT_V1)
     return TRUE;
   return ext
@@ -143,7 +147,15 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
   put_u32 (p + 36, r->flushed);
   p += LM_LEDGER_FIXED_SIZE;
   if (r->kind == LM_LEDGER_SPINUP)
-    memcpy (p, r->thread, ext);
+    {
+      gsize thread = strnlen (r->thread, sizeof r->thread - 1);
+      memcpy (p, r->thread, thread);
+      if (ext > thread)
+        {
+          p[thread] = '\0';
+          memcpy (p + thread + 1, r->unit, ext - thread - 1);
+        }
+    }
   else if (r->kind == LM_LEDGER_ACTIVITY)
     {
       put_u32 (p, r->reads);
@@ -216,7 +228,15 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
   p += LM_LEDGER_FIXED_SIZE;
   if (r.kind == LM_LEDGER_SPINUP)
     {
-      if (!copy_string (r.thread, sizeof r.thread, p, ext))
+      /* The thread, then a NUL and a unit that is never empty: one
+       * encoding per record. */
+      const guint8 *nul = memchr (p, '\0', ext);
+      gsize thread = nul != NULL ? (gsize) (nul - p) : ext;
+      if (!copy_string (r.thread, sizeof r.thread, p, thread))
+        return -1;
+      if (nul != NULL
+          && (ext - thread - 1 == 0
+              || !copy_string (r.unit, sizeof r.unit, nul + 1, ext - thread - 1)))
         return -1;
     }
   else if (r.kind == LM_LEDGER_ACTIVITY)
@@ -388,6 +408,11 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
     {
       g_autofree char *thread = g_utf8_make_valid (r->thread, -1);
       g_variant_builder_add (&b, "{sv}", "Thread", g_variant_new_string (thread));
+    }
+  if (r->unit[0] != '\0')
+    {
+      g_autofree char *unit = g_utf8_make_valid (r->unit, -1);
+      g_variant_builder_add (&b, "{sv}", "Unit", g_variant_new_string (unit));
     }
   if (r->uid >= 0 && r->uid <= G_MAXUINT32)
     g_variant_builder_add (&b, "{sv}", "Uid", g_variant_new_uint32 ((guint32) r->uid));

@@ -36,6 +36,9 @@ typedef enum
   LM_LEDGER_REASON_DISABLED = 4,
 } LmLedgerReason;
 
+/* At most: a spin-up's unit, after its thread's name and a NUL. */
+#define LM_LEDGER_UNIT_EXT 127
+
 typedef struct
 {
   LmLedgerKind kind;
@@ -46,8 +49,9 @@ typedef struct
   guint32 pid;
   gint64 uid; /* -1 when not known */
   LmVia via;
-  char comm[16];   /* the process (its thread group leader's name) */
-  char thread[16]; /* the thread's own name where it differs, else "" */
+  char comm[16];                     /* the process (its thread group leader's name) */
+  char thread[16];                   /* the thread's own name where it differs, else "" */
+  char unit[LM_LEDGER_UNIT_EXT + 1]; /* its systemd unit or application, else "" */
   char path[256];
   guint32 flushed; /* KiB held back and flushed at this spin-up */
   /* Activity only; zero elsewhere: seconds of the run with process reads
@@ -70,10 +74,11 @@ typedef struct
 #define LM_LEDGER_ACTIVITY_EXT 16    /* reads, writes, dirtied, filesystems: activity only */
 #define LM_LEDGER_ACTIVITY_EXT_V1 12 /* the same without filesystems: older files */
 #define LM_LEDGER_THREAD_EXT 15      /* at most: a spin-up's thread name, when it has one */
-#define LM_LEDGER_WEAR_EXT 16        /* the four wear counters: wear records only */
-#define LM_LEDGER_DEFERRED_EXT 4     /* why the wait ended: deferred runs only */
+#define LM_LEDGER_SPINUP_EXT (LM_LEDGER_THREAD_EXT + 1 + LM_LEDGER_UNIT_EXT)
+#define LM_LEDGER_WEAR_EXT 16    /* the four wear counters: wear records only */
+#define LM_LEDGER_DEFERRED_EXT 4 /* why the wait ended: deferred runs only */
 #define LM_LEDGER_MAX_RECORD                                                                       \
-  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_WEAR_EXT + 32 + 16 + 256)
+  (LM_LEDGER_HEADER_SIZE + LM_LEDGER_FIXED_SIZE + LM_LEDGER_SPINUP_EXT + 32 + 16 + 256)
 
 guint32 lm_ledger_crc32 (const guint8 *data, gsize length);
 void lm_ledger_record_encode (const LmLedgerRecord *record, GByteArray *out);
