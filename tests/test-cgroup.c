@@ -23,7 +23,13 @@ test_unit_of_path (void)
       "firefox-esr" },
     { "/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/"
       "vte-spawn-1b2c.scope",
-      "vte-spawn-1b2c.scope" },
+      "vte-spawn-1b2c.scope of user 1000" },
+    /* A user's unit of a system unit's name is said to be the user's. */
+    { "/user.slice/user-1000.slice/user@1000.service/app.slice/cron.service",
+      "cron.service of user 1000" },
+    { "/user.slice/user-1000.slice/user@1001.service/app.slice/cron.service", "cron.service" },
+    { "/system.slice/bad\tname.service", NULL },
+    { "/system.slice/with space.service", NULL },
     { "/user.slice/user-1000.slice/user@1000.service/app.slice/"
       "app-flatpak-org.mozilla.Thunderbird-1234.scope",
       "org.mozilla.Thunderbird" },

@@ -90,7 +90,8 @@ causes_of (const LmReportDisk *d, const LmAdvice *advice)
       for (guint k = 0; k < causes->len && c == NULL; k++)
         {
           Cause *t = g_ptr_array_index (causes, k);
-          if (g_str_equal (t->waker->comm, s->comm) && g_str_equal (t->waker->via, s->via))
+          if (g_str_equal (t->waker->comm, s->comm) && g_str_equal (t->waker->via, s->via)
+              && g_strcmp0 (t->waker->unit, s->unit) == 0)
             c = t;
         }
       if (c == NULL)
@@ -123,6 +124,7 @@ causes_of (const LmReportDisk *d, const LmAdvice *advice)
       LmAdviceCause q = {
         .comm = c->waker->comm,
         .thread = c->waker->threads->len > 0 ? c->waker->threads->pdata[0] : NULL,
+        .unit = c->waker->unit,
         .via = c->waker->via,
         .files = (const char *const *) c->files->pdata,
         .disk = d->name,
@@ -191,13 +193,15 @@ unknown_text (const Cause *c)
   if (g_str_equal (c->waker->comm, LM_OTHER_USER_TEXT))
     return g_strdup ("Another user's process: its name is theirs to see (the monitor-all "
                      "authorization shows it). No advice.");
+  g_autofree char *unit = c->waker->unit != NULL ? lm_ctl_safe (c->waker->unit) : NULL;
+  g_autofree char *who = unit != NULL ? g_strdup_printf ("%s of %s", comm, unit) : g_strdup (comm);
   if (c->files->len > 0)
     {
       g_autofree char *files = files_text (c);
-      return g_strdup_printf ("%s (%s) touched %s. Not a known cause: no advice.", comm,
+      return g_strdup_printf ("%s (%s) touched %s. Not a known cause: no advice.", who,
                               how_text (c->waker->via), files);
     }
-  return g_strdup_printf ("%s (%s), no file known. Not a known cause: no advice.", comm,
+  return g_strdup_printf ("%s (%s), no file known. Not a known cause: no advice.", who,
                           how_text (c->waker->via));
 }
 
@@ -217,7 +221,9 @@ print_disk (const LmReportDisk *d, GPtrArray *causes)
       const Cause *c = g_ptr_array_index (causes, i);
       g_autofree char *comm = lm_ctl_safe (c->waker->comm);
       g_autofree char *cost = cost_text (c);
-      g_print ("%2u. %s (%s): %s.\n", i + 1, comm, how_text (c->waker->via), cost);
+      g_autofree char *unit = c->waker->unit != NULL ? lm_ctl_safe (c->waker->unit) : NULL;
+      g_print ("%2u. %s (%s%s%s): %s.\n", i + 1, comm, unit != NULL ? unit : "",
+               unit != NULL ? ", " : "", how_text (c->waker->via), cost);
       if (c->matched)
         {
           g_autofree char *what = lm_ctl_safe (c->advice.what);
@@ -258,6 +264,11 @@ json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes)
       json_builder_add_string_value (b, c->waker->comm);
       json_builder_set_member_name (b, "via");
       json_builder_add_string_value (b, c->waker->via);
+      json_builder_set_member_name (b, "unit");
+      if (c->waker->unit != NULL)
+        json_builder_add_string_value (b, c->waker->unit);
+      else
+        json_builder_add_null_value (b);
       json_builder_set_member_name (b, "spinups");
       json_builder_add_int_value (b, c->spinups);
       json_builder_set_member_name (b, "awake_s");
@@ -329,6 +340,8 @@ lm_ctl_explain (int argc, char **argv)
       = lm_report_load (from_json, since_us, until_us, 0, disk, &proxy, &records);
   if (report == NULL)
     return EXIT_FAILURE;
+  /* Two programs of one name in two units are two causes. */
+  lm_report_group_by_unit (report);
   g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (LmAdvice) advice = lm_advice_load (warnings);
   /* A bad entry is the administrator's to mend: said, and the rest used. */

@@ -52,6 +52,9 @@ disk_json (const LmReportDisk *d)
       json_builder_begin_object (b);
       member_string (b, "comm", w->comm);
       member_string (b, "via", w->via);
+      /* Only with --by-unit: the unit its spin-ups share. */
+      if (w->unit != NULL)
+        member_string (b, "unit", w->unit);
       member_int (b, "count", w->count);
       /* How regular its spin-ups were; null with fewer than three. */
       json_builder_set_member_name (b, "rhythm");
@@ -75,6 +78,8 @@ disk_json (const LmReportDisk *d)
       json_builder_begin_object (b);
       member_int (b, "time_us", s->time_us);
       member_string (b, "comm", s->comm);
+      if (s->unit != NULL)
+        member_string (b, "unit", s->unit);
       if (s->thread != NULL)
         member_string (b, "thread", s->thread);
       member_string (b, "via", s->via);

@@ -17,6 +17,7 @@ spinup_free (gpointer p)
   g_free (s->thread);
   g_free (s->via);
   g_free (s->path);
+  g_free (s->unit);
   g_free (s);
 }
 
@@ -27,6 +28,7 @@ waker_free (gpointer p)
 
   g_free (w->comm);
   g_free (w->via);
+  g_free (w->unit);
   g_ptr_array_unref (w->threads);
   g_array_unref (w->times);
   g_free (w->rhythm);
@@ -157,7 +159,8 @@ cmp_waker (gconstpointer a, gconstpointer b)
   if (x->count != y->count)
     return x->count > y->count ? -1 : 1;
   int c = strcmp (x->comm, y->comm);
-  return c != 0 ? c : strcmp (x->via, y->via);
+  c = c != 0 ? c : strcmp (x->via, y->via);
+  return c != 0 ? c : g_strcmp0 (x->unit, y->unit);
 }
 
 static int
@@ -193,11 +196,13 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
       if (g_variant_lookup (rec, "OtherUser", "b", &other) && other)
         comm = LM_OTHER_USER_TEXT;
       const char *path = lookup_str (rec, "Path"), *thread = lookup_str (rec, "Thread");
+      const char *unit = lookup_str (rec, "Unit");
       s->time_us = time_us;
       s->comm = g_strdup (comm != NULL ? comm : "?");
       s->thread = thread != NULL && *thread != '\0' ? g_strdup (thread) : NULL;
       s->via = g_strdup (via != NULL ? via : "direct");
       s->path = g_strdup (path);
+      s->unit = unit != NULL && *unit != '\0' && !other ? g_strdup (unit) : NULL;
       g_ptr_array_add (d->spinups, s);
     }
   else if (g_str_equal (kind, "asleep") || g_str_equal (kind, "awake"))
@@ -234,36 +239,27 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
   /* Kinds this client does not know yet are left out, not an error. */
 }
 
+/* @d's spin-ups per program and how (and unit, @by_unit), most first,
+ * each with its rhythm. */
 static void
-summarise (LmReport *report, LmReportDisk *d)
+build_wakers (LmReportDisk *d, gboolean by_unit)
 {
   g_autoptr (GHashTable) wakers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
-  g_array_sort (d->spans, cmp_span);
-  g_ptr_array_sort (d->spinups, cmp_spinup);
-  for (guint i = 0; i < d->spans->len; i++)
-    {
-      LmReportSpan *s = &g_array_index (d->spans, LmReportSpan, i);
-      gint64 secs = (s->end_us - s->start_us) / G_USEC_PER_SEC;
-      if (s->asleep)
-        d->asleep_s += secs;
-      else
-        d->awake_s += secs;
-    }
+  g_ptr_array_set_size (d->wakers, 0);
   for (guint i = 0; i < d->spinups->len; i++)
     {
       LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
-      g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (s->time_us / G_USEC_PER_SEC);
-      if (dt != NULL)
-        d->hourly[g_date_time_get_hour (dt)]++;
-      /* Keyed by the name and how, joined by a byte neither can hold. */
-      g_autofree char *key = g_strconcat (s->comm, "\n", s->via, NULL);
+      const char *unit = by_unit ? s->unit : NULL;
+      /* Keyed by the name, how and unit, joined by a byte none can hold. */
+      g_autofree char *key = g_strconcat (s->comm, "\n", s->via, "\n", unit, NULL);
       LmReportWaker *w = g_hash_table_lookup (wakers, key);
       if (w == NULL)
         {
           w = g_new0 (LmReportWaker, 1);
           w->comm = g_strdup (s->comm);
           w->via = g_strdup (s->via);
+          w->unit = g_strdup (unit);
           w->threads = g_ptr_array_new_with_free_func (g_free);
           w->times = g_array_new (FALSE, FALSE, sizeof (gint64));
           g_ptr_array_add (d->wakers, w);
@@ -283,6 +279,38 @@ summarise (LmReport *report, LmReportDisk *d)
       lm_rhythm_find ((gint64 *) w->times->data, w->times->len, NULL, &r);
       w->rhythm = lm_rhythm_to_string (&r);
     }
+}
+
+void
+lm_report_group_by_unit (LmReport *report)
+{
+  for (guint i = 0; i < report->disks->len; i++)
+    build_wakers (g_ptr_array_index (report->disks, i), TRUE);
+}
+
+static void
+summarise (LmReport *report, LmReportDisk *d)
+{
+
+  g_array_sort (d->spans, cmp_span);
+  g_ptr_array_sort (d->spinups, cmp_spinup);
+  for (guint i = 0; i < d->spans->len; i++)
+    {
+      LmReportSpan *s = &g_array_index (d->spans, LmReportSpan, i);
+      gint64 secs = (s->end_us - s->start_us) / G_USEC_PER_SEC;
+      if (s->asleep)
+        d->asleep_s += secs;
+      else
+        d->awake_s += secs;
+    }
+  for (guint i = 0; i < d->spinups->len; i++)
+    {
+      LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
+      g_autoptr (GDateTime) dt = g_date_time_new_from_unix_local (s->time_us / G_USEC_PER_SEC);
+      if (dt != NULL)
+        d->hourly[g_date_time_get_hour (dt)]++;
+    }
+  build_wakers (d, FALSE);
   lm_report_link_deferred (d);
   d->recorded.spinups = d->spinups->len;
   d->recorded.awake_s = d->awake_s;

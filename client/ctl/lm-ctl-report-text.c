@@ -105,7 +105,13 @@ print_disk (const LmReport *report, const LmReportDisk *d, gboolean utf8)
           g_autofree char *thread = lm_ctl_safe (w->threads->pdata[k]);
           g_print ("%s%s", k == 0 ? "  (threads: " : ", ", thread);
         }
-      g_print ("%s\n", w->threads->len > 0 ? ")" : "");
+      g_print ("%s", w->threads->len > 0 ? ")" : "");
+      if (w->unit != NULL)
+        {
+          g_autofree char *unit = lm_ctl_safe (w->unit);
+          g_print ("  [%s]", unit);
+        }
+      g_print ("\n");
     }
   if (d->runs->len == 0)
     g_print ("  no activity recorded, no estimate\n");

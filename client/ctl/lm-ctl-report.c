@@ -189,7 +189,7 @@ int
 lm_ctl_report (int argc, char **argv)
 {
   g_autofree char *since = NULL, *disk = NULL, *html = NULL, *from_json = NULL;
-  gboolean json = FALSE, openmetrics = FALSE, with_records = FALSE;
+  gboolean json = FALSE, openmetrics = FALSE, with_records = FALSE, by_unit = FALSE;
   gint idle_s = 0;
   const GOptionEntry entries[] = {
     { "since", 0, 0, G_OPTION_ARG_STRING, &since,
@@ -197,6 +197,8 @@ lm_ctl_report (int argc, char **argv)
       "2026-12-01T08:30), up to 366 days",
       "AGE|DATE" },
     { "disk", 0, 0, G_OPTION_ARG_STRING, &disk, "Only this disk", "NAME" },
+    { "by-unit", 0, 0, G_OPTION_ARG_NONE, &by_unit,
+      "Count the wakers per program and systemd unit (or application)", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as JSON", NULL },
     { "records", 0, 0, G_OPTION_ARG_NONE, &with_records,
       "With --json: include the ledger's records", NULL },
@@ -234,6 +236,8 @@ lm_ctl_report (int argc, char **argv)
       from_json, since_us, until_us, idle_s > 0 ? (guint) idle_s : 0, disk, &proxy, &records);
   if (report == NULL)
     return EXIT_FAILURE;
+  if (by_unit)
+    lm_report_group_by_unit (report);
   if (json)
     {
       g_autoptr (JsonNode) node = lm_report_json (report);

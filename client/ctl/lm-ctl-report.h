@@ -21,6 +21,7 @@ typedef struct
   char *thread; /* its thread that did the I/O, where named apart; else NULL */
   char *via;
   char *path; /* NULL where not known */
+  char *unit; /* its systemd unit or application; NULL where not known */
 } LmReportSpinUp;
 
 /* A WaitAwake caller's wait (laptop-modectl defer, a maintenance unit's
@@ -38,6 +39,7 @@ typedef struct
 {
   char *comm;
   char *via;
+  char *unit; /* grouped by unit too (lm_report_group_by_unit): the unit, NULL: none */
   guint count;
   GPtrArray *threads; /* the thread names seen, first seen first, at most LM_REPORT_THREADS */
   GArray *times;      /* its spin-ups' times (µs), for its rhythm */
@@ -122,6 +124,9 @@ LmReport *lm_report_load (const char *from_json, gint64 since_us, gint64 until_u
  * others get @default_idle_s. */
 LmReport *lm_report_build (GVariant *records, gint64 since_us, gint64 until_us, GHashTable *idle,
                            guint default_idle_s, const char *only_disk);
+/* Each disk's wakers again, per program, how and unit: two programs of
+ * one name in two units are two wakers. */
+void lm_report_group_by_unit (LmReport *report);
 /* The share of [a, b) that was asleep (0..1), or -1 where nothing is known. */
 double lm_report_asleep_share (const LmReportDisk *disk, gint64 a, gint64 b, double *known);
 

@@ -230,10 +230,11 @@ by_count (gconstpointer a, gconstpointer b)
   return (gint) (y->reads + y->writes) - (gint) (x->reads + x->writes);
 }
 
+/* @by_unit: rows per systemd unit (or application), not per process. */
 static void
-count (GHashTable *per_process, GVariant *d)
+count (GHashTable *per_process, GVariant *d, gboolean by_unit)
 {
-  const char *comm = "?", *op = "read", *via = "direct";
+  const char *comm = "?", *op = "read", *via = "direct", *unit = NULL;
   guint32 pid = 0;
 
   gboolean other = FALSE;
@@ -244,6 +245,12 @@ count (GHashTable *per_process, GVariant *d)
   if (g_variant_lookup (d, "OtherUser", "b", &other) && other)
     comm = LM_OTHER_USER_TEXT;
   g_variant_lookup (d, "Via", "&s", &via);
+  if (by_unit)
+    {
+      g_variant_lookup (d, "Unit", "&s", &unit);
+      comm = unit != NULL ? unit : other ? LM_OTHER_USER_TEXT : "(no unit known)";
+      pid = 0;
+    }
   /* By comm and pid: two processes of one name are two rows. */
   g_autofree char *key = g_strdup_printf ("%s[%u]", comm, pid);
   LmSpinupSummary *s = g_hash_table_lookup (per_process, key);
@@ -263,7 +270,7 @@ count (GHashTable *per_process, GVariant *d)
 }
 
 static void
-print_summary (GHashTable *per_process)
+print_summary (GHashTable *per_process, gboolean by_unit)
 {
   g_autoptr (GPtrArray) rows = g_ptr_array_new ();
   GHashTableIter hi;
@@ -273,12 +280,12 @@ print_summary (GHashTable *per_process)
   while (g_hash_table_iter_next (&hi, NULL, &row))
     g_ptr_array_add (rows, row);
   g_ptr_array_sort (rows, by_count);
-  g_print ("\nSpin-ups per process:\n");
+  g_print (by_unit ? "\nSpin-ups per unit:\n" : "\nSpin-ups per process:\n");
   for (guint i = 0; i < rows->len; i++)
     {
       LmSpinupSummary *s = rows->pdata[i];
       g_autofree char *comm = lm_ctl_safe (s->comm);
-      g_autofree char *who = g_strdup_printf ("%s[%u]", comm, s->pid);
+      g_autofree char *who = by_unit ? g_strdup (comm) : g_strdup_printf ("%s[%u]", comm, s->pid);
       g_print ("  %5u  %-24s %u read, %u write (%u via writeback)\n", s->reads + s->writes, who,
                s->reads, s->writes, s->writeback);
     }
@@ -321,10 +328,13 @@ print_deferred (LmExportedLaptopMode *proxy, gint64 since_us)
 int
 lm_ctl_spinups (int argc, char **argv)
 {
-  gboolean json = FALSE;
-  const GOptionEntry entries[] = { { "json", 'j', 0, G_OPTION_ARG_NONE, &json,
-                                     "Print one JSON object per line, no summary", NULL },
-                                   { NULL } };
+  gboolean json = FALSE, by_unit = FALSE;
+  const GOptionEntry entries[]
+      = { { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print one JSON object per line, no summary",
+            NULL },
+          { "by-unit", 0, 0, G_OPTION_ARG_NONE, &by_unit,
+            "Sum up per systemd unit (or application) instead of per process", NULL },
+          { NULL } };
   g_autoptr (GError) error = NULL;
 
   if (!lm_ctl_parse_options (&argc, &argv, NULL,
@@ -358,7 +368,7 @@ lm_ctl_spinups (int argc, char **argv)
       g_autoptr (GVariant) d = dict;
 
       print_spinup (d, json);
-      count (per_process, d);
+      count (per_process, d, by_unit);
     }
   if (json)
     return EXIT_SUCCESS;
@@ -368,7 +378,7 @@ lm_ctl_spinups (int argc, char **argv)
       g_print ("No spin-ups recorded (attribution: %s).\n", how);
       return EXIT_SUCCESS;
     }
-  print_summary (per_process);
+  print_summary (per_process, by_unit);
   /* Since the oldest spin-up listed: the runs that rode them. */
   g_autoptr (GVariant) oldest = g_variant_get_child_value (list, 0);
   gint64 since_us = 0;

@@ -72,6 +72,36 @@ app_name (const char *c, gsize n)
   return *id != '\0' ? g_strdup (id) : NULL;
 }
 
+/* The user whose manager runs @path ("/user.slice/user-1000.slice/
+ * user@1000.service/..."), or -1. */
+static gint64
+user_manager_of (const char *path)
+{
+  const char *u;
+  guint64 uid;
+  char *end;
+
+  if (!g_str_has_prefix (path, "/user.slice/user-"))
+    return -1;
+  u = path + strlen ("/user.slice/user-");
+  if (!g_ascii_isdigit (*u))
+    return -1;
+  uid = g_ascii_strtoull (u, &end, 10);
+  if (uid > G_MAXUINT32 || !g_str_has_prefix (end, ".slice/user@"))
+    return -1;
+  g_autofree char *manager = g_strdup_printf ("/user@%" G_GUINT64_FORMAT ".service/", uid);
+  return g_str_has_prefix (end + strlen (".slice"), manager) ? (gint64) uid : -1;
+}
+
+static gboolean
+plain (const char *name)
+{
+  for (const char *p = name; *p != '\0'; p++)
+    if (!g_ascii_isgraph (*p))
+      return FALSE;
+  return *name != '\0';
+}
+
 char *
 lm_cgroup_unit_of_path (const char *path)
 {
@@ -93,10 +123,18 @@ lm_cgroup_unit_of_path (const char *path)
       if (!has_suffix (c, len, ".service") && !has_suffix (c, len, ".scope")
           && !has_suffix (c, len, ".slice"))
         continue;
-      char *unit = g_str_has_prefix (c, "app-") && !has_suffix (c, len, ".slice")
-                       ? app_name (c, len)
-                       : g_strdup (c);
-      if (unit != NULL && strlen (unit) >= LM_UNIT_LEN)
+      gboolean app = g_str_has_prefix (c, "app-") && !has_suffix (c, len, ".slice");
+      char *unit = app ? app_name (c, len) : g_strdup (c);
+      gint64 uid = user_manager_of (path);
+      /* A user's manager may run a unit of any name ("cron.service" in
+       * ~/.config/systemd/user): never passed off as the system's. */
+      if (unit != NULL && !app && uid >= 0 && !g_str_has_prefix (c, "user@"))
+        {
+          char *named = g_strdup_printf ("%s of user %" G_GINT64_FORMAT, unit, uid);
+          g_free (unit);
+          unit = named;
+        }
+      if (unit != NULL && (strlen (unit) >= LM_UNIT_LEN || !plain (app ? unit : c)))
         g_clear_pointer (&unit, g_free);
       return unit;
     }

@@ -233,6 +233,52 @@ class ExplainTest(ExplainCase):
         # The bad entry is named on stderr; the rest is used.
         self.assertRegex(p.stderr, r"10-site\.conf: \[broken\] ignored: What: a brace")
 
+    def test_units(self):
+        """Two programs of one name in two units are two causes; Units=
+        matches the unit; report --by-unit counts per unit too."""
+        now = int(subprocess.check_output(["date", "+%s"]).strip()) * US - 60 * US
+        recs = ledger(now, [("python3", "direct", [], 4, 60, None),
+                            ("python3", "direct", [], 3, 300, None)])
+        units = iter(["backup.service"] * 4 + ["firefox"] * 3)
+        for r in recs:
+            if r["Kind"] == "spinup":
+                r["Unit"] = next(units)
+        path = self.write(recs, "units.json")
+        root = os.path.join(self.tmp, "root-units")
+        d = os.path.join(root, causes_dir().lstrip("/"))
+        os.makedirs(d)
+        with open(os.path.join(d, "site.conf"), "w") as f:
+            f.write("[backup]\nUnits=backup.service\nWhat={unit} runs {program} {rhythm}.\n"
+                    "Avoid=Run it on AC.\n")
+        env = dict(self.env, LAPTOP_MODED_ROOT=root)
+        got = json.loads(self.explain("--json", "--from-json", path, env=env).stdout)
+        causes = got["disks"]["sda"]["causes"]
+        self.assertEqual([(c["program"], c["unit"], c["spinups"], c["cause"]) for c in causes],
+                         [("python3", "backup.service", 4, "backup"),
+                          ("python3", "firefox", 3, None)])
+        self.assertEqual(causes[0]["what"], "backup.service runs python3 every 60 s.")
+        text = self.explain("--from-json", path, env=env).stdout
+        self.assertIn(" 1. python3 (backup.service, its own I/O): 4 spin-ups, every 60 s", text)
+        self.assertIn("python3 of firefox (its own I/O), no file known. Not a known cause", text)
+        p = subprocess.run([lmtest.CTL, "report", "--json", "--by-unit", "--from-json", path],
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        wakers = json.loads(p.stdout)["disks"]["sda"]["wakers"]
+        self.assertEqual(sorted((w["comm"], w["unit"], w["count"]) for w in wakers),
+                         [("python3", "backup.service", 4), ("python3", "firefox", 3)])
+        p = subprocess.run([lmtest.CTL, "report", "--json", "--from-json", path],
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        wakers = json.loads(p.stdout)["disks"]["sda"]["wakers"]
+        self.assertEqual([(w["comm"], w["count"]) for w in wakers], [("python3", 7)])
+        self.assertNotIn("unit", wakers[0])
+        # Another user's record names no unit, even where the file has one.
+        for r in recs:
+            if r["Kind"] == "spinup":
+                r["OtherUser"] = True
+        path = self.write(recs, "other.json")
+        got = json.loads(self.explain("--json", "--from-json", path).stdout)
+        self.assertEqual({c["unit"] for c in got["disks"]["sda"]["causes"]}, {None})
+
     def test_no_table(self):
         env = dict(self.env, LAPTOP_MODED_CAUSES=os.path.join(self.tmp, "none.conf"))
         p = self.explain("--json", "--from-json", self.file, env=env)
