@@ -20,6 +20,7 @@ import uuid
 import lmtest
 from lmtest import DaemonTestCase, LineReader
 from test_spinup_realkernel import RealSpinUp, uncache
+from test_units_realkernel import PrivateUnits
 
 MONITOR_RULE = """polkit.addRule(function (action, subject) {
     if (action.id == "org.laptopmode.LaptopMode1.monitor" &&
@@ -90,14 +91,18 @@ class PerUserSpinUpTest(RealSpinUp, DaemonTestCase):
         viewer = self.watch_as(USERS["viewer"])
         admin = self.watch_as(USERS["admin"])
         other_uid = pwd.getpwnam(USERS["other"]).pw_uid
+        units = PrivateUnits()
+        self.addCleanup(units.cleanup)
         for attempt in range(3):
             self.wait_idle(viewer)
             while admin.get(0) is not None:
                 pass
             uncache(self.files[0])
             start_us = time.time() * 1e6
-            cat = subprocess.Popen(self.as_user(USERS["other"], ["cat", self.files[0]]),
-                                   stdout=subprocess.DEVNULL)
+            # In a unit of its own: its name is the other user's to see too.
+            cat = units.start("other.service", self.as_user(USERS["other"],
+                                                            ["cat", self.files[0]]),
+                              stdout=subprocess.DEVNULL)
             cat.wait()
             self.assertEqual(cat.returncode, 0)
             seen = self.next_loop_spinup(viewer)
@@ -113,12 +118,14 @@ class PerUserSpinUpTest(RealSpinUp, DaemonTestCase):
                   % (attempt + 1, self.fs.disk, (start_us - full["Time"]) / 1000))
         self.assertEqual((full["Comm"], full["Uid"], full["Operation"], full["Via"]),
                          ("cat", other_uid, "read", "direct"), full)
+        if units.top is not None:
+            self.assertEqual(full.get("Unit"), "other.service", full)
         self.assertNotIn("OtherUser", full)
         self.assertEqual(seen["Time"], full["Time"])
         self.assertEqual((seen["Disk"], seen["Uid"], seen["Operation"], seen["OtherUser"]),
                          (self.fs.disk, other_uid, "read", True), seen)
         for key in ("Comm", "Pid", "Path", "Inode", "Sector", "Thread", "SubmitterPid",
-                    "SubmitterComm"):
+                    "SubmitterComm", "Unit"):
             self.assertNotIn(key, seen)
         # The CLI says so in words.
         r = self.run_as([self.ctl, "spinups"], user=USERS["viewer"], check=True)
