@@ -417,12 +417,86 @@ test_one_row (LmFakeRoot *f, gconstpointer data)
   g_assert_cmpstr (what, ==, "knob.row");
   g_assert_cmpstr (expected, ==, "on");
   g_assert_cmpstr (found, ==, "theirs");
+  /* Nobody watched the write, no power tool under the root: unknown. */
+  g_autoptr (GVariant) writers = lm_conflicts_writers_to_variant (conflicts);
+  const char *by = NULL;
+  g_assert_true (g_variant_lookup (writers, "knob.row", "&s", &by));
+  g_assert_cmpstr (by, ==, "unknown");
 
   put (f, "row", "on");
   g_assert_true (last->restore (&sys, NULL));
   g_autofree char *back = get (f, "row");
   g_assert_cmpstr (back, ==, "off");
   g_assert_false (lm_journal_saved (s, last->journal));
+}
+
+static char *
+fake_writer (const char *dir, const char *name)
+{
+  return g_str_equal (dir, "knob") && g_str_equal (name, "row") ? g_strdup ("tlp[77]") : NULL;
+}
+
+/* Who: the writer func's answer by the file's directory and name, else the
+ * power tools installed under the root; what names which file. */
+static void
+test_conflict_writers (LmFakeRoot *f, gconstpointer data)
+{
+  g_autoptr (LmState) s = new_state (f);
+  g_autoptr (LmConflicts) conflicts = lm_conflicts_new ();
+  LmSystem sys = { s, NULL, NULL };
+  const char *by = NULL;
+  gboolean added = FALSE;
+
+  for (guint i = 0; lm_participants_get (i) != NULL; i++)
+    added |= lm_participants_get (i) == &row;
+  if (!added)
+    lm_participants_add (&row);
+  lm_conflicts_set_writer_func (conflicts, fake_writer);
+  put (f, "row", "off");
+  g_assert_true (row.apply (&sys, NULL, LM_ENGINE_NONE, NULL));
+  put (f, "row", "theirs");
+  g_assert_true (lm_conflicts_check (conflicts, s));
+  g_autoptr (GVariant) writers = lm_conflicts_writers_to_variant (conflicts);
+  g_assert_true (g_variant_lookup (writers, "knob.row", "&s", &by));
+  g_assert_cmpstr (by, ==, "tlp[77]");
+  put (f, "row", "on");
+  g_assert_true (row.restore (&sys, NULL));
+
+  g_autofree char *none = lm_conflicts_power_tools ();
+  g_assert_null (none);
+  for (const char *const *p
+       = (const char *const[]){ "usr/sbin/tlp", "usr/sbin/tuned", "usr/bin/system76-power", NULL };
+       *p != NULL; p++)
+    {
+      g_autofree char *path = g_build_filename (lm_root (), *p, NULL);
+      g_autofree char *dir = g_path_get_dirname (path);
+      g_assert_cmpint (g_mkdir_with_parents (dir, 0755), ==, 0);
+      g_assert_true (g_file_set_contents (path, "", 0, NULL));
+    }
+  g_autofree char *tools = lm_conflicts_power_tools ();
+  g_assert_cmpstr (tools, ==, "TLP, tuned and system76-power");
+
+  const char *const cases[][3] = {
+    { "vm.dirty_expire_centisecs", "vm", "dirty_expire_centisecs" },
+    { "kernel.nmi_watchdog", "kernel", "nmi_watchdog" },
+    { "net.ipv4.tcp_x", "ipv4", "tcp_x" },
+    { "/sys/class/scsi_host/host0/link_power_management_policy", "host0",
+      "link_power_management_policy" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *dir = NULL, *name = NULL;
+      g_assert_true (lm_conflicts_file_of (cases[i][0], &dir, &name));
+      g_assert_cmpstr (dir, ==, cases[i][1]);
+      g_assert_cmpstr (name, ==, cases[i][2]);
+    }
+  for (const char *const *bad = (const char *const[]){ "", "novalue", ".x", "x.", NULL };
+       *bad != NULL; bad++)
+    {
+      g_autofree char *dir = NULL, *name = NULL;
+      g_assert_false (lm_conflicts_file_of (*bad, &dir, &name));
+      g_assert_null (dir);
+    }
 }
 
 int
@@ -441,5 +515,6 @@ main (int argc, char **argv)
   lm_test_add ("/journal-apply/drop-part", test_drop_part);
   lm_test_add ("/journal-apply/recovery", test_recovery);
   lm_test_add ("/journal-apply/one-row", test_one_row);
+  lm_test_add ("/journal-apply/conflict-writers", test_conflict_writers);
   return g_test_run ();
 }

@@ -230,3 +230,37 @@ lm_ctl_print_variant_json (GVariant *value)
 
   lm_ctl_print_json (node);
 }
+
+/* Conflicts a(sxss), ConflictWriters a{ss} (may be NULL: an older daemon):
+ * the daemon escapes expected, found and the writer already. */
+void
+lm_ctl_print_conflicts (GVariant *conflicts, GVariant *writers)
+{
+  GVariantIter iter;
+  const char *what, *expected, *found;
+  gint64 when;
+  gboolean first = TRUE;
+
+  if (conflicts == NULL || !g_variant_is_of_type (conflicts, G_VARIANT_TYPE ("a(sxss)")))
+    return;
+  if (writers != NULL && !g_variant_is_of_type (writers, G_VARIANT_TYPE ("a{ss}")))
+    writers = NULL;
+  g_variant_iter_init (&iter, conflicts);
+  while (g_variant_iter_next (&iter, "(&sx&s&s)", &what, &when, &expected, &found))
+    {
+      const char *by = NULL;
+      g_autofree char *w = lm_ctl_safe (what);
+      g_autofree char *e = lm_escape (expected, -1, LM_ESCAPE_KEEP_BACKSLASH);
+      g_autofree char *f = lm_escape (found, -1, LM_ESCAPE_KEEP_BACKSLASH);
+      g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (when / G_USEC_PER_SEC);
+      g_autofree char *at = t != NULL ? g_date_time_format (t, "%F %T") : g_strdup ("?");
+      if (writers != NULL)
+        g_variant_lookup (writers, what, "&s", &by);
+      g_autofree char *b = by != NULL ? lm_escape (by, -1, LM_ESCAPE_KEEP_BACKSLASH) : NULL;
+      g_print ("%s%s is %s, laptop mode set %s (found %s; left alone)\n",
+               first ? "Changed by others:   " : "                     ", w, f, e, at);
+      if (b != NULL)
+        g_print ("                       written by %s\n", b);
+      first = FALSE;
+    }
+}

@@ -113,6 +113,42 @@ disk_json (const LmReportDisk *d)
   return json_builder_get_root (b);
 }
 
+/* "changed_by_others": each value laptop mode set that another program
+ * changed, and who (where the daemon could see it). */
+static void
+conflicts_json (JsonBuilder *b, const LmReport *report)
+{
+  GVariantIter iter;
+  const char *what, *expected, *found;
+  gint64 when;
+
+  if (report->conflicts == NULL
+      || !g_variant_is_of_type (report->conflicts, G_VARIANT_TYPE ("a(sxss)")))
+    return;
+  json_builder_set_member_name (b, "changed_by_others");
+  json_builder_begin_array (b);
+  g_variant_iter_init (&iter, report->conflicts);
+  while (g_variant_iter_next (&iter, "(&sx&s&s)", &what, &when, &expected, &found))
+    {
+      const char *by = NULL;
+      if (report->conflict_writers != NULL
+          && g_variant_is_of_type (report->conflict_writers, G_VARIANT_TYPE ("a{ss}")))
+        g_variant_lookup (report->conflict_writers, what, "&s", &by);
+      json_builder_begin_object (b);
+      member_string (b, "what", what);
+      member_int (b, "when_us", when);
+      member_string (b, "set", expected);
+      member_string (b, "found", found);
+      json_builder_set_member_name (b, "by");
+      if (by != NULL)
+        json_builder_add_string_value (b, by);
+      else
+        json_builder_add_null_value (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
 JsonNode *
 lm_report_json (const LmReport *report)
 {
@@ -137,6 +173,7 @@ lm_report_json (const LmReport *report)
       json_builder_add_string_value (b, report->unwritten_disk);
     }
   lm_report_measurement_json (b, report);
+  conflicts_json (b, report);
   json_builder_end_object (b);
   return json_builder_get_root (b);
 }

@@ -57,6 +57,8 @@ lm_report_free (LmReport *report)
     return;
   g_ptr_array_unref (report->disks);
   g_clear_pointer (&report->measurement, g_variant_unref);
+  g_clear_pointer (&report->conflicts, g_variant_unref);
+  g_clear_pointer (&report->conflict_writers, g_variant_unref);
   g_free (report->unwritten_disk);
   g_free (report);
 }

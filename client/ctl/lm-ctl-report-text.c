@@ -151,4 +151,9 @@ lm_report_print_text (const LmReport *report, gboolean utf8)
       print_disk (report, g_ptr_array_index (report->disks, i), utf8);
     }
   lm_report_measurement_text (report);
+  if (report->conflicts != NULL && g_variant_n_children (report->conflicts) > 0)
+    {
+      g_print ("\n");
+      lm_ctl_print_conflicts (report->conflicts, report->conflict_writers);
+    }
 }

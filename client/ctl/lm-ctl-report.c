@@ -179,6 +179,10 @@ lm_report_load (const char *from_json, gint64 since_us, gint64 until_us, guint i
       lm_report_add_wear (report, lm_exported_laptop_mode_get_disks (proxy));
       lm_report_add_measurement (report, lm_exported_laptop_mode_get_measurement (proxy));
       lm_report_add_unwritten (report, lm_exported_laptop_mode_get_ledger_summary (proxy));
+      GVariant *conflicts = lm_exported_laptop_mode_get_conflicts (proxy);
+      GVariant *writers = lm_exported_laptop_mode_get_conflict_writers (proxy);
+      report->conflicts = conflicts != NULL ? g_variant_ref (conflicts) : NULL;
+      report->conflict_writers = writers != NULL ? g_variant_ref (writers) : NULL;
     }
   *proxy_out = g_steal_pointer (&proxy);
   *records_out = g_steal_pointer (&records);

@@ -90,6 +90,9 @@ typedef struct
    * UnwrittenSince): since when, 0 when none; on which disk. */
   gint64 unwritten_since_us;
   char *unwritten_disk;
+  /* Values laptop mode set that others changed (Conflicts, ConflictWriters);
+   * NULL from a file. */
+  GVariant *conflicts, *conflict_writers;
 } LmReport;
 
 void lm_report_free (LmReport *report);

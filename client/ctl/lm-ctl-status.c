@@ -129,31 +129,6 @@ print_remounted (GVariant *remounted)
     }
 }
 
-/* Conflicts a(sxss): the daemon escapes expected and found already. */
-static void
-print_conflicts (GVariant *conflicts)
-{
-  GVariantIter iter;
-  const char *what, *expected, *found;
-  gint64 when;
-  gboolean first = TRUE;
-
-  if (conflicts == NULL || !g_variant_is_of_type (conflicts, G_VARIANT_TYPE ("a(sxss)")))
-    return;
-  g_variant_iter_init (&iter, conflicts);
-  while (g_variant_iter_next (&iter, "(&sx&s&s)", &what, &when, &expected, &found))
-    {
-      g_autofree char *w = lm_ctl_safe (what);
-      g_autofree char *e = lm_escape (expected, -1, LM_ESCAPE_KEEP_BACKSLASH);
-      g_autofree char *f = lm_escape (found, -1, LM_ESCAPE_KEEP_BACKSLASH);
-      g_autoptr (GDateTime) t = g_date_time_new_from_unix_local (when / G_USEC_PER_SEC);
-      g_autofree char *at = t != NULL ? g_date_time_format (t, "%F %T") : g_strdup ("?");
-      g_print ("%s%s is %s, laptop mode set %s (found %s; left alone)\n",
-               first ? "Changed by others:   " : "                     ", w, f, e, at);
-      first = FALSE;
-    }
-}
-
 int
 lm_ctl_status (int argc, char **argv)
 {
@@ -226,7 +201,8 @@ lm_ctl_status (int argc, char **argv)
       g_print ("Never remounted:     %s\n", list);
     }
   print_remounted (lm_exported_laptop_mode_get_remounted (p));
-  print_conflicts (lm_exported_laptop_mode_get_conflicts (p));
+  lm_ctl_print_conflicts (lm_exported_laptop_mode_get_conflicts (p),
+                          lm_exported_laptop_mode_get_conflict_writers (p));
   g_print ("Daemon version:      %s\n", safe_version);
   return EXIT_SUCCESS;
 }

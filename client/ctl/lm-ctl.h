@@ -46,6 +46,8 @@ char *lm_ctl_safe (const char *text);
 char *lm_ctl_fit (const char *text, guint width);
 /* "YYYY-MM-DD HH:MM" in local time ("?" out of range). */
 char *lm_ctl_format_time (gint64 time_us);
+/* "Changed by others:" lines from Conflicts and ConflictWriters. */
+void lm_ctl_print_conflicts (GVariant *conflicts, GVariant *writers);
 char *lm_ctl_json_text (JsonNode *node);
 void lm_ctl_print_json (JsonNode *node);
 void lm_ctl_print_variant_json (GVariant *value);

@@ -52,9 +52,11 @@ open_and_load (int what, gboolean configure, int *err)
       *err = errno;
       return NULL;
     }
-  struct bpf_program *fentry[] = { skel->progs.lm_execute_rq, skel->progs.lm_execute_rq_nowait };
+  struct bpf_program *fentry[] = { skel->progs.lm_execute_rq, skel->progs.lm_execute_rq_nowait,
+                                   skel->progs.lm_sysctl_write, skel->progs.lm_sysfs_write };
   struct bpf_program *kprobe[]
-      = { skel->progs.lm_kprobe_execute_rq, skel->progs.lm_kprobe_execute_rq_nowait };
+      = { skel->progs.lm_kprobe_execute_rq, skel->progs.lm_kprobe_execute_rq_nowait,
+          skel->progs.lm_kprobe_sysctl_write, skel->progs.lm_kprobe_sysfs_write };
   for (guint i = 0; i < G_N_ELEMENTS (fentry); i++)
     {
       bpf_program__set_autoload (fentry[i], what == LOAD_FENTRY);
@@ -107,11 +109,32 @@ attach_pair (struct bpf_program *a, struct bpf_link **la, struct bpf_program *b,
     *lb = bpf_program__attach (b);
   if (*la != NULL && *lb != NULL)
     return TRUE;
-  g_debug ("Attaching %s on blk_execute_rq failed (%s)", what, g_strerror (errno));
+  g_debug ("Attaching %s failed (%s)", what, g_strerror (errno));
   if (*la != NULL)
     bpf_link__destroy (*la);
   *la = NULL;
   return FALSE;
+}
+
+/* Who writes sysctls and sysfs files: the fentry pair where it loaded,
+ * else the kprobe pair; without either, a changed setting's writer is not
+ * named (lm-conflicts.c says which power tools are installed instead). */
+static void
+attach_writers (struct lm_attrib_bpf *skel)
+{
+  __typeof__ (skel->progs) *p = &skel->progs;
+  __typeof__ (skel->links) *l = &skel->links;
+
+  if (attach_pair (p->lm_sysctl_write, &l->lm_sysctl_write, p->lm_sysfs_write, &l->lm_sysfs_write,
+                   "fentry on proc_sys_write"))
+    g_debug ("Writes to sysctls and sysfs watched by fentry");
+  else if (attach_pair (p->lm_kprobe_sysctl_write, &l->lm_kprobe_sysctl_write,
+                        p->lm_kprobe_sysfs_write, &l->lm_kprobe_sysfs_write,
+                        "kprobes on proc_sys_write"))
+    g_debug ("Writes to sysctls and sysfs watched by kprobes");
+  else
+    g_message ("Writes to sysctls and sysfs not watched (neither fentry nor kprobes attach): "
+               "a setting changed by another program names no writer");
 }
 
 /* What watches passthrough requests, for the log; NULL (errno set) when
@@ -123,10 +146,11 @@ attach_passthrough (struct lm_attrib_bpf *skel)
   __typeof__ (skel->links) *l = &skel->links;
 
   if (attach_pair (p->lm_execute_rq, &l->lm_execute_rq, p->lm_execute_rq_nowait,
-                   &l->lm_execute_rq_nowait, "fentry"))
+                   &l->lm_execute_rq_nowait, "fentry on blk_execute_rq"))
     return "fentry on blk_execute_rq()";
   if (attach_pair (p->lm_kprobe_execute_rq, &l->lm_kprobe_execute_rq,
-                   p->lm_kprobe_execute_rq_nowait, &l->lm_kprobe_execute_rq_nowait, "kprobes"))
+                   p->lm_kprobe_execute_rq_nowait, &l->lm_kprobe_execute_rq_nowait,
+                   "kprobes on blk_execute_rq"))
     return "kprobes on blk_execute_rq()";
   l->lm_rq_issue = bpf_program__attach (p->lm_rq_issue);
   if (l->lm_rq_issue == NULL)
@@ -196,6 +220,7 @@ lm_bpf_shared_ref (const char *program, GError **error)
       return NULL;
     }
   g_message ("Passthrough requests (SG_IO, NVMe) watched by %s", how);
+  attach_writers (skel);
   /* Without it, units are named only while their cgroup is there. */
   skel->links.lm_cgroup_rmdir = bpf_program__attach (skel->progs.lm_cgroup_rmdir);
   if (skel->links.lm_cgroup_rmdir == NULL)
@@ -302,6 +327,31 @@ lm_bpf_shared_engine (gboolean on)
   else if (!on && engine_users > 0)
     engine_users--;
   shared->bss->engine_on = engine_users > 0;
+}
+
+char *
+lm_bpf_shared_setting_writer (const char *dir, const char *name)
+{
+  struct lm_bpf_setting_key key;
+  struct lm_bpf_setting_writer w;
+
+  if (shared == NULL)
+    return NULL;
+  memset (&key, 0, sizeof key);
+  g_strlcpy (key.dir, dir, sizeof key.dir);
+  g_strlcpy (key.name, name, sizeof key.name);
+  if (bpf_map__lookup_elem (shared->maps.setting_writers, &key, sizeof key, &w, sizeof w, 0) != 0)
+    return NULL;
+  g_autofree char *comm = g_strndup (w.comm, sizeof w.comm);
+  return g_strdup_printf ("%s[%u]", comm, w.pid);
+}
+
+#else
+
+char *
+lm_bpf_shared_setting_writer (const char *dir, const char *name)
+{
+  return NULL;
 }
 
 #endif

@@ -40,3 +40,11 @@ void lm_bpf_shared_engine (gboolean on);
 
 G_END_DECLS
 #endif
+
+G_BEGIN_DECLS
+/* Who last wrote the sysctl or sysfs file @name in directory @dir ("vm",
+ * "dirty_expire_centisecs"), other than the daemon, where the loaded
+ * object saw it: "tlp[1234]" (raw: escape it for output). NULL when not
+ * loaded, not watched or never written since. */
+char *lm_bpf_shared_setting_writer (const char *dir, const char *name);
+G_END_DECLS

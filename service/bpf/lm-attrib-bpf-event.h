@@ -54,6 +54,28 @@ struct lm_inode_dirtier
   __u64 cgroup;                 /* its cgroup v2 id when it dirtied */
 };
 
+/* Who last wrote a sysctl or sysfs file (lm-writers.bpf.h): the
+ * "setting_writers" map, keyed by the file's directory and name
+ * ("vm", "dirty_expire_centisecs"; "host0",
+ * "link_power_management_policy"), longer names cut. */
+#define LM_BPF_SETTING_DIR 32
+#define LM_BPF_SETTING_NAME 64
+#define LM_BPF_SETTING_WRITERS 256
+
+struct lm_bpf_setting_key
+{
+  char dir[LM_BPF_SETTING_DIR];
+  char name[LM_BPF_SETTING_NAME];
+};
+
+struct lm_bpf_setting_writer
+{
+  __u64 boot_ns; /* CLOCK_BOOTTIME of the write */
+  __u32 pid;     /* the writer's process (in the daemon's pid namespace) */
+  __u32 uid;
+  char comm[LM_BPF_COMM_LEN]; /* its name (the thread group leader's) */
+};
+
 /* A removed cgroup's path (from the cgroup v2 root), kept for a spin-up
  * that blames data a process in it dirtied before it went: the
  * "gone_cgroups" map's value, keyed by the cgroup's id. Longer paths are

@@ -548,5 +548,8 @@ BPF_PROG (lm_cgroup_rmdir, struct cgroup *cgrp, const char *path)
   return 0;
 }
 
+/* Who writes sysctls and sysfs files (fentry or kprobes). */
+#include "lm-writers.bpf.h"
+
 /* Passthrough requests: fentry, kprobes or block_rq_issue. */
 #include "lm-passthrough.bpf.h"

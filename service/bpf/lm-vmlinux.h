@@ -165,6 +165,33 @@ struct task_struct
   char comm[16];
 };
 
+/* A written file's name and its directory's (lm-writers.bpf.h). */
+struct qstr
+{
+  const unsigned char *name;
+};
+
+struct dentry
+{
+  struct dentry *d_parent;
+  struct qstr d_name;
+};
+
+struct path
+{
+  struct dentry *dentry;
+};
+
+struct file
+{
+  struct path f_path;
+};
+
+struct kiocb
+{
+  struct file *ki_filp;
+};
+
 /* A cgroup as cgroup_rmdir sees it: its id and whether it is v2's. */
 struct kernfs_node
 {

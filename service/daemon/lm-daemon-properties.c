@@ -26,6 +26,8 @@ lm_daemon_sync_properties (LmDaemon *self)
   lm_exported_laptop_mode_set_no_remount (s, (const char *const *) self->settings->no_remount);
   lm_exported_laptop_mode_set_remounted (s, lm_remount_list (self->state));
   lm_exported_laptop_mode_set_conflicts (s, lm_conflicts_to_variant (self->conflicts));
+  lm_exported_laptop_mode_set_conflict_writers (s,
+                                                lm_conflicts_writers_to_variant (self->conflicts));
   lm_exported_laptop_mode_set_reason (s, self->reason);
   lm_exported_laptop_mode_set_on_battery (s, self->power && lm_power_get_on_battery (self->power));
   lm_exported_laptop_mode_set_power_source (s, self->power ? lm_power_get_source (self->power)

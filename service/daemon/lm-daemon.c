@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "lm-bpf-shared.h"
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-hwpower.h"
@@ -411,6 +412,8 @@ lm_daemon_new (GError **error)
     return NULL;
   self->state = lm_state_new (state_file);
   self->conflicts = lm_conflicts_new ();
+  /* Where the BPF object watches writes to sysctls and sysfs. */
+  lm_conflicts_set_writer_func (self->conflicts, lm_bpf_shared_setting_writer);
 
   self->settings = lm_settings_load (lm_config_file (), error);
   if (self->settings == NULL)

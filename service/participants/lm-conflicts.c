@@ -3,7 +3,10 @@
  * differs from what we applied is listed and logged once, and left as it is. */
 #include "lm-conflicts.h"
 
+#include <string.h>
+
 #include "lm-escape.h"
+#include "lm-paths.h"
 #include "lm-journal.h"
 #include "lm-limits.h"
 #include "lm-participants.h"
@@ -18,12 +21,14 @@ typedef struct
   gint64 when; /* µs since the epoch, when first found */
   char *expected;
   char *found;
+  char *by; /* who changed it, or what is known of who might have */
 } LmConflict;
 
 struct _LmConflicts
 {
   GPtrArray *list;  /* of LmConflict, in the order found */
   GHashTable *seen; /* "what\nfound": logged already */
+  LmConflictsWriterFunc writer;
 };
 
 static void
@@ -34,6 +39,7 @@ conflict_free (gpointer data)
   g_free (c->what);
   g_free (c->expected);
   g_free (c->found);
+  g_free (c->by);
   g_free (c);
 }
 
@@ -55,6 +61,86 @@ lm_conflicts_free (LmConflicts *self)
   g_ptr_array_unref (self->list);
   g_hash_table_unref (self->seen);
   g_free (self);
+}
+
+void
+lm_conflicts_set_writer_func (LmConflicts *self, LmConflictsWriterFunc func)
+{
+  self->writer = func;
+}
+
+/* The tools that set what laptop mode sets, by the program each installs. */
+static const struct
+{
+  const char *path, *name;
+} power_tools[] = {
+  { "/usr/sbin/tlp", "TLP" },
+  { "/usr/sbin/powertop", "powertop" },
+  { "/usr/sbin/tuned", "tuned" },
+  { "/usr/bin/system76-power", "system76-power" },
+  { "/usr/sbin/laptop_mode", "laptop-mode-tools" },
+};
+
+char *
+lm_conflicts_power_tools (void)
+{
+  g_autoptr (GPtrArray) found = g_ptr_array_new ();
+
+  for (gsize i = 0; i < G_N_ELEMENTS (power_tools); i++)
+    {
+      g_autofree char *path = lm_path (power_tools[i].path);
+      if (g_file_test (path, G_FILE_TEST_EXISTS))
+        g_ptr_array_add (found, (gpointer) power_tools[i].name);
+    }
+  if (found->len == 0)
+    return NULL;
+  GString *s = g_string_new (found->pdata[0]);
+  for (guint i = 1; i < found->len; i++)
+    g_string_append_printf (s, "%s%s", i + 1 == found->len ? " and " : ", ",
+                            (const char *) found->pdata[i]);
+  return g_string_free (s, FALSE);
+}
+
+gboolean
+lm_conflicts_file_of (const char *what, char **dir, char **name)
+{
+  *dir = *name = NULL;
+  if (what == NULL || *what == '\0')
+    return FALSE;
+  if (what[0] == '/')
+    {
+      g_autofree char *parent = g_path_get_dirname (what);
+      *name = g_path_get_basename (what);
+      *dir = g_path_get_basename (parent);
+    }
+  else
+    {
+      const char *dot = strrchr (what, '.');
+      if (dot == NULL || dot == what || dot[1] == '\0')
+        return FALSE;
+      g_autofree char *parent = g_strndup (what, (gsize) (dot - what));
+      const char *up = strrchr (parent, '.');
+      *dir = g_strdup (up != NULL ? up + 1 : parent);
+      *name = g_strdup (dot + 1);
+    }
+  return TRUE;
+}
+
+/* "tlp[1234]" where the write was seen, else what is known. */
+static char *
+writer_of (LmConflicts *self, const char *what)
+{
+  g_autofree char *dir = NULL, *name = NULL;
+  char *who = NULL;
+
+  if (self->writer != NULL && lm_conflicts_file_of (what, &dir, &name))
+    who = self->writer (dir, name);
+  if (who != NULL)
+    return who;
+  g_autofree char *tools = lm_conflicts_power_tools ();
+  return tools != NULL ? g_strdup_printf ("unknown; %s %s installed", tools,
+                                          strstr (tools, " and ") != NULL ? "are" : "is")
+                       : g_strdup ("unknown");
 }
 
 static LmConflict *
@@ -79,12 +165,15 @@ note (LmConflicts *self, const char *what, const char *expected, const char *fou
 
   if (c != NULL && g_str_equal (c->found, found) && g_str_equal (c->expected, expected))
     return FALSE;
+  g_autofree char *by = writer_of (self, what);
   if (!g_hash_table_contains (self->seen, seen_key))
     {
       g_autofree char *safe_found = lm_escape (found, -1, LM_ESCAPE_DEFAULT);
       g_autofree char *safe_what = lm_escape (what, -1, LM_ESCAPE_DEFAULT);
-      g_message ("%s was changed by someone else to %s (laptop mode set %s); leaving it", safe_what,
-                 safe_found, expected);
+      g_autofree char *safe_by = lm_escape (by, -1, LM_ESCAPE_DEFAULT);
+      g_message ("%s was changed by someone else to %s (laptop mode set %s; written by %s); "
+                 "leaving it",
+                 safe_what, safe_found, expected, safe_by);
       g_hash_table_add (self->seen, g_steal_pointer (&seen_key));
     }
   if (c == NULL)
@@ -99,6 +188,8 @@ note (LmConflicts *self, const char *what, const char *expected, const char *fou
   g_free (c->found);
   c->expected = g_strdup (expected);
   c->found = g_strdup (found);
+  g_free (c->by);
+  c->by = g_steal_pointer (&by);
   c->when = g_get_real_time ();
   return TRUE;
 }
@@ -166,6 +257,21 @@ lm_conflicts_to_variant (LmConflicts *self)
       g_autofree char *found = lm_escape (c->found, -1, LM_ESCAPE_DEFAULT);
       g_autofree char *expected = lm_escape (c->expected, -1, LM_ESCAPE_DEFAULT);
       g_variant_builder_add (&b, "(sxss)", c->what, c->when, expected, found);
+    }
+  return g_variant_builder_end (&b);
+}
+
+GVariant *
+lm_conflicts_writers_to_variant (LmConflicts *self)
+{
+  GVariantBuilder b;
+
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{ss}"));
+  for (guint i = 0; i < self->list->len; i++)
+    {
+      LmConflict *c = g_ptr_array_index (self->list, i);
+      g_autofree char *by = lm_escape (c->by, -1, LM_ESCAPE_DEFAULT);
+      g_variant_builder_add (&b, "{ss}", c->what, by);
     }
   return g_variant_builder_end (&b);
 }

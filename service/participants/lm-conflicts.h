@@ -22,6 +22,20 @@ gboolean lm_conflicts_clear (LmConflicts *conflicts);
 /* The Conflicts property: a(sxss) what, when (µs since the epoch),
  * expected (what we applied), found. */
 GVariant *lm_conflicts_to_variant (LmConflicts *conflicts);
+/* The ConflictWriters property: a{ss} what -> who changed it ("tlp[1234]",
+ * or "unknown; TLP is installed"), escaped as Conflicts is. */
+GVariant *lm_conflicts_writers_to_variant (LmConflicts *conflicts);
+
+/* Who last wrote the sysctl or sysfs file @name in directory @dir, where
+ * something watched it (lm_bpf_shared_setting_writer); NULL: not seen. */
+typedef char *(*LmConflictsWriterFunc) (const char *dir, const char *name);
+void lm_conflicts_set_writer_func (LmConflicts *conflicts, LmConflictsWriterFunc func);
+/* The other power tools installed under the root ("TLP and powertop"),
+ * NULL when none is. */
+char *lm_conflicts_power_tools (void);
+/* @what ("vm.dirty_expire_centisecs", a sysfs path) as the directory and
+ * name its file has; FALSE when it names no file. Pure. */
+gboolean lm_conflicts_file_of (const char *what, char **dir, char **name);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmConflicts, lm_conflicts_free)
 

@@ -4,10 +4,17 @@ applied that another process rewrote is found at a moment the daemon looks
 anyway (Configure, Stop), listed in Conflicts with expected vs found, logged
 once, and left as the other process wrote it, also after Stop.
 
+Who changed it (issue 50) is in ConflictWriters, status and report: the
+program where the bpf object sees writes to sysctls (fentry or kprobes on
+the kernel's proc_sys_write), else "unknown" with the power tools installed
+("unknown; TLP is installed", shown on the fake root).
+
 ConflictsFakeRootTest runs on a fake root (tier 2); ConflictsRealKernelTest
 on this machine's /proc/sys/vm, saved before and written back after.
 """
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -29,7 +36,10 @@ class ConflictsMixin:
     def other_process_writes(self, value):
         """Another process, as TLP or sysctl -p would, rewrites the value."""
         if self.fake_root is False and shutil.which("sysctl"):
-            argv = ["sysctl", "-q", "-w", "vm.dirty_expire_centisecs=%s" % value]
+            # Named as a power tool is: the writer the daemon may name.
+            tlp = os.path.join(self.tmp, "tlp")
+            shutil.copy(shutil.which("sysctl"), tlp)
+            argv = [tlp, "-q", "-w", "vm.dirty_expire_centisecs=%s" % value]
         else:
             argv = ["/usr/bin/python3", "-c",
                     "import sys; open(sys.argv[1], 'w').write(sys.argv[2] + '\\n')",
@@ -65,6 +75,16 @@ class ConflictsMixin:
         self.assertEqual(self.current(), FOREIGN)
         r = self.ctl_run("status", check=True)
         self.assertIn("vm.dirty_expire_centisecs is %s, laptop mode set 60000" % FOREIGN, r.out)
+        by = self.status()["ConflictWriters"]["vm.dirty_expire_centisecs"]
+        self.check_writer(by)
+        self.assertIn("written by %s" % by, r.out)
+        self.assertIn("written by %s); leaving it" % by, self.this_daemon_log())
+        report = self.ctl_run("report", check=True).out
+        self.assertIn("vm.dirty_expire_centisecs is %s, laptop mode set 60000" % FOREIGN, report)
+        self.assertIn("written by %s" % by, report)
+        changed = json.loads(self.ctl_run("report", "--json", check=True).out)["changed_by_others"]
+        self.assertEqual([(c["what"], c["set"], c["found"], c["by"]) for c in changed],
+                         [("vm.dirty_expire_centisecs", "60000", FOREIGN, by)])
 
         # Stop looks too: same pair, not logged again; not restored over.
         self.ctl_run("stop", check=True)
@@ -90,8 +110,19 @@ class ConflictsMixin:
 
 
 class ConflictsFakeRootTest(ConflictsMixin, DaemonTestCase):
+    def setUp(self):
+        super().setUp()
+        # TLP is installed; nothing here can see who writes the fake file.
+        os.makedirs(self.root.file("/usr/sbin"), exist_ok=True)
+        self.root.write("/usr/sbin/tlp", "#!/bin/sh\n")
+        os.makedirs(self.root.file("/usr/sbin"), exist_ok=True)
+        self.root.write("/usr/sbin/powertop", "#!/bin/sh\n")
+
     def vm_path(self):
         return self.root.file("/proc/sys/vm/dirty_expire_centisecs")
+
+    def check_writer(self, by):
+        self.assertEqual(by, "unknown; TLP and powertop are installed")
 
 
 @lmtest.realkernel
@@ -107,6 +138,16 @@ class ConflictsRealKernelTest(ConflictsMixin, DaemonTestCase):
 
     def vm_path(self):
         return "/proc/sys/vm/dirty_expire_centisecs"
+
+    def check_writer(self, by):
+        # Named where the kernel lets the bpf object watch the write: this
+        # machine's may refuse both fentry and kprobes, which the daemon says.
+        if re.search(r"Writes to sysctls and sysfs watched by (fentry|kprobes)",
+                     self.this_daemon_log()):
+            self.assertRegex(by, r"^tlp\[\d+\]$")
+        else:
+            self.assertIn("Writes to sysctls and sysfs not watched", self.this_daemon_log())
+            self.assertRegex(by, r"^unknown(; .+ (is|are) installed)?$")
 
 
 if __name__ == "__main__":
