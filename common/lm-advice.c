@@ -524,6 +524,50 @@ lm_advice_match (const LmAdvice *advice, const LmAdviceCause *cause, LmAdviceMat
   return FALSE;
 }
 
+char *
+lm_advice_explain (const LmAdvice *advice, GVariant *spinup, const LmRhythm *rhythm)
+{
+  const char *comm = NULL, *thread = NULL, *unit = NULL, *via = NULL, *path = NULL, *disk = NULL;
+  gboolean other = FALSE;
+  LmAdviceMatch m;
+
+  if (advice == NULL || spinup == NULL || !g_variant_is_of_type (spinup, G_VARIANT_TYPE_VARDICT)
+      || (g_variant_lookup (spinup, "OtherUser", "b", &other) && other)
+      || !g_variant_lookup (spinup, "Comm", "&s", &comm))
+    return NULL;
+  g_variant_lookup (spinup, "Thread", "&s", &thread);
+  g_variant_lookup (spinup, "Unit", "&s", &unit);
+  g_variant_lookup (spinup, "Via", "&s", &via);
+  g_variant_lookup (spinup, "Path", "&s", &path);
+  g_variant_lookup (spinup, "Disk", "&s", &disk);
+  const char *files[] = { path, NULL };
+  LmAdviceCause q = { comm, thread, unit, via, path != NULL ? files : NULL, disk, rhythm };
+  if (!lm_advice_match (advice, &q, &m))
+    return NULL;
+  char *what = g_steal_pointer (&m.what);
+  lm_advice_match_clear (&m);
+  return what;
+}
+
+GVariant *
+lm_advice_variant_with (GVariant *dict, const char *key, const char *value)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  GVariantIter iter;
+  const char *k;
+  GVariant *v;
+
+  g_variant_iter_init (&iter, dict);
+  while (g_variant_iter_next (&iter, "{&sv}", &k, &v))
+    {
+      if (!g_str_equal (k, key))
+        g_variant_builder_add (&b, "{sv}", k, v);
+      g_variant_unref (v);
+    }
+  g_variant_builder_add (&b, "{sv}", key, g_variant_new_string (value));
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
 void
 lm_advice_match_clear (LmAdviceMatch *m)
 {

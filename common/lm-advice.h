@@ -66,6 +66,14 @@ LmAdvice *lm_advice_load (GPtrArray *warnings);
 gboolean lm_advice_match (const LmAdvice *advice, const LmAdviceCause *cause, LmAdviceMatch *out);
 void lm_advice_match_clear (LmAdviceMatch *m);
 
+/* The explanation of one spin-up (a{sv} with SpinUp's or a ledger
+ * record's keys: Comm, Thread, Unit, Via, Path, Disk), the matched entry's
+ * What filled in; NULL where no entry matches or it names no process
+ * (another user's, OtherUser). @rhythm may be NULL. Raw: escape it. */
+char *lm_advice_explain (const LmAdvice *advice, GVariant *spinup, const LmRhythm *rhythm);
+/* @dict (a{sv}) with @key set to the string @value (added or replaced). */
+GVariant *lm_advice_variant_with (GVariant *dict, const char *key, const char *value);
+
 /* "sda1" from "jbd2/sda1-8" and "xfsaild/sda2": the block device a kernel
  * thread names, NULL where it names none. */
 char *lm_advice_device_of (const char *comm);

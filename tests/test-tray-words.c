@@ -54,6 +54,22 @@ test_spin_up_words (void)
   g_assert_cmpstr (program, ==, "sda woken by firefox-esr (4242): read");
   g_autofree char *thread = lm_tray_view_spin_up_details (&s);
   g_assert_cmpstr (thread, ==, "At 09:37:05, thread Cache2 I/O");
+  /* The daemon's explanation first, and the unit (issue 50), escaped. */
+  g_autoptr (GVariant) explained = g_variant_ref_sink (g_variant_new_parsed (
+      "{'Time': <int64 %x>, 'Disk': <'sda'>, 'Comm': <'smartd'>, 'Pid': <uint32 700>,"
+      " 'Operation': <'read'>, 'Via': <'passthrough'>, 'Unit': <'smartmontools.service'>,"
+      " 'Explanation': <'smartd checking the disk\\'s health every 30 min.\x1b'>}",
+      (gint64) NOW_US));
+  lm_tray_spin_up_from_variant (explained, &s);
+  g_autofree char *why = lm_tray_view_spin_up_details (&s);
+  g_assert_cmpstr (why, ==,
+                   "smartd checking the disk's health every 30 min.\\x1b\n"
+                   "At 09:37:05, unit smartmontools.service");
+  s.time_us = 0;
+  g_autofree char *why_no_time = lm_tray_view_spin_up_details (&s);
+  g_assert_cmpstr (
+      why_no_time, ==,
+      "smartd checking the disk's health every 30 min.\\x1b\nunit smartmontools.service");
 
   g_autoptr (GVariant) empty = g_variant_ref_sink (g_variant_new_parsed ("@a{sv} {}"));
   lm_tray_spin_up_from_variant (empty, &s);

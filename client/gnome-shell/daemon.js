@@ -13,7 +13,7 @@ import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
 import GObject from 'gi://GObject';
 
-import {topWakers} from './words.js';
+import {lastExplanations, topWakers} from './words.js';
 
 // common/lm-names.h
 const BUS_NAME = 'org.laptopmode.LaptopMode1';
@@ -137,6 +137,7 @@ export const Daemon = GObject.registerClass({
             inhibitors: get('Inhibitors', []),
             summary: get('LedgerSummary', {}),
             wakers: this._wakers,
+            explanations: this._explanations,
             monitor: this._monitor,
         };
     }
@@ -152,6 +153,7 @@ export const Daemon = GObject.registerClass({
         // the daemon last answered a GetLedgerPage made without a dialog.
         this._monitor = 'unknown';
         this._wakers = null;
+        this._explanations = null;
         this._wakersStale = true;
         this._ledgerBusy = false;
         this._ledgerAgain = false;
@@ -261,6 +263,7 @@ export const Daemon = GObject.registerClass({
             if (isDenied(e)) {
                 this._monitor = 'denied';
                 this._wakers = null;
+                this._explanations = null;
             } else {
                 // Busy, or past the budget (.LimitExceeded): the next look
                 // tries again. Not a problem of this machine: debug only.
@@ -280,6 +283,7 @@ export const Daemon = GObject.registerClass({
         }
         this._monitor = 'allowed';
         this._wakers = topWakers(records);
+        this._explanations = lastExplanations(records);
         this._ledgerDone();
     }
 

@@ -128,7 +128,8 @@ class LaptopModeToggle extends QuickMenuToggle {
         }
 
         this._today.removeAll();
-        for (const {text, secondary} of Words.today(state.summary, state.wakers, state.monitor))
+        for (const {text, secondary} of Words.today(state.summary, state.wakers, state.monitor,
+            state.explanations))
             this._today.addMenuItem(this._infoItem(text, secondary));
 
         this._report.label.text = this._reportRunning

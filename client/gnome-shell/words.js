@@ -219,16 +219,42 @@ export function topWakers(records) {
 }
 
 /**
+ * The explanation of each disk's last spin-up today, where the daemon's
+ * table of known causes had one (the record's Explanation; another user's
+ * records carry none).
+ *
+ * @param {object[]} records - the ledger's records of today
+ * @returns {Map<string, string>} disk to the sentence
+ */
+export function lastExplanations(records) {
+    const last = new Map();
+    const times = new Map();
+    for (const record of records) {
+        if (record.Kind !== 'spinup' || typeof record.Disk !== 'string' ||
+            typeof record.Explanation !== 'string')
+            continue;
+        const time = Number(record.Time ?? 0);
+        if (!times.has(record.Disk) || time >= times.get(record.Disk)) {
+            times.set(record.Disk, time);
+            last.set(record.Disk, record.Explanation);
+        }
+    }
+    return last;
+}
+
+/**
  * Today's lines per disk: "sda: 6 spin-ups today, asleep 71 %" and, for a
- * user who may see processes, "Woken by firefox ×3, cron ×2". Disks in
+ * user who may see processes, "Woken by firefox ×3, cron ×2" and what the
+ * last wake-up was ("Last: smartd checking the disk's health …"). Disks in
  * name order, at most MAX_DISKS, then how many more there are.
  *
  * @param {object} summary - LedgerSummary, unpacked: disk to its keys
  * @param {Map|null} wakers - topWakers(), null when not known
  * @param {string} monitor - "allowed", "denied" or "unknown"
+ * @param {Map|null} explanations - lastExplanations(), null when not known
  * @returns {Array<{text: string, secondary: boolean}>}
  */
-export function today(summary, wakers, monitor) {
+export function today(summary, wakers, monitor, explanations = null) {
     const disks = Object.keys(summary ?? {}).sort();
     if (disks.length === 0)
         return [{text: _('No disk watched today'), secondary: true}];
@@ -247,6 +273,9 @@ export function today(summary, wakers, monitor) {
             const names = top.map(([who, n]) => `${safe(who)} ×${n}`).join(', ');
             lines.push({text: fill(_('Woken by %s'), names), secondary: true});
         }
+        const why = explanations?.get(disk);
+        if (monitor === 'allowed' && spinups > 0 && typeof why === 'string')
+            lines.push({text: fill(_('Last: %s'), safe(why)), secondary: true});
     }
     if (disks.length > MAX_DISKS) {
         const more = disks.length - MAX_DISKS;

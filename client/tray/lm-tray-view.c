@@ -92,6 +92,8 @@ lm_tray_spin_up_from_variant (GVariant *spinup, LmTraySpinUp *out)
   g_variant_lookup (spinup, "Via", "&s", &out->via);
   g_variant_lookup (spinup, "Path", "&s", &out->path);
   g_variant_lookup (spinup, "SubmitterComm", "&s", &out->submitter);
+  g_variant_lookup (spinup, "Unit", "&s", &out->unit);
+  g_variant_lookup (spinup, "Explanation", "&s", &out->explanation);
   gboolean other = FALSE;
   if (g_variant_lookup (spinup, "OtherUser", "b", &other) && other)
     out->comm = LM_OTHER_USER_TEXT;
@@ -176,22 +178,35 @@ lm_tray_view_spin_up_details (const LmTraySpinUp *s)
   g_autoptr (GString) body = g_string_new (NULL);
   g_autofree char *when = clock_time (s->time_us);
 
+  /* What the cause is, where the daemon's table knows it: first. */
+  if (s->explanation != NULL && *s->explanation != '\0')
+    {
+      g_autofree char *explanation = safe (s->explanation, NULL);
+      g_string_append_printf (body, "%s\n", explanation);
+    }
+  gsize from = body->len;
   if (when != NULL)
     g_string_append_printf (body, "At %s", when);
+  if (s->unit != NULL && *s->unit != '\0')
+    {
+      g_autofree char *unit = safe (s->unit, NULL);
+      g_string_append_printf (body, "%sunit %s", body->len > from ? ", " : "", unit);
+    }
   if (s->thread != NULL && *s->thread != '\0')
     {
       g_autofree char *thread = safe (s->thread, NULL);
-      g_string_append_printf (body, "%sthread %s", body->len ? ", " : "", thread);
+      g_string_append_printf (body, "%sthread %s", body->len > from ? ", " : "", thread);
     }
   if (s->path != NULL)
     {
       g_autofree char *path = safe (s->path, NULL);
-      g_string_append_printf (body, "%sfile %s", body->len ? ", " : "", path);
+      g_string_append_printf (body, "%sfile %s", body->len > from ? ", " : "", path);
     }
   if (g_strcmp0 (s->via, "writeback") == 0 && s->submitter != NULL)
     {
       g_autofree char *submitter = safe (s->submitter, NULL);
-      g_string_append_printf (body, "%swritten back by %s", body->len ? ", " : "", submitter);
+      g_string_append_printf (body, "%swritten back by %s", body->len > from ? ", " : "",
+                              submitter);
     }
   return g_string_free (g_steal_pointer (&body), FALSE);
 }

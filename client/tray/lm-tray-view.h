@@ -29,6 +29,8 @@ typedef struct
   const char *via;
   const char *path;
   const char *submitter;
+  const char *unit;        /* its systemd unit or application, NULL: not known */
+  const char *explanation; /* the daemon's one line on what the cause is, NULL: none */
 } LmTraySpinUp;
 
 /* One disk of LedgerSummary; @top_waker from GetLedgerPage, NULL if unknown. */

@@ -7,6 +7,7 @@
 
 #include "lm-spinup-monitor.h"
 
+#include "lm-advice.h"
 #include "lm-attrib.h"
 #include "lm-error.h"
 
@@ -23,6 +24,7 @@ struct _LmSpinupMonitor
   guint readers; /* subscribers on the bus */
   LmAttrib *running;
   GQueue history;             /* GVariant a{sv}, oldest first */
+  const LmAdvice *advice;     /* the table of known causes, not owned; may be NULL */
   LmSpinupWakeFunc wake_func; /* the disks' accounting */
   gpointer wake_data;
   LmSpinUpFunc record_func; /* the ledger */
@@ -87,11 +89,52 @@ spinup_to_variant (const LmSpinUp *s, const char *backend)
   return g_variant_ref_sink (g_variant_builder_end (&b));
 }
 
+static gboolean
+same_string (GVariant *a, GVariant *b, const char *key)
+{
+  const char *x = NULL, *y = NULL;
+
+  g_variant_lookup (a, key, "&s", &x);
+  g_variant_lookup (b, key, "&s", &y);
+  return g_strcmp0 (x, y) == 0;
+}
+
+/* @v with its Explanation (the table's sentence), the rhythm taken from
+ * the history's spin-ups of the same program, how and unit. */
+static GVariant *
+explained (LmSpinupMonitor *self, GVariant *v)
+{
+  g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  gint64 t = 0;
+  LmRhythm rhythm;
+
+  if (self->advice == NULL)
+    return g_variant_ref (v);
+  for (GList *l = self->history.head; l != NULL; l = l->next)
+    if (same_string (l->data, v, "Comm") && same_string (l->data, v, "Via")
+        && same_string (l->data, v, "Unit") && same_string (l->data, v, "Disk")
+        && g_variant_lookup (l->data, "Time", "x", &t))
+      g_array_append_val (times, t);
+  if (g_variant_lookup (v, "Time", "x", &t))
+    g_array_append_val (times, t);
+  lm_rhythm_find ((const gint64 *) times->data, times->len, NULL, &rhythm);
+  g_autofree char *what
+      = lm_advice_explain (self->advice, v, rhythm.kind == LM_RHYTHM_TOO_FEW ? NULL : &rhythm);
+  return what != NULL ? lm_advice_variant_with (v, "Explanation", what) : g_variant_ref (v);
+}
+
+void
+lm_spinup_monitor_set_advice (LmSpinupMonitor *self, const LmAdvice *advice)
+{
+  self->advice = advice;
+}
+
 /* @wake: tell the disks (not for the daemon's own: they counted it). */
 static void
 report (LmSpinupMonitor *self, const LmSpinUp *s, gboolean wake)
 {
-  g_autoptr (GVariant) v = spinup_to_variant (s, self->backend->name);
+  g_autoptr (GVariant) bare = spinup_to_variant (s, self->backend->name);
+  g_autoptr (GVariant) v = explained (self, bare);
 
   g_debug ("Spin-up of %s by %s[%u] (%s)", s->disk, s->comm, s->pid, lm_via_to_string (s->via));
   if (wake && self->wake_func != NULL)

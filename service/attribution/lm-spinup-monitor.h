@@ -73,4 +73,9 @@ const GList *lm_spinup_monitor_history (LmSpinupMonitor *spinup);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmSpinupMonitor, lm_spinup_monitor_free)
 
+/* The table of known causes (lm-advice.h) each SpinUp's Explanation is
+ * taken from; NULL: none. Not owned: it outlives the monitor. */
+typedef struct _LmAdvice LmAdvice;
+void lm_spinup_monitor_set_advice (LmSpinupMonitor *monitor, const LmAdvice *advice);
+
 G_END_DECLS

@@ -4,6 +4,7 @@
 
 #include "lm-conflicts.h"
 #include "lm-daemon.h"
+#include "lm-advice.h"
 #include "lm-daemon-decide.h"
 #include "lm-disks.h"
 #include "lm-engine.h"
@@ -49,6 +50,7 @@ struct _LmDaemon
   LmDisks *disks;            /* power state per disk; timer, APM, readahead while on */
   LmLedger *ledger;          /* spin-ups and sleep per disk, 30 days */
   LmLedgerDbus *ledger_dbus; /* its GetLedger and LedgerSummary */
+  LmAdvice *advice;          /* known causes, for spin-ups' Explanation; read at start */
   LmConflicts *conflicts;    /* applied values someone else changed since */
   LmWaiters *waiters;        /* WaitAwake's callers */
   LmBudget *deferred_budget; /* their ledger records, per uid */

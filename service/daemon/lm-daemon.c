@@ -46,6 +46,7 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->spinup, lm_spinup_monitor_free);
   g_clear_pointer (&self->ledger_dbus, lm_ledger_dbus_free);
   g_clear_pointer (&self->ledger, lm_ledger_free);
+  g_clear_pointer (&self->advice, lm_advice_free);
   stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
   lm_excluded_reset ();
@@ -437,6 +438,12 @@ lm_daemon_new (GError **error)
   self->skeleton = lm_exported_laptop_mode_skeleton_new ();
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
   self->spinup = lm_spinup_monitor_new (self->state);
+  /* Read once, at start (the disk is awake then): never from a spin-up. */
+  g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  self->advice = lm_advice_load (warnings);
+  for (guint i = 0; i < warnings->len; i++)
+    g_message ("Table of known causes: %s", (const char *) warnings->pdata[i]);
+  lm_spinup_monitor_set_advice (self->spinup, self->advice);
   self->spinup_dbus = lm_spinup_dbus_new (self->skeleton, self->spinup);
   self->disks = lm_disks_new (self->state, on_disks_publish, self);
   self->sys = (LmSystem){ self->state, self->backend, self->disks };
@@ -467,6 +474,7 @@ lm_daemon_new (GError **error)
   }
   /* After the properties: LedgerSummary's NVMe keys read Disks and MaxLostWork. */
   self->ledger_dbus = lm_ledger_dbus_new (self->ledger, self->skeleton);
+  lm_ledger_dbus_set_advice (self->ledger_dbus, self->advice);
 
   /* Every method (those of lm-spinup-dbus.c and lm-ledger-dbus.c too)
    * waits at the gate until lm_daemon_start(): this daemon does not own

@@ -7,6 +7,8 @@
 
 #include "lm-ledger-dbus.h"
 
+#include "lm-advice.h"
+
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@ struct _LmLedgerDbus
    * and copies a page's bytes, so a property read never waits behind the
    * building of a thousand records. */
   GThreadPool *answers;
+  const LmAdvice *advice; /* not owned */
 };
 
 /* A page on its way to its caller, off the main loop. */
@@ -36,7 +39,8 @@ typedef struct
 {
   GDBusMethodInvocation *invocation; /* the reference its answer consumes */
   GBytes *records;
-  char *next; /* NULL: GetLedger, which has no cursor */
+  const LmAdvice *advice; /* read only, from this thread too: never changed once loaded */
+  char *next;             /* NULL: GetLedger, which has no cursor */
   LmAuthViewer viewer;
 } Answer;
 
@@ -52,13 +56,41 @@ set_nice (int nice)
   setpriority (PRIO_PROCESS, (id_t) gettid (), nice);
 }
 
+/* Each spin-up with its Explanation where the table knows its cause; a
+ * record alone has no rhythm, so none is said. */
+static GVariant *
+explain_records (GVariant *records, const LmAdvice *advice)
+{
+  g_auto (GVariantBuilder) b = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE ("aa{sv}"));
+  GVariantIter iter;
+  GVariant *rec;
+
+  if (advice == NULL)
+    return g_variant_ref (records);
+  g_variant_iter_init (&iter, records);
+  while ((rec = g_variant_iter_next_value (&iter)) != NULL)
+    {
+      const char *kind = NULL;
+      g_autofree char *what
+          = g_variant_lookup (rec, "Kind", "&s", &kind) && g_str_equal (kind, "spinup")
+                ? lm_advice_explain (advice, rec, NULL)
+                : NULL;
+      g_autoptr (GVariant) out
+          = what != NULL ? lm_advice_variant_with (rec, "Explanation", what) : g_variant_ref (rec);
+      g_variant_builder_add_value (&b, out);
+      g_variant_unref (rec);
+    }
+  return g_variant_ref_sink (g_variant_builder_end (&b));
+}
+
 static void
 answer (gpointer data, gpointer user_data)
 {
   Answer *a = data;
 
   set_nice (10);
-  g_autoptr (GVariant) all = lm_ledger_records_to_variant (a->records);
+  g_autoptr (GVariant) bare = lm_ledger_records_to_variant (a->records);
+  g_autoptr (GVariant) all = explain_records (bare, a->advice);
   /* Another user's spin-ups without their process, unless monitor-all. */
   g_autoptr (GVariant) records = lm_auth_redact_list (all, &a->viewer);
   g_autoptr (GDBusConnection) connection
@@ -169,6 +201,7 @@ get_ledger_allowed (GDBusMethodInvocation *invocation, const LmAuthViewer *calle
   a->records = page;
   a->next = paged ? g_steal_pointer (&next) : NULL;
   a->viewer = *caller;
+  a->advice = self->advice;
   g_thread_pool_push (self->answers, a, NULL);
 }
 
@@ -255,6 +288,12 @@ lm_ledger_dbus_new (LmLedger *ledger, LmExportedLaptopMode *skeleton)
   lm_ledger_set_changed_func (ledger, publish, self);
   publish (self);
   return self;
+}
+
+void
+lm_ledger_dbus_set_advice (LmLedgerDbus *self, const LmAdvice *advice)
+{
+  self->advice = advice;
 }
 
 void

@@ -13,6 +13,9 @@ typedef struct _LmLedgerDbus LmLedgerDbus;
  * it before either. */
 LmLedgerDbus *lm_ledger_dbus_new (LmLedger *ledger, LmExportedLaptopMode *skeleton);
 void lm_ledger_dbus_free (LmLedgerDbus *dbus);
+/* The table each spin-up record's Explanation comes from (not owned). */
+typedef struct _LmAdvice LmAdvice;
+void lm_ledger_dbus_set_advice (LmLedgerDbus *dbus, const LmAdvice *advice);
 /* GetLedgerPage's arguments within their bounds (lm-limits.h) and a
  * cursor @ledger handed out; else LM_ERROR_INVALID_ARGS naming the bound.
  * Pure apart from reading the cursor's epoch: for the unit test. */

@@ -472,14 +472,15 @@ class GnomeShellWakersTest(ShellCase, SpinUpBusTest):
                             "0 1000 100 18446744073709551615\n" % (pid, pid, pid))
 
     def test_the_menu_lists_todays_wakers_as_the_monitor_right_allows(self):
-        """three spin-ups of sda today, two by the user's own "mine" and one
-        by root's "cat": the menu says "sda: 3 spin-ups today" and "Woken by
-        mine ×2, another user's process ×1", never "cat" """
+        """three spin-ups of sda today, two by the user's own "smartd" and one
+        by root's "cat": the menu says "sda: 3 spin-ups today", "Woken by
+        smartd ×2, another user's process ×1" and the last one's explanation
+        from the table of causes, never "cat" """
         self.wait_for(lambda: self.block_dump() == "1", "monitoring for SpinUpHistory")
         time.sleep(1.5)  # past SpinUpIdle since the daemon started
-        self.kmsg((0.0, "mine(201): READ block 8 on sda1 (8 sectors)"),
+        self.kmsg((0.0, "smartd(201): READ block 8 on sda1 (8 sectors)"),
                   (2.0, "cat(202): READ block 16 on sda1"),
-                  (4.0, "mine(201): WRITE block 24 on sda1"))
+                  (4.0, "smartd(201): WRITE block 24 on sda1"))
         self.wait_for(lambda: self.properties()["LedgerSummary"].get("sda", {}).get("SpinUpsToday") == 3,
                       "3 spin-ups of sda in LedgerSummary", what=self.daemon_log)
         # The kernel times of the lines must be past for a page of today.
@@ -497,7 +498,8 @@ return texts(toggle.menu);
                       what=lines)
         got = lines()
         self.assertTrue(any(x.startswith("sda: 3 spin-ups today, asleep ") for x in got), got)
-        self.assertIn("Woken by mine ×2, another user's process ×1", got)
+        self.assertIn("Woken by smartd ×2, another user's process ×1", got)
+        self.assertIn("Last: smartd checking the disk's health now and then.", got)
         self.assertFalse([x for x in got if "cat" in x], got)
         self.assertEqual(self.extension_lines(), [])
 

@@ -461,8 +461,9 @@ class PerUserViewTest(SpinUpBusTest):
         _, abanner, admin = self.watch(user=self.users["admin"])
         self.assertIn("Watching spin-ups", abanner, self.daemon_log())
 
+        # The other user's program is one the table of causes knows.
         self.kmsg((5.0, "mine(201): READ block 8 on sda1 (8 sectors)"),
-                  (10.0, "cat(202): READ block 16 on sda1"))
+                  (10.0, "smartd(202): READ block 16 on sda1"))
         mine, theirs = self.spinups(viewer, 2)
         self.assertEqual((mine["Comm"], mine["Pid"], mine["Uid"]), ("mine", 201, viewer_uid))
         self.assertNotIn("OtherUser", mine)
@@ -471,12 +472,24 @@ class PerUserViewTest(SpinUpBusTest):
         self.assertEqual((theirs["Disk"], theirs["Operation"], theirs["OtherUser"]),
                          ("sda", "read", True))
         for key in ("Comm", "Pid", "Path", "Inode", "Sector", "Thread", "SubmitterPid",
-                    "SubmitterComm"):
+                    "SubmitterComm", "Unit", "Explanation"):
             self.assertNotIn(key, theirs)
-        # monitor-all: in full.
+        # An unknown program has no explanation.
+        self.assertNotIn("Explanation", mine)
+        # monitor-all: in full, with the table's explanation (issue 50).
         a_mine, a_theirs = self.spinups(admin, 2)
-        self.assertEqual((a_mine["Comm"], a_theirs["Comm"], a_theirs["Pid"]), ("mine", "cat", 202))
+        self.assertEqual((a_mine["Comm"], a_theirs["Comm"], a_theirs["Pid"]),
+                         ("mine", "smartd", 202))
         self.assertNotIn("OtherUser", a_theirs)
+        self.assertEqual(a_theirs.get("Explanation"),
+                         "smartd checking the disk's health now and then.", a_theirs)
+        # The ledger's records too, and as redacted for the viewer.
+        full = self.gdbus_call("GetLedger", "0", str(2 ** 63), check=True).out
+        self.assertIn("'Explanation': <\"smartd checking the disk's health now and then.\">",
+                      full)
+        seen = self.gdbus_call("GetLedger", "0", str(2 ** 63), user=self.users["viewer"],
+                               check=True).out
+        self.assertNotIn("Explanation", seen)
 
         # The history and the ledger follow the same rule.
         r = self.ctl_run("spinups", "--json", user=self.users["viewer"], check=True)
@@ -484,9 +497,9 @@ class PerUserViewTest(SpinUpBusTest):
         self.assertEqual([h.get("Comm") for h in hist], ["mine", None])
         r = self.ctl_run("spinups", user=self.users["viewer"], check=True)
         self.assertIn("another user's process uid %d" % other_uid, r.out)
-        self.assertNotIn("cat", r.out)
+        self.assertNotIn("smartd", r.out)
         r = self.ctl_run("spinups", "--json", user=self.users["admin"], check=True)
-        self.assertEqual([json.loads(x)["Comm"] for x in r.out.splitlines()], ["mine", "cat"])
+        self.assertEqual([json.loads(x)["Comm"] for x in r.out.splitlines()], ["mine", "smartd"])
 
         def ledger(user):
             r = self.run_as(["gdbus", "call", "--system", "--dest", lmtest.BUS_NAME,
@@ -494,11 +507,11 @@ class PerUserViewTest(SpinUpBusTest):
                              lmtest.IFACE + ".GetLedger", "0", str(2**63 - 1)],
                             user=user, check=True)
             return r.out
-        self.wait_until(lambda: "'cat'" in ledger(self.users["admin"]), timeout=20,
+        self.wait_until(lambda: "'smartd'" in ledger(self.users["admin"]), timeout=20,
                         message="the spin-ups in the ledger")
         out = ledger(self.users["viewer"])
         self.assertIn("'mine'", out)
-        self.assertNotIn("'cat'", out)
+        self.assertNotIn("'smartd'", out)
         self.assertIn("'OtherUser': <true>", out)
         # The report reads the same ledger, up to now: the kernel log's
         # time stamps above lie a few seconds ahead.
@@ -506,9 +519,9 @@ class PerUserViewTest(SpinUpBusTest):
             time.sleep(0.2)
         r = self.ctl_run("report", user=self.users["viewer"], check=True)
         self.assertIn("another user's process", r.out)
-        self.assertNotRegex(r.out, r"(?m)^\s+cat\s")
+        self.assertNotRegex(r.out, r"(?m)^\s+smartd\s")
         r = self.ctl_run("report", user=self.users["admin"], check=True)
-        self.assertRegex(r.out, r"(?m)^\s+cat\s")
+        self.assertRegex(r.out, r"(?m)^\s+smartd\s")
         # A user with neither gets nothing at all.
         r = self.gdbus_call("GetSpinUps", user=self.users["other"])
         self.assertIn("AccessDenied", r.err)
