@@ -184,7 +184,7 @@ static void
 test_html (void)
 {
   g_autoptr (LmReport) report = nvme_report ();
-  g_autofree char *html = lm_report_html (report);
+  g_autofree char *html = lm_report_html (report, NULL);
   const char *p = html;
 
   assert_contains (html, LM_EST_HTML_HEADING);

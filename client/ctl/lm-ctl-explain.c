@@ -12,146 +12,11 @@
 #include "lm-advice.h"
 #include "lm-ctl-report.h"
 
-/* Files named per cause, and how many are kept to match on. */
-#define EXPLAIN_FILES_SHOWN 3
-#define EXPLAIN_FILES_KEPT 16
-
-typedef struct
-{
-  const LmReportWaker *waker;
-  guint spinups;
-  gint64 awake_s;   /* the awake spells its spin-ups began */
-  GPtrArray *files; /* distinct paths, first seen first, at most EXPLAIN_FILES_KEPT */
-  guint more_files; /* distinct paths past those */
-  LmRhythm rhythm;
-  gboolean matched;
-  LmAdviceMatch advice;
-} Cause;
-
-static void
-cause_free (gpointer p)
-{
-  Cause *c = p;
-
-  g_ptr_array_unref (c->files);
-  lm_advice_match_clear (&c->advice);
-  g_free (c);
-}
-
-/* The awake spell holding @t_us (its index), -1: none recorded. */
-static gint
-awake_span_at (const LmReportDisk *d, gint64 t_us)
-{
-  for (guint i = 0; i < d->spans->len; i++)
-    {
-      const LmReportSpan *s = &g_array_index (d->spans, LmReportSpan, i);
-      /* A spin-up is stamped at its I/O, which may come just before the
-       * awake spell's record begins. */
-      if (!s->asleep && t_us >= s->start_us - G_USEC_PER_SEC && t_us < s->end_us)
-        return (gint) i;
-    }
-  return -1;
-}
-
-static gint
-cmp_cause (gconstpointer a, gconstpointer b)
-{
-  const Cause *x = *(Cause *const *) a, *y = *(Cause *const *) b;
-
-  if (x->awake_s != y->awake_s)
-    return x->awake_s > y->awake_s ? -1 : 1;
-  if (x->spinups != y->spinups)
-    return x->spinups > y->spinups ? -1 : 1;
-  return strcmp (x->waker->comm, y->waker->comm);
-}
-
-/* One cause per program and how (the report's wakers), its cost and
- * files, matched against @advice; biggest first. */
-static GPtrArray *
-causes_of (const LmReportDisk *d, const LmAdvice *advice)
-{
-  GPtrArray *causes = g_ptr_array_new_with_free_func (cause_free);
-  g_autoptr (GHashTable) by_waker = g_hash_table_new (NULL, NULL);
-  gint last_span = -1;
-
-  for (guint i = 0; i < d->wakers->len; i++)
-    {
-      Cause *c = g_new0 (Cause, 1);
-      c->waker = g_ptr_array_index (d->wakers, i);
-      c->files = g_ptr_array_new_with_free_func (g_free);
-      lm_rhythm_find ((const gint64 *) c->waker->times->data, c->waker->times->len, NULL,
-                      &c->rhythm);
-      g_ptr_array_add (causes, c);
-    }
-  for (guint i = 0; i < d->spinups->len; i++)
-    {
-      const LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
-      Cause *c = NULL;
-      for (guint k = 0; k < causes->len && c == NULL; k++)
-        {
-          Cause *t = g_ptr_array_index (causes, k);
-          if (g_str_equal (t->waker->comm, s->comm) && g_str_equal (t->waker->via, s->via)
-              && g_strcmp0 (t->waker->unit, s->unit) == 0)
-            c = t;
-        }
-      if (c == NULL)
-        continue;
-      c->spinups++;
-      /* An awake spell is the cost of the first spin-up in it only. */
-      gint span = awake_span_at (d, s->time_us);
-      if (span >= 0 && span != last_span)
-        {
-          const LmReportSpan *sp = &g_array_index (d->spans, LmReportSpan, span);
-          c->awake_s += (sp->end_us - MAX (sp->start_us, s->time_us)) / G_USEC_PER_SEC;
-          last_span = span;
-        }
-      if (s->path != NULL && *s->path != '\0'
-          && !g_ptr_array_find_with_equal_func (c->files, s->path, g_str_equal, NULL))
-        {
-          if (c->files->len < EXPLAIN_FILES_KEPT)
-            g_ptr_array_add (c->files, g_strdup (s->path));
-          else
-            c->more_files++;
-        }
-    }
-  for (guint i = 0; i < causes->len; i++)
-    {
-      Cause *c = g_ptr_array_index (causes, i);
-      /* Another user's process is named by nothing: no advice to match. */
-      if (g_str_equal (c->waker->comm, LM_OTHER_USER_TEXT) || advice == NULL)
-        continue;
-      g_ptr_array_add (c->files, NULL);
-      LmAdviceCause q = {
-        .comm = c->waker->comm,
-        .thread = c->waker->threads->len > 0 ? c->waker->threads->pdata[0] : NULL,
-        .unit = c->waker->unit,
-        .via = c->waker->via,
-        .files = (const char *const *) c->files->pdata,
-        .disk = d->name,
-        .rhythm = c->rhythm.kind == LM_RHYTHM_TOO_FEW ? NULL : &c->rhythm,
-      };
-      c->matched = lm_advice_match (advice, &q, &c->advice);
-      g_ptr_array_set_size (c->files, c->files->len - 1);
-    }
-  g_ptr_array_sort (causes, cmp_cause);
-  return causes;
-}
-
-static const char *
-how_text (const char *via)
-{
-  if (g_str_equal (via, "writeback"))
-    return "its data written back later";
-  if (g_str_equal (via, "kernel"))
-    return "kernel work";
-  if (g_str_equal (via, "passthrough"))
-    return "a command sent to the disk";
-  return "its own I/O";
-}
+#define LM_REPORT_CAUSE_FILES_SHOWN 3
 
 /* "12 spin-ups, every 5–6 min, awake 48 min in all" */
 static char *
-cost_text (const Cause *c)
+cost_text (const LmReportCause *c)
 {
   g_autofree char *rhythm = lm_rhythm_to_string (&c->rhythm);
   GString *s = g_string_new (NULL);
@@ -168,17 +33,19 @@ cost_text (const Cause *c)
 
 /* "places.sqlite, sessionstore.jsonlz4 and 3 more" (escaped) */
 static char *
-files_text (const Cause *c)
+files_text (const LmReportCause *c)
 {
   GString *s = g_string_new (NULL);
 
-  for (guint i = 0; i < c->files->len && i < EXPLAIN_FILES_SHOWN; i++)
+  for (guint i = 0; i < c->files->len && i < LM_REPORT_CAUSE_FILES_SHOWN; i++)
     {
       g_autofree char *f = lm_ctl_safe (c->files->pdata[i]);
       g_string_append_printf (s, "%s%s", i > 0 ? ", " : "", f);
     }
-  guint more = c->more_files
-               + (c->files->len > EXPLAIN_FILES_SHOWN ? c->files->len - EXPLAIN_FILES_SHOWN : 0);
+  guint more
+      = c->more_files
+        + (c->files->len > LM_REPORT_CAUSE_FILES_SHOWN ? c->files->len - LM_REPORT_CAUSE_FILES_SHOWN
+                                                       : 0);
   if (more > 0)
     g_string_append_printf (s, " and %u more", more);
   return g_string_free (s, FALSE);
@@ -186,7 +53,7 @@ files_text (const Cause *c)
 
 /* What is known of a cause the table does not hold: never a guess. */
 static char *
-unknown_text (const Cause *c)
+unknown_text (const LmReportCause *c)
 {
   g_autofree char *comm = lm_ctl_safe (c->waker->comm);
 
@@ -199,10 +66,10 @@ unknown_text (const Cause *c)
     {
       g_autofree char *files = files_text (c);
       return g_strdup_printf ("%s (%s) touched %s. Not a known cause: no advice.", who,
-                              how_text (c->waker->via), files);
+                              lm_report_how_text (c->waker->via), files);
     }
   return g_strdup_printf ("%s (%s), no file known. Not a known cause: no advice.", who,
-                          how_text (c->waker->via));
+                          lm_report_how_text (c->waker->via));
 }
 
 static void
@@ -218,12 +85,12 @@ print_disk (const LmReportDisk *d, GPtrArray *causes)
   g_print (".\n");
   for (guint i = 0; i < causes->len; i++)
     {
-      const Cause *c = g_ptr_array_index (causes, i);
+      const LmReportCause *c = g_ptr_array_index (causes, i);
       g_autofree char *comm = lm_ctl_safe (c->waker->comm);
       g_autofree char *cost = cost_text (c);
       g_autofree char *unit = c->waker->unit != NULL ? lm_ctl_safe (c->waker->unit) : NULL;
       g_print ("%2u. %s (%s%s%s): %s.\n", i + 1, comm, unit != NULL ? unit : "",
-               unit != NULL ? ", " : "", how_text (c->waker->via), cost);
+               unit != NULL ? ", " : "", lm_report_how_text (c->waker->via), cost);
       if (c->matched)
         {
           g_autofree char *what = lm_ctl_safe (c->advice.what);
@@ -257,7 +124,7 @@ json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes)
   json_builder_begin_array (b);
   for (guint i = 0; i < causes->len; i++)
     {
-      const Cause *c = g_ptr_array_index (causes, i);
+      const LmReportCause *c = g_ptr_array_index (causes, i);
       g_autofree char *rhythm = lm_rhythm_to_string (&c->rhythm);
       json_builder_begin_object (b);
       json_builder_set_member_name (b, "program");
@@ -373,7 +240,7 @@ lm_ctl_explain (int argc, char **argv)
   for (guint i = 0; i < report->disks->len; i++)
     {
       const LmReportDisk *d = g_ptr_array_index (report->disks, i);
-      g_autoptr (GPtrArray) causes = causes_of (d, advice);
+      g_autoptr (GPtrArray) causes = lm_report_causes (d, advice);
       if (b != NULL)
         json_disk (b, d, causes);
       else

@@ -27,6 +27,53 @@ x_of (const LmReport *report, gint64 t)
   return CLAMP ((double) (t - report->since_us) / span, 0.0, 1.0) * TL_WIDTH;
 }
 
+/* Labels: 9 px text, a character about 5.5 px wide at most in the sans
+ * fonts browsers pick; three rows above the band. */
+#define TL_LABEL_ROWS 3
+#define TL_LABEL_CHAR_W 5.5
+#define TL_LABEL_GAP 4
+
+/* @label's width in the timeline (escaped text: an entity is one character). */
+static double
+label_width (const char *label)
+{
+  glong n = 0;
+
+  for (const char *p = label; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      if (*p == '&')
+        {
+          const char *semi = strchr (p, ';');
+          if (semi != NULL)
+            p = semi;
+        }
+      n++;
+    }
+  return (double) n * TL_LABEL_CHAR_W;
+}
+
+/* How many marks from @i on, of the same program, lie under the label the
+ * cluster would get ("name ×N"): they share it. */
+static guint
+cluster_size (const LmReport *report, const LmReportDisk *d, guint i)
+{
+  const LmReportSpinUp *first = g_ptr_array_index (d->spinups, i);
+  double x = x_of (report, first->time_us);
+  g_autofree char *name = h (first->comm);
+  guint n = 1;
+
+  while (i + n < d->spinups->len)
+    {
+      const LmReportSpinUp *s = g_ptr_array_index (d->spinups, i + n);
+      g_autofree char *label = g_strdup_printf ("%s ×%u", name, n + 1);
+      if (!g_str_equal (s->comm, first->comm)
+          || x_of (report, s->time_us) > x + 2 + label_width (label))
+        break;
+      n++;
+    }
+  return n;
+}
+
 static void
 timeline (GString *out, const LmReport *report, const LmReportDisk *d, guint index)
 {
@@ -45,27 +92,47 @@ timeline (GString *out, const LmReport *report, const LmReportDisk *d, guint ind
                               s->asleep ? "asleep" : "awake", x0, TL_BAND_Y, MAX (0.5, x1 - x0),
                               TL_BAND_H);
     }
-  /* Labels take turns on three rows so that close spin-ups stay legible;
-   * each mark's title names it in full. */
+  /* Nearby marks of one program share one label with a count ("firefox
+   * ×5"); a label goes on the first of three rows where it overlaps none,
+   * else it is left out (each mark's title names it in full). */
+  double row_end[TL_LABEL_ROWS] = { -1e9, -1e9, -1e9 };
+  guint label_of = 0, cluster = 0;
   for (guint i = 0; i < d->spinups->len; i++)
     {
       const LmReportSpinUp *s = g_ptr_array_index (d->spinups, i);
       double x = x_of (report, s->time_us);
+      g_autofree char *label = NULL;
+      int row = -1;
+      if (i == label_of)
+        {
+          cluster = cluster_size (report, d, i);
+          label_of = i + cluster;
+          g_autofree char *name = h (s->comm);
+          label = cluster > 1 ? g_strdup_printf ("%s ×%u", name, cluster) : g_steal_pointer (&name);
+          double w = label_width (label);
+          for (int r = 0; r < TL_LABEL_ROWS && row < 0; r++)
+            if (row_end[r] <= x)
+              row = r;
+          if (row >= 0)
+            row_end[row] = x + 2 + w + TL_LABEL_GAP;
+        }
       g_autofree char *comm = h (s->comm), *via = h (s->via);
       g_autofree char *path = s->path != NULL ? h (s->path) : NULL;
       g_autofree char *when = lm_ctl_format_time (s->time_us);
       g_autofree char *thread = s->thread != NULL ? h (s->thread) : NULL;
       g_autofree char *who
           = thread != NULL ? g_strdup_printf ("%s, thread %s", comm, thread) : g_strdup (comm);
-      int row = (int) (i % 3);
+      int y = 12 + MAX (row, 0) * 11;
       g_string_append_printf (out,
                               "<g class=\"spinup\"><title>%s: %s (%s)%s%s</title>"
                               "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\"/>"
-                              "<circle cx=\"%.2f\" cy=\"%d\" r=\"3\"/>"
-                              "<text x=\"%.2f\" y=\"%d\">%s</text></g>\n",
+                              "<circle cx=\"%.2f\" cy=\"%d\" r=\"3\"/>",
                               when, who, via, path != NULL ? " " : "", path != NULL ? path : "", x,
-                              12 + row * 11, x, TL_BAND_Y + TL_BAND_H, x, TL_BAND_Y - 2, x + 2,
-                              10 + row * 11, comm);
+                              y, x, TL_BAND_Y + TL_BAND_H, x, TL_BAND_Y - 2);
+      if (row >= 0)
+        g_string_append_printf (out, "<text x=\"%.2f\" y=\"%d\">%s</text>", x + 2, 10 + row * 11,
+                                label);
+      g_string_append (out, "</g>\n");
     }
   g_autofree char *from = lm_ctl_format_time (report->since_us);
   g_autofree char *to = lm_ctl_format_time (report->until_us);
@@ -234,8 +301,38 @@ deferred_list (GString *out, const GPtrArray *deferred)
   g_string_append (out, "</ul>\n");
 }
 
+/* Beside the chart: each cause, biggest first, with the table of known
+ * causes' sentences, or what is known where it has none. */
+static void
+causes_table (GString *out, const LmReportDisk *d, const LmAdvice *advice)
+{
+  g_autoptr (GPtrArray) causes = lm_report_causes (d, advice);
+
+  if (causes->len == 0)
+    return;
+  g_string_append (out, "<h3>Why it woke</h3>\n<table class=\"causes\"><thead><tr><th>program</th>"
+                        "<th>how</th><th>spin-ups</th><th>rhythm</th><th>awake</th>"
+                        "<th>what it is; what would avoid it</th></tr></thead><tbody>\n");
+  for (guint i = 0; i < causes->len && i < LM_REPORT_TOP_WAKERS; i++)
+    {
+      const LmReportCause *c = g_ptr_array_index (causes, i);
+      g_autofree char *comm = h (c->waker->comm);
+      g_autofree char *rhythm = lm_rhythm_to_string (&c->rhythm);
+      g_autofree char *rhythm_h = h (rhythm != NULL ? rhythm : "");
+      g_autofree char *what = h (c->matched ? c->advice.what : "Not a known cause: no advice.");
+      g_autofree char *avoid = c->matched ? h (c->advice.avoid) : NULL;
+      g_string_append_printf (out,
+                              "<tr><td>%s</td><td>%s</td><td class=\"n\">%u</td><td>%s</td>"
+                              "<td class=\"n\">%" G_GINT64_FORMAT " s</td><td>%s%s%s</td></tr>\n",
+                              comm, lm_report_how_text (c->waker->via), c->spinups, rhythm_h,
+                              c->awake_s, what, avoid != NULL ? "<br/><em>To avoid it:</em> " : "",
+                              avoid != NULL ? avoid : "");
+    }
+  g_string_append (out, "</tbody></table>\n");
+}
+
 char *
-lm_report_html (const LmReport *report)
+lm_report_html (const LmReport *report, const LmAdvice *advice)
 {
   GString *out = g_string_new (NULL);
   g_autofree char *from = lm_ctl_format_time (report->since_us);
@@ -264,6 +361,7 @@ lm_report_html (const LmReport *report)
                                 100.0 * (double) d->asleep_s / (double) total);
       g_string_append (out, "</h2>\n");
       timeline (out, report, d, i);
+      causes_table (out, d, advice);
       g_string_append (out, "<h3>Spin-ups per hour of the day</h3>\n");
       hourly_chart (out, d, i);
       lm_report_nvme_html (out, d);

@@ -253,8 +253,15 @@ lm_ctl_report (int argc, char **argv)
     }
   if (openmetrics || html != NULL)
     {
+      g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (LmAdvice) advice = html != NULL ? lm_advice_load (warnings) : NULL;
+      for (guint i = 0; i < warnings->len; i++)
+        {
+          g_autofree char *w = lm_ctl_safe (warnings->pdata[i]);
+          g_printerr ("%s: table of causes: %s\n", lm_ctl_prog, w);
+        }
       g_autofree char *text
-          = openmetrics ? lm_report_openmetrics (report) : lm_report_html (report);
+          = openmetrics ? lm_report_openmetrics (report) : lm_report_html (report, advice);
       if (!write_file (openmetrics ? "-" : html, text, &error))
         {
           g_autofree char *what

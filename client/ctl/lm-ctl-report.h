@@ -5,6 +5,7 @@
 #include "lm-ctl.h"
 #include "lm-nvme-residency.h"
 #include "lm-replay.h"
+#include "lm-advice.h"
 
 #define LM_REPORT_TOP_WAKERS 8
 
@@ -169,10 +170,33 @@ void lm_report_measurement_text (const LmReport *report);
 void lm_report_measurement_json (JsonBuilder *b, const LmReport *report);
 void lm_report_measurement_openmetrics (GString *out, const LmReport *report);
 
+/* lm-ctl-causes.c: one cause of wake-ups on a disk (explain, report --html). */
+#define LM_REPORT_CAUSE_FILES 16 /* distinct files kept per cause */
+
+typedef struct
+{
+  const LmReportWaker *waker; /* its program, how and unit (after group-by-unit) */
+  guint spinups;
+  gint64 awake_s;   /* the awake spells its spin-ups began */
+  GPtrArray *files; /* distinct paths, first seen first, at most LM_REPORT_CAUSE_FILES */
+  guint more_files; /* distinct paths past those */
+  LmRhythm rhythm;
+  gboolean matched; /* the table had an entry: advice is filled in */
+  LmAdviceMatch advice;
+} LmReportCause;
+
+/* @d's causes (LmReportCause), biggest first (awake time, then spin-ups),
+ * matched against @advice (may be NULL). */
+GPtrArray *lm_report_causes (const LmReportDisk *d, const LmAdvice *advice);
+/* "its own I/O", "its data written back later", "kernel work", "a command
+ * sent to the disk". */
+const char *lm_report_how_text (const char *via);
+
 /* lm-ctl-report-text.c */
 void lm_report_print_text (const LmReport *report, gboolean utf8);
 /* lm-ctl-report-html.c */
-char *lm_report_html (const LmReport *report);
+/* @advice: the table of known causes for "Why it woke" (may be NULL). */
+char *lm_report_html (const LmReport *report, const LmAdvice *advice);
 /* lm-ctl-report-metrics.c */
 JsonNode *lm_report_json (const LmReport *report);
 char *lm_report_openmetrics (const LmReport *report);

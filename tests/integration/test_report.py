@@ -101,6 +101,25 @@ def check_html(self, text, recs):
     return dom
 
 
+def check_labels(self, dom):
+    """The timelines' labels, in order; no two on one row overlap, their
+    width taken as 5.5 px a character (9 px text)."""
+    labels, rows = [], {}
+    for g in dom.getElementsByTagName("g"):
+        if g.getAttribute("class") != "spinup":
+            continue
+        for t in g.getElementsByTagName("text"):
+            text = "".join(n.data for n in t.childNodes)
+            x, y = float(t.getAttribute("x")), t.getAttribute("y")
+            svg = g.parentNode.getAttribute("id")
+            for x0, x1, other in rows.get((svg, y), []):
+                self.assertFalse(x < x1 and x0 < x + len(text) * 5.5,
+                                 "%r at %.1f overlaps %r at %.1f" % (text, x, other, x0))
+            rows.setdefault((svg, y), []).append((x, x + len(text) * 5.5, text))
+            labels.append(text)
+    return labels
+
+
 class ReportDaemonTest(DaemonTestCase):
     hostile = False
 
@@ -380,8 +399,45 @@ class ReportEstimateTest(RecordsFileCase):
         self.ctl("--html", out)
         with open(out, encoding="utf-8") as f:
             text = f.read()
-        check_html(self, text, self.recs)
+        dom = check_html(self, text, self.recs)
         self.assertNotIn("no activity recorded", text)
+        # Why each disk woke, from the table of known causes (issue 50).
+        self.assertEqual(text.count("<h3>Why it woke</h3>"), 2)
+        self.assertRegex(text, r"<tr><td>firefox</td><td>its data written back later</td>"
+                               r"<td class=\"n\">\d+</td><td>[^<]*</td><td class=\"n\">\d+ s</td>"
+                               r"<td>Firefox writing its history, cookies or cache\.<br/>"
+                               r"<em>To avoid it:</em> ")
+        self.assertIn("<td>Not a known cause: no advice.</td>", text)
+        check_labels(self, dom)
+
+    def test_html_labels_collapse(self):
+        """Ten spin-ups of updatedb within ten minutes and two of cron
+        amid them: one label "updatedb.plocat ×10"; no two labels overlap
+        (at 5.5 px a character of 9 px text)."""
+        now = int(time.time() * 1e6) - 60 * 1000000
+        start = now - 20 * 3600 * 1000000
+        recs = []
+        for k in range(10):
+            t = start + k * 60 * 1000000
+            recs += [{"Kind": "spinup", "Disk": "sda", "Time": t, "Pid": 300 + k,
+                      "Comm": "updatedb.plocat", "Uid": 0, "Via": "direct", "Flushed": 0},
+                     {"Kind": "awake", "Disk": "sda", "Time": t, "End": t + 20 * 1000000}]
+        for k in range(2):
+            t = start + (3 * 3600 + k * 30) * 1000000
+            recs.append({"Kind": "spinup", "Disk": "sda", "Time": t, "Pid": 99,
+                         "Comm": "cron", "Uid": 0, "Via": "direct", "Flushed": 0})
+        path = os.path.join(self.tmp, "cluster.json")
+        with open(path, "w") as f:
+            json.dump(recs, f)
+        out = os.path.join(self.tmp, "cluster.html")
+        p = subprocess.run([lmtest.CTL, "report", "--from-json", path, "--html", out],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+        dom = check_html(self, text, recs)
+        labels = check_labels(self, dom)
+        self.assertEqual(labels, ["updatedb.plocat ×10", "cron ×2"])
 
 
 class ReportSinceTest(RecordsFileCase):
