@@ -245,8 +245,10 @@ class ReportTest(ReportDaemonTest):
         with open(out, encoding="utf-8") as f:
             text = f.read()
         dom = check_html(self, text, [r for r in self.recs if r["Kind"] != "activity"])
-        table = dom.getElementsByTagName("table")[0]
-        self.assertEqual(table.getAttribute("id"), "wakers")
+        tables = [t.getAttribute("id") or t.getAttribute("class")
+                  for t in dom.getElementsByTagName("table")]
+        # Each disk's causes beside its timeline, then the wakers.
+        self.assertEqual(tables[:3], ["causes", "causes", "wakers"])
         self.assertIn("How the estimate is made", text)
 
     def test_bad_arguments(self):
