@@ -286,6 +286,10 @@ name_unit (LmAttrib *a, guint64 id, LmSpinUp *s)
         path = g_strndup (v.path, sizeof v.path);
       else
         path = lm_cgroup_path_of_id (id);
+      if (path == NULL)
+        g_debug ("Spin-up of %s by %s: cgroup %" G_GUINT64_FORMAT
+                 " neither in the tree nor among the removed",
+                 s->disk, s->comm, id);
     }
   else if (s->via != LM_VIA_KERNEL)
     path = lm_cgroup_path_of_pid (s->pid, s->comm);

@@ -538,8 +538,11 @@ BPF_PROG (lm_cgroup_rmdir, struct cgroup *cgrp, const char *path)
   struct lm_bpf_cgroup_path v;
   __u64 id;
 
-  /* The default hierarchy (v2) is hierarchy 0; v1's ids are another space. */
-  if (BPF_CORE_READ (cgrp, root, hierarchy_id) != 0)
+  struct task_struct *task = (struct task_struct *) bpf_get_current_task ();
+
+  /* Only v2's (v1's ids are another space): the root of the remover's
+   * own cgroup on the default hierarchy. */
+  if (BPF_CORE_READ (cgrp, root) != BPF_CORE_READ (task, cgroups, dfl_cgrp, root))
     return 0;
   id = BPF_CORE_READ (cgrp, kn, id);
   if (bpf_probe_read_kernel_str (v.path, sizeof v.path, path) <= 0)

@@ -157,12 +157,15 @@ struct pid
   struct upid numbers[1];
 };
 
+struct css_set;
+
 struct task_struct
 {
   unsigned int flags;
   struct task_struct *group_leader;
   struct pid *thread_pid;
   char comm[16];
+  struct css_set *cgroups;
 };
 
 /* A written file's name and its directory's (lm-writers.bpf.h). */
@@ -198,15 +201,17 @@ struct kernfs_node
   __u64 id;
 };
 
-struct cgroup_root
-{
-  int hierarchy_id;
-};
+struct cgroup_root;
 
 struct cgroup
 {
   struct kernfs_node *kn;
   struct cgroup_root *root;
+};
+
+struct css_set
+{
+  struct cgroup *dfl_cgrp;
 };
 
 /* Passthrough (driver-private) requests, seen at block_rq_issue. */
