@@ -22,13 +22,26 @@ cause_free (gpointer p)
 static gint
 awake_span_at (const LmReportDisk *d, gint64 t_us)
 {
-  for (guint i = 0; i < d->spans->len; i++)
+  guint lo = 0, hi = d->spans->len;
+
+  /* The spans are by start (the model sorts them): past the last that
+   * starts by @t_us, found by halving, a month of them being thousands.
+   * A spin-up is stamped at its I/O, which may come just before the awake
+   * spell's record begins. */
+  while (lo < hi)
     {
-      const LmReportSpan *s = &g_array_index (d->spans, LmReportSpan, i);
-      /* A spin-up is stamped at its I/O, which may come just before the
-       * awake spell's record begins. */
+      guint mid = lo + (hi - lo) / 2;
+      if (g_array_index (d->spans, LmReportSpan, mid).start_us - G_USEC_PER_SEC <= t_us)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  /* The spells before it; recorded spans may touch or overlap a little. */
+  for (guint k = lo; k > 0 && k + 4 > lo; k--)
+    {
+      const LmReportSpan *s = &g_array_index (d->spans, LmReportSpan, k - 1);
       if (!s->asleep && t_us >= s->start_us - G_USEC_PER_SEC && t_us < s->end_us)
-        return (gint) i;
+        return (gint) (k - 1);
     }
   return -1;
 }
