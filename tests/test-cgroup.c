@@ -29,6 +29,11 @@ test_unit_of_path (void)
       "cron.service of user 1000" },
     { "/user.slice/user-1000.slice/user@1001.service/app.slice/cron.service", "cron.service" },
     { "/system.slice/bad\tname.service", NULL },
+    /* A container's own units are the container's. */
+    { "/system.slice/docker-4f2a.scope/system.slice/cron.service",
+      "cron.service in docker-4f2a.scope" },
+    { "/machine.slice/machine-deb.scope/payload/system.slice/smartd.service",
+      "smartd.service in machine-deb.scope" },
     { "/system.slice/with space.service", NULL },
     { "/user.slice/user-1000.slice/user@1000.service/app.slice/"
       "app-flatpak-org.mozilla.Thunderbird-1234.scope",

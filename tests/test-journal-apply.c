@@ -431,9 +431,11 @@ test_one_row (LmFakeRoot *f, gconstpointer data)
 }
 
 static char *
-fake_writer (const char *dir, const char *name)
+fake_writer (const char *up, const char *dir, const char *name)
 {
-  return g_str_equal (dir, "knob") && g_str_equal (name, "row") ? g_strdup ("tlp[77]") : NULL;
+  return g_str_equal (up, "sys") && g_str_equal (dir, "knob") && g_str_equal (name, "row")
+             ? g_strdup ("tlp[77]")
+             : NULL;
 }
 
 /* Who: the writer func's answer by the file's directory and name, else the
@@ -476,25 +478,26 @@ test_conflict_writers (LmFakeRoot *f, gconstpointer data)
   g_autofree char *tools = lm_conflicts_power_tools ();
   g_assert_cmpstr (tools, ==, "TLP, tuned and system76-power");
 
-  const char *const cases[][3] = {
-    { "vm.dirty_expire_centisecs", "vm", "dirty_expire_centisecs" },
-    { "kernel.nmi_watchdog", "kernel", "nmi_watchdog" },
-    { "net.ipv4.tcp_x", "ipv4", "tcp_x" },
-    { "/sys/class/scsi_host/host0/link_power_management_policy", "host0",
-      "link_power_management_policy" },
+  /* A sysfs path that is not there is taken as written. */
+  const char *const cases[][4] = {
+    { "vm.dirty_expire_centisecs", "sys", "vm", "dirty_expire_centisecs" },
+    { "kernel.nmi_watchdog", "sys", "kernel", "nmi_watchdog" },
+    { "net.ipv4.tcp_x", "net", "ipv4", "tcp_x" },
+    { "/sys/devices/pci0000:00/0000:00:99.0/power/control", "0000:00:99.0", "power", "control" },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autofree char *dir = NULL, *name = NULL;
-      g_assert_true (lm_conflicts_file_of (cases[i][0], &dir, &name));
-      g_assert_cmpstr (dir, ==, cases[i][1]);
-      g_assert_cmpstr (name, ==, cases[i][2]);
+      g_autofree char *up = NULL, *dir = NULL, *name = NULL;
+      g_assert_true (lm_conflicts_file_of (cases[i][0], &up, &dir, &name));
+      g_assert_cmpstr (up, ==, cases[i][1]);
+      g_assert_cmpstr (dir, ==, cases[i][2]);
+      g_assert_cmpstr (name, ==, cases[i][3]);
     }
-  for (const char *const *bad = (const char *const[]){ "", "novalue", ".x", "x.", NULL };
+  for (const char *const *bad = (const char *const[]){ "", "novalue", ".x", "x.", "a..b", NULL };
        *bad != NULL; bad++)
     {
-      g_autofree char *dir = NULL, *name = NULL;
-      g_assert_false (lm_conflicts_file_of (*bad, &dir, &name));
+      g_autofree char *up = NULL, *dir = NULL, *name = NULL;
+      g_assert_false (lm_conflicts_file_of (*bad, &up, &dir, &name));
       g_assert_null (dir);
     }
 }

@@ -84,7 +84,7 @@ lm_report_causes (const LmReportDisk *d, const LmAdvice *advice)
         {
           LmReportCause *t = g_ptr_array_index (causes, k);
           if (g_str_equal (t->waker->comm, s->comm) && g_str_equal (t->waker->via, s->via)
-              && g_strcmp0 (t->waker->unit, s->unit) == 0)
+              && (!d->by_unit || g_strcmp0 (t->waker->unit, s->unit) == 0))
             c = t;
         }
       if (c == NULL)

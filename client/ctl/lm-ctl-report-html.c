@@ -316,7 +316,10 @@ causes_table (GString *out, const LmReportDisk *d, const LmAdvice *advice)
   for (guint i = 0; i < causes->len && i < LM_REPORT_TOP_WAKERS; i++)
     {
       const LmReportCause *c = g_ptr_array_index (causes, i);
-      g_autofree char *comm = h (c->waker->comm);
+      g_autofree char *raw = c->waker->unit != NULL
+                                 ? g_strdup_printf ("%s (%s)", c->waker->comm, c->waker->unit)
+                                 : g_strdup (c->waker->comm);
+      g_autofree char *comm = h (raw);
       g_autofree char *rhythm = lm_rhythm_to_string (&c->rhythm);
       g_autofree char *rhythm_h = h (rhythm != NULL ? rhythm : "");
       g_autofree char *what = h (c->matched ? c->advice.what : "Not a known cause: no advice.");

@@ -287,7 +287,11 @@ void
 lm_report_group_by_unit (LmReport *report)
 {
   for (guint i = 0; i < report->disks->len; i++)
-    build_wakers (g_ptr_array_index (report->disks, i), TRUE);
+    {
+      LmReportDisk *d = g_ptr_array_index (report->disks, i);
+      build_wakers (d, TRUE);
+      d->by_unit = TRUE;
+    }
 }
 
 static void

@@ -233,6 +233,10 @@ lm_ctl_report (int argc, char **argv)
     return lm_ctl_usage_error ("--json, --html and --openmetrics go one at a time");
   if (idle_s < 0 || idle_s > 86400)
     return lm_ctl_usage_error ("--idle takes 1 to 86400 seconds");
+  /* Its counters have no unit label: one program in two units would be
+   * two samples of one series. */
+  if (by_unit && openmetrics)
+    return lm_ctl_usage_error ("--by-unit does not go with --openmetrics");
   if (disk != NULL && (*disk == '\0' || strlen (disk) > 31))
     return lm_ctl_usage_error ("--disk takes a kernel disk name (\"sda\")");
 

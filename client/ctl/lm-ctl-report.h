@@ -80,6 +80,7 @@ typedef struct
   double load_cycles_per_day, load_cycle_days_left; /* -1: not known yet */
   gboolean load_cycle_warning;
   GPtrArray *deferred; /* LmReportDeferred, by end */
+  gboolean by_unit;    /* its wakers are per unit too (lm_report_group_by_unit) */
 } LmReportDisk;
 
 typedef struct

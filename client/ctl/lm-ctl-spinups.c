@@ -344,6 +344,8 @@ lm_ctl_spinups (int argc, char **argv)
     return LM_CTL_EXIT_USAGE;
   if (argc > 1)
     return lm_ctl_no_arguments (argc, argv);
+  if (by_unit && json)
+    return lm_ctl_usage_error ("--by-unit sums up; --json prints each spin-up (with its Unit)");
 
   g_autoptr (LmExportedLaptopMode) proxy = lm_ctl_get_proxy ();
   if (proxy == NULL)

@@ -219,24 +219,24 @@ export function topWakers(records) {
 }
 
 /**
- * The explanation of each disk's last spin-up today, where the daemon's
- * table of known causes had one (the record's Explanation; another user's
- * records carry none).
+ * The explanation of each disk's last spin-up today: the record's
+ * Explanation where the daemon's table of known causes had one, else null
+ * (an unknown cause, or another user's, whose records carry none).
  *
  * @param {object[]} records - the ledger's records of today
- * @returns {Map<string, string>} disk to the sentence
+ * @returns {Map<string, string|null>} disk to the sentence
  */
 export function lastExplanations(records) {
     const last = new Map();
     const times = new Map();
     for (const record of records) {
-        if (record.Kind !== 'spinup' || typeof record.Disk !== 'string' ||
-            typeof record.Explanation !== 'string')
+        if (record.Kind !== 'spinup' || typeof record.Disk !== 'string')
             continue;
         const time = Number(record.Time ?? 0);
         if (!times.has(record.Disk) || time >= times.get(record.Disk)) {
             times.set(record.Disk, time);
-            last.set(record.Disk, record.Explanation);
+            last.set(record.Disk, typeof record.Explanation === 'string'
+                ? record.Explanation : null);
         }
     }
     return last;

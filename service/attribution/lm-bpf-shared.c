@@ -330,7 +330,7 @@ lm_bpf_shared_engine (gboolean on)
 }
 
 char *
-lm_bpf_shared_setting_writer (const char *dir, const char *name)
+lm_bpf_shared_setting_writer (const char *up, const char *dir, const char *name)
 {
   struct lm_bpf_setting_key key;
   struct lm_bpf_setting_writer w;
@@ -338,6 +338,7 @@ lm_bpf_shared_setting_writer (const char *dir, const char *name)
   if (shared == NULL)
     return NULL;
   memset (&key, 0, sizeof key);
+  g_strlcpy (key.up, up, sizeof key.up);
   g_strlcpy (key.dir, dir, sizeof key.dir);
   g_strlcpy (key.name, name, sizeof key.name);
   if (bpf_map__lookup_elem (shared->maps.setting_writers, &key, sizeof key, &w, sizeof w, 0) != 0)
@@ -349,7 +350,7 @@ lm_bpf_shared_setting_writer (const char *dir, const char *name)
 #else
 
 char *
-lm_bpf_shared_setting_writer (const char *dir, const char *name)
+lm_bpf_shared_setting_writer (const char *up, const char *dir, const char *name)
 {
   return NULL;
 }

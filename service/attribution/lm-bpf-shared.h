@@ -42,9 +42,9 @@ G_END_DECLS
 #endif
 
 G_BEGIN_DECLS
-/* Who last wrote the sysctl or sysfs file @name in directory @dir ("vm",
- * "dirty_expire_centisecs"), other than the daemon, where the loaded
- * object saw it: "tlp[1234]" (raw: escape it for output). NULL when not
- * loaded, not watched or never written since. */
-char *lm_bpf_shared_setting_writer (const char *dir, const char *name);
+/* Who last wrote the sysctl or sysfs file @name in directory @dir, itself
+ * in @up ("sys", "vm", "dirty_expire_centisecs"), since the daemon did,
+ * where the loaded object saw it: "tlp[1234]" (raw: escape it for
+ * output). NULL when not loaded, not watched or not written since. */
+char *lm_bpf_shared_setting_writer (const char *up, const char *dir, const char *name);
 G_END_DECLS

@@ -125,6 +125,21 @@ lm_cgroup_unit_of_path (const char *path)
         continue;
       gboolean app = g_str_has_prefix (c, "app-") && !has_suffix (c, len, ".slice");
       char *unit = app ? app_name (c, len) : g_strdup (c);
+      /* Inside another unit's delegated tree (a container's scope): its
+       * units are the container's, not the host's. A user's manager is
+       * said below. */
+      for (guint o = 0; o < i && unit != NULL; o++)
+        {
+          gsize olen = strlen (parts[o]);
+          if ((has_suffix (parts[o], olen, ".service") || has_suffix (parts[o], olen, ".scope"))
+              && !g_str_has_prefix (parts[o], "user@"))
+            {
+              char *inside = g_strdup_printf ("%s in %s", unit, parts[o]);
+              g_free (unit);
+              unit = plain (parts[o]) ? inside : (g_free (inside), NULL);
+              break;
+            }
+        }
       gint64 uid = user_manager_of (path);
       /* A user's manager may run a unit of any name ("cron.service" in
        * ~/.config/systemd/user): never passed off as the system's. */

@@ -55,15 +55,17 @@ struct lm_inode_dirtier
 };
 
 /* Who last wrote a sysctl or sysfs file (lm-writers.bpf.h): the
- * "setting_writers" map, keyed by the file's directory and name
- * ("vm", "dirty_expire_centisecs"; "host0",
- * "link_power_management_policy"), longer names cut. */
+ * "setting_writers" map, keyed by the names of the file's grandparent and
+ * parent directories and its own ("sys", "vm", "dirty_expire_centisecs";
+ * "0000:00:14.0", "power", "control": every device has a power/control),
+ * longer names cut. */
 #define LM_BPF_SETTING_DIR 32
 #define LM_BPF_SETTING_NAME 64
 #define LM_BPF_SETTING_WRITERS 256
 
 struct lm_bpf_setting_key
 {
+  char up[LM_BPF_SETTING_DIR];
   char dir[LM_BPF_SETTING_DIR];
   char name[LM_BPF_SETTING_NAME];
 };

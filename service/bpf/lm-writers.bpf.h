@@ -22,12 +22,19 @@ setting_written (struct file *f)
   char thread[LM_BPF_COMM_LEN];
 
   w.pid = lm_current_pid_tgid (1) >> 32;
-  /* The daemon's own writes are what it applied. */
-  if (w.pid == self_tgid || d == 0)
-    return 0;
-  if (bpf_probe_read_kernel_str (key.name, sizeof key.name, BPF_CORE_READ (d, d_name.name)) <= 0)
+  if (d == 0
+      || bpf_probe_read_kernel_str (key.name, sizeof key.name, BPF_CORE_READ (d, d_name.name)) <= 0)
     return 0;
   bpf_probe_read_kernel_str (key.dir, sizeof key.dir, BPF_CORE_READ (d, d_parent, d_name.name));
+  bpf_probe_read_kernel_str (key.up, sizeof key.up,
+                             BPF_CORE_READ (d, d_parent, d_parent, d_name.name));
+  /* The daemon's own write is what it applied: whoever wrote before it
+   * changed nothing laptop mode set. */
+  if (w.pid == self_tgid)
+    {
+      bpf_map_delete_elem (&setting_writers, &key);
+      return 0;
+    }
   w.boot_ns = bpf_ktime_get_boot_ns ();
   w.uid = (__u32) bpf_get_current_uid_gid ();
   current_names (&w.comm, &thread);

@@ -3,6 +3,7 @@
  * differs from what we applied is listed and logged once, and left as it is. */
 #include "lm-conflicts.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lm-escape.h"
@@ -102,26 +103,36 @@ lm_conflicts_power_tools (void)
 }
 
 gboolean
-lm_conflicts_file_of (const char *what, char **dir, char **name)
+lm_conflicts_file_of (const char *what, char **up, char **dir, char **name)
 {
-  *dir = *name = NULL;
+  *up = *dir = *name = NULL;
   if (what == NULL || *what == '\0')
     return FALSE;
   if (what[0] == '/')
     {
-      g_autofree char *parent = g_path_get_dirname (what);
-      *name = g_path_get_basename (what);
+      /* The path written through may hold symlinks (/sys/class/...); the
+       * kernel's names are the last three parts of the real one. */
+      g_autofree char *real = realpath (what, NULL);
+      const char *path = real != NULL ? real : what;
+      g_autofree char *parent = g_path_get_dirname (path);
+      g_autofree char *grand = g_path_get_dirname (parent);
+      *name = g_path_get_basename (path);
       *dir = g_path_get_basename (parent);
+      *up = g_path_get_basename (grand);
     }
   else
     {
-      const char *dot = strrchr (what, '.');
-      if (dot == NULL || dot == what || dot[1] == '\0')
+      /* A sysctl: "vm.dirty_expire_centisecs" is /proc/sys/vm/…. */
+      g_auto (GStrv) parts = g_strsplit (what, ".", -1);
+      guint n = g_strv_length (parts);
+      if (n < 2)
         return FALSE;
-      g_autofree char *parent = g_strndup (what, (gsize) (dot - what));
-      const char *up = strrchr (parent, '.');
-      *dir = g_strdup (up != NULL ? up + 1 : parent);
-      *name = g_strdup (dot + 1);
+      for (guint i = 0; i < n; i++)
+        if (*parts[i] == '\0')
+          return FALSE;
+      *name = g_strdup (parts[n - 1]);
+      *dir = g_strdup (parts[n - 2]);
+      *up = g_strdup (n >= 3 ? parts[n - 3] : "sys");
     }
   return TRUE;
 }
@@ -130,11 +141,11 @@ lm_conflicts_file_of (const char *what, char **dir, char **name)
 static char *
 writer_of (LmConflicts *self, const char *what)
 {
-  g_autofree char *dir = NULL, *name = NULL;
+  g_autofree char *up = NULL, *dir = NULL, *name = NULL;
   char *who = NULL;
 
-  if (self->writer != NULL && lm_conflicts_file_of (what, &dir, &name))
-    who = self->writer (dir, name);
+  if (self->writer != NULL && lm_conflicts_file_of (what, &up, &dir, &name))
+    who = self->writer (up, dir, name);
   if (who != NULL)
     return who;
   g_autofree char *tools = lm_conflicts_power_tools ();

@@ -26,16 +26,18 @@ GVariant *lm_conflicts_to_variant (LmConflicts *conflicts);
  * or "unknown; TLP is installed"), escaped as Conflicts is. */
 GVariant *lm_conflicts_writers_to_variant (LmConflicts *conflicts);
 
-/* Who last wrote the sysctl or sysfs file @name in directory @dir, where
- * something watched it (lm_bpf_shared_setting_writer); NULL: not seen. */
-typedef char *(*LmConflictsWriterFunc) (const char *dir, const char *name);
+/* Who last wrote the sysctl or sysfs file @name in directory @dir, itself
+ * in @up, where something watched it (lm_bpf_shared_setting_writer);
+ * NULL: not seen. */
+typedef char *(*LmConflictsWriterFunc) (const char *up, const char *dir, const char *name);
 void lm_conflicts_set_writer_func (LmConflicts *conflicts, LmConflictsWriterFunc func);
 /* The other power tools installed under the root ("TLP and powertop"),
  * NULL when none is. */
 char *lm_conflicts_power_tools (void);
-/* @what ("vm.dirty_expire_centisecs", a sysfs path) as the directory and
- * name its file has; FALSE when it names no file. Pure. */
-gboolean lm_conflicts_file_of (const char *what, char **dir, char **name);
+/* @what ("vm.dirty_expire_centisecs", a sysfs path) as the names of its
+ * file's grandparent and parent directories and its own ("sys", "vm",
+ * "dirty_expire_centisecs"); FALSE when it names no file. Pure. */
+gboolean lm_conflicts_file_of (const char *what, char **up, char **dir, char **name);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmConflicts, lm_conflicts_free)
 
