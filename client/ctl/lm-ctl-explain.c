@@ -72,8 +72,20 @@ unknown_text (const LmReportCause *c)
                           lm_report_how_text (c->waker->via));
 }
 
+/* For a journal's commits (jbd2/sda1-8): whether laptop mode's commit=
+ * applies to that filesystem here, and why not. Only from the daemon: a
+ * file of records says nothing of this machine. */
+static char *
+commit_fact (const LmReportCause *c, LmExportedLaptopMode *proxy)
+{
+  if (proxy == NULL || !c->matched || !g_str_equal (c->advice.id, "ext4-journal"))
+    return NULL;
+  g_autofree char *device = lm_advice_device_of (c->waker->comm);
+  return lm_ctl_commit_fact_live (proxy, device);
+}
+
 static void
-print_disk (const LmReportDisk *d, GPtrArray *causes)
+print_disk (const LmReportDisk *d, GPtrArray *causes, LmExportedLaptopMode *proxy)
 {
   g_autofree char *name = lm_ctl_safe (d->name);
   gint64 total = d->asleep_s + d->awake_s;
@@ -96,6 +108,12 @@ print_disk (const LmReportDisk *d, GPtrArray *causes)
           g_autofree char *what = lm_ctl_safe (c->advice.what);
           g_autofree char *avoid = lm_ctl_safe (c->advice.avoid);
           g_print ("    %s\n    To avoid it: %s\n", what, avoid);
+          g_autofree char *here = commit_fact (c, proxy);
+          if (here != NULL)
+            {
+              g_autofree char *safe = lm_ctl_safe (here);
+              g_print ("    Here: %s\n", safe);
+            }
         }
       else
         {
@@ -114,7 +132,7 @@ print_disk (const LmReportDisk *d, GPtrArray *causes)
 }
 
 static void
-json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes)
+json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes, LmExportedLaptopMode *proxy)
 {
   json_builder_set_member_name (b, d->name);
   json_builder_begin_object (b);
@@ -161,6 +179,12 @@ json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes)
           json_builder_add_string_value (b, c->advice.what);
           json_builder_set_member_name (b, "avoid");
           json_builder_add_string_value (b, c->advice.avoid);
+          g_autofree char *here = commit_fact (c, proxy);
+          if (here != NULL)
+            {
+              json_builder_set_member_name (b, "here");
+              json_builder_add_string_value (b, here);
+            }
         }
       json_builder_end_object (b);
     }
@@ -242,11 +266,11 @@ lm_ctl_explain (int argc, char **argv)
       const LmReportDisk *d = g_ptr_array_index (report->disks, i);
       g_autoptr (GPtrArray) causes = lm_report_causes (d, advice);
       if (b != NULL)
-        json_disk (b, d, causes);
+        json_disk (b, d, causes, proxy);
       else
         {
           g_print ("\n");
-          print_disk (d, causes);
+          print_disk (d, causes, proxy);
         }
     }
   if (b != NULL)

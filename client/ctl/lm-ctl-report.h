@@ -193,6 +193,26 @@ GPtrArray *lm_report_causes (const LmReportDisk *d, const LmAdvice *advice);
  * sent to the disk". */
 const char *lm_report_how_text (const char *via);
 
+/* lm-ctl-commit.c: whether laptop mode's commit= applies to a journal's
+ * filesystem, for explain. */
+typedef struct
+{
+  gboolean active, remount;      /* Active, Remount */
+  const char *const *types;      /* RemountTypes */
+  const char *const *no_remount; /* NoRemount */
+  const char *const *remounted;  /* Remounted's mount points */
+} LmCommitSettings;
+
+/* Pure: "sda1 (/home) commits every 5 s, the default: laptop mode's
+ * commit= does not apply: Remount is off." for @device mounted at @target
+ * with type @fstype and superblock options @options; NULL where it does not
+ * apply (no mount, a type without commit=). Raw: escape it. */
+char *lm_ctl_commit_fact (const char *device, const char *target, const char *fstype,
+                          const char *options, const LmCommitSettings *settings);
+/* The same for @device's mount as this machine has it (by its device
+ * number) and the daemon's settings; NULL where not known. */
+char *lm_ctl_commit_fact_live (LmExportedLaptopMode *proxy, const char *device);
+
 /* lm-ctl-report-text.c */
 void lm_report_print_text (const LmReport *report, gboolean utf8);
 /* lm-ctl-report-html.c */

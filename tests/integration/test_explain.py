@@ -15,6 +15,8 @@ import subprocess
 import unittest
 
 import lmtest
+from lmtest import DaemonTestCase
+from test_report import encode
 
 US = 1000000
 WINDOW = 3000  # seconds of ledger per cause: their spells never overlap
@@ -233,6 +235,25 @@ class ExplainTest(ExplainCase):
         # The bad entry is named on stderr; the rest is used.
         self.assertRegex(p.stderr, r"10-site\.conf: \[broken\] ignored: What: a brace")
 
+    def test_deferred_or_not(self):
+        """Maintenance jobs: one that waited for a disk awake anyway is said
+        to have ridden another's spin-up; one that ran at once is a cause
+        of its own, with the advice to defer it."""
+        now = int(subprocess.check_output(["date", "+%s"]).strip()) * US - 60 * US
+        recs = ledger(now, [("firefox-esr", "writeback", ["/home/a/places.sqlite"], 3, 600,
+                             "firefox-places"),
+                            ("mandb", "direct", ["/var/cache/man/index.db"], 1, None, "man-db")])
+        first = min(r["Time"] for r in recs if r["Kind"] == "spinup")
+        recs.append({"Kind": "deferred", "Disk": "sda", "Time": first - 2820 * US, "End": first,
+                     "Reason": "awake", "Comm": "mandb", "Unit": "man-db.service", "Pid": 4,
+                     "Uid": 0})
+        text = self.explain("--from-json", self.write(recs, "deferred.json")).stdout
+        self.assertRegex(text, r"Deferred: man-db\.service waited 47 min and ran in "
+                               r"firefox-esr's spin-up\.")
+        self.assertRegex(text, r"mandb \(its own I/O\): 1 spin-up, awake 20 s in all\.\n +man-db "
+                               r"rebuilding its index[^\n]*\n +To avoid it: With "
+                               r"DeferMaintenance=true")
+
     def test_units(self):
         """Two programs of one name in two units are two causes; Units=
         matches the unit; report --by-unit counts per unit too."""
@@ -285,6 +306,57 @@ class ExplainTest(ExplainCase):
         self.assertIn("none.conf", p.stderr)
         got = json.loads(p.stdout)["disks"]["sda"]["causes"]
         self.assertEqual({c["cause"] for c in got}, {None})
+
+
+@unittest.skipUnless(lmtest.is_root(), "real polkitd and GetLedger's monitor action need root")
+class ExplainDaemonTest(DaemonTestCase):
+    """explain from the daemon's ledger says, for ext4's journal commits,
+    whether laptop mode's commit= applies to that filesystem here and why
+    not: the mount from the fake root's mount table, by the device number
+    sysfs gives sda1, and the daemon's Remount settings."""
+
+    config_text = "[LaptopMode]\nMode=off\nRemount=false\n"
+
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.state_dir)
+        now = int(subprocess.check_output(["date", "+%s"]).strip()) * US - 60 * US
+        recs = ledger(now, CAUSES[:1], "sda")
+        with open(os.path.join(self.state_dir, "ledger"), "wb") as f:
+            for r in recs:
+                f.write(encode(r))
+        os.makedirs(self.root.file("/sys/class/block/sda1"))
+        self.root.write("/sys/class/block/sda1/dev", "8:1\n")
+        os.makedirs(self.root.file("/proc/self"), exist_ok=True)
+        self.root.write("/proc/self/mountinfo",
+                        "21 1 8:2 / / rw,relatime - ext4 /dev/sda2 rw\n"
+                        "36 21 8:1 /bind /srv/bind rw - ext4 /dev/sda1 rw\n"
+                        "37 21 8:1 / /home\\040dir rw,relatime - ext4 /dev/sda1 rw,errors=remount-ro\n")
+        self.start_daemon()
+
+    def explain_here(self, *args):
+        """explain as run on the fake root's machine (its sysfs and mount table)."""
+        p = subprocess.run([lmtest.CTL, "explain"] + list(args),
+                           env=dict(self.env, LAPTOP_MODED_ROOT=self.root.path),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def test_why_commit_does_not_apply(self):
+        text = self.explain_here()
+        self.assertIn("    Here: sda1 (/home dir) commits every 5 s, the default: laptop mode's "
+                      "commit= does not apply: laptop mode is off.\n", text)
+        got = json.loads(self.explain_here("--json"))
+        (cause,) = got["disks"]["sda"]["causes"]
+        self.assertEqual(cause["cause"], "ext4-journal")
+        self.assertIn("laptop mode is off", cause["here"])
+        # From a file of records: nothing of this machine is said.
+        path = os.path.join(self.tmp, "recs.json")
+        with open(path, "w") as f:
+            f.write(self.ctl_run("report", "--json", "--records", check=True).out)
+        text = self.explain_here("--from-json", path)
+        self.assertIn("jbd2/sda1-8 (kernel work)", text)
+        self.assertNotIn("Here:", text)
 
 
 if __name__ == "__main__":
