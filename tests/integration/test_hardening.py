@@ -167,7 +167,10 @@ class BigCallTest(DaemonTestCase):
         when the daemon had discarded those bytes (its log). Returns that,
         the raw worst and the bus's own worst."""
         daemon = [r for r in reads["daemon"] if r[1] >= result["t0"] and r[0] <= result["t1"]]
-        self.assertGreaterEqual(len(daemon), 5, "too few reads overlapped the call: %r" % result)
+        # Too few to judge (the reader was starved of the CPU meanwhile):
+        # the caller measures again.
+        if len(daemon) < 5:
+            return None
         discarded = log_times(self.daemon_log(), r"Refused a \d+-byte call")
         self.assertTrue(discarded, "the daemon did not log the refusal:\n" + self.daemon_log())
         end = max(t for t in discarded if t <= result["t1"] + 1)
@@ -196,12 +199,22 @@ class BigCallTest(DaemonTestCase):
                              result)
             self.assertIn(expected, result["message"])
             self.assertNotIn("\x01", result["message"])
-            worst, raw, bus = self.worst_read(result, reads)
+            measured = self.worst_read(result, reads)
+            if measured is None:
+                print("# retry %d: only %d reads overlapped the %.0f ms call" % (
+                    attempt + 1, len([r for r in reads["daemon"] if r[1] >= result["t0"]
+                                      and r[0] <= result["t1"]]),
+                    (result["t1"] - result["t0"]) * 1e3))
+                worst = None
+                continue
+            worst, raw, bus = measured
             print("%s: call %.0f ms, worst read %.1f ms (%.1f ms with the bus's transfer; the "
                   "bus's own worst %.1f ms)" % (kind, (result["t1"] - result["t0"]) * 1e3,
                                                 worst * 1e3, raw * 1e3, bus * 1e3))
             if worst < bound:
                 return
+        if worst is None:
+            self.fail("in 3 attempts too few property reads overlapped the call to judge it")
         self.fail("a property read took %.0f ms of the daemon's during the call (bound %.0f ms)"
                   % (worst * 1e3, bound * 1e3))
 
