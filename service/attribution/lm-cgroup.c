@@ -72,25 +72,34 @@ app_name (const char *c, gsize n)
   return *id != '\0' ? g_strdup (id) : NULL;
 }
 
-/* The user whose manager runs @path ("/user.slice/user-1000.slice/
- * user@1000.service/..."), or -1. */
-static gint64
-user_manager_of (const char *path)
+gint64
+lm_cgroup_user_of_path (const char *path)
 {
   const char *u;
   guint64 uid;
   char *end;
 
-  if (!g_str_has_prefix (path, "/user.slice/user-"))
+  if (path == NULL || !g_str_has_prefix (path, "/user.slice/user-"))
     return -1;
   u = path + strlen ("/user.slice/user-");
   if (!g_ascii_isdigit (*u))
     return -1;
   uid = g_ascii_strtoull (u, &end, 10);
-  if (uid > G_MAXUINT32 || !g_str_has_prefix (end, ".slice/user@"))
+  return g_str_has_prefix (end, ".slice/") && uid <= G_MAXUINT32 ? (gint64) uid : -1;
+}
+
+/* The user whose manager runs @path ("/user.slice/user-1000.slice/
+ * user@1000.service/..."), or -1. */
+static gint64
+user_manager_of (const char *path)
+{
+  gint64 uid = lm_cgroup_user_of_path (path);
+
+  if (uid < 0)
     return -1;
-  g_autofree char *manager = g_strdup_printf ("/user@%" G_GUINT64_FORMAT ".service/", uid);
-  return g_str_has_prefix (end + strlen (".slice"), manager) ? (gint64) uid : -1;
+  g_autofree char *manager = g_strdup_printf (
+      "/user.slice/user-%" G_GINT64_FORMAT ".slice/user@%" G_GINT64_FORMAT ".service/", uid, uid);
+  return g_str_has_prefix (path, manager) ? uid : -1;
 }
 
 static gboolean

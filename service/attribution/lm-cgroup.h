@@ -12,6 +12,10 @@ G_BEGIN_DECLS
 
 #define LM_UNIT_LEN 128
 
+/* Pure: the user whose slice holds @path ("/user.slice/user-1000.slice/
+ * ..."), or -1. */
+gint64 lm_cgroup_user_of_path (const char *path);
+
 /* Pure: the unit a cgroup path names, NULL where it names none (the root,
  * a cgroup outside systemd's naming, a name of LM_UNIT_LEN or more). */
 char *lm_cgroup_unit_of_path (const char *path);

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "lm-cgroup.h"
 #include "lm-waiters.h"
 
 /* A plain name from a cgroup path: graphic ASCII only, shorter than @size. */
@@ -17,23 +18,6 @@ plain_name (const char *start, gsize len, gsize size)
     if (!g_ascii_isgraph (start[i]))
       return FALSE;
   return TRUE;
-}
-
-/* The user of a path "/user.slice/user-1000.slice/...", or -1. */
-static gint64
-user_of_path (const char *p)
-{
-  const char *u;
-  guint64 uid;
-  char *end;
-
-  if (!g_str_has_prefix (p, "/user.slice/user-"))
-    return -1;
-  u = p + strlen ("/user.slice/user-");
-  if (!g_ascii_isdigit (*u))
-    return -1;
-  uid = g_ascii_strtoull (u, &end, 10);
-  return g_str_has_prefix (end, ".slice/") && uid <= G_MAXUINT32 ? (gint64) uid : -1;
 }
 
 void
@@ -60,7 +44,7 @@ lm_waiters_unit_from_cgroup (const char *text, char *unit, gsize size)
           g_strlcpy (unit, last + 1, size);
           return;
         }
-      gint64 uid = user_of_path (p);
+      gint64 uid = lm_cgroup_user_of_path (p);
       if (uid >= 0)
         {
           g_autofree char *named = g_strdup_printf ("%s of user %" G_GINT64_FORMAT, last + 1, uid);
