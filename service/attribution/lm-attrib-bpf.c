@@ -282,10 +282,15 @@ name_unit (LmAttrib *a, guint64 id, LmSpinUp *s)
   if (id != 0)
     {
       struct lm_bpf_cgroup_path v;
+      /* The kernel takes a cgroup out of the tree before its rmdir
+       * tracepoint runs: one removed in between is in neither, so the map
+       * is asked again after the walk (which takes far longer than that). */
       if (bpf_map__lookup_elem (a->skel->maps.gone_cgroups, &id, sizeof id, &v, sizeof v, 0) == 0)
         path = g_strndup (v.path, sizeof v.path);
-      else
-        path = lm_cgroup_path_of_id (id);
+      else if ((path = lm_cgroup_path_of_id (id)) == NULL
+               && bpf_map__lookup_elem (a->skel->maps.gone_cgroups, &id, sizeof id, &v, sizeof v, 0)
+                      == 0)
+        path = g_strndup (v.path, sizeof v.path);
       if (path == NULL)
         g_debug ("Spin-up of %s by %s: cgroup %" G_GUINT64_FORMAT
                  " neither in the tree nor among the removed",
