@@ -88,6 +88,42 @@ print_note (const char *why, const char *what_now)
   g_printerr ("%s: not waiting for the disk (%s); %s\n", lm_ctl_prog, safe, what_now);
 }
 
+/* The wait itself, once the options are known: NULL and *@reason (why it
+ * ended), or why it did not wait. @command: defer's, under whose name it
+ * waits; NULL for wait-awake. */
+static char *
+wait_for (const char *path, const char *disk, const char *max_text, const char *command,
+          char **reason)
+{
+  g_autoptr (GError) error = NULL;
+  gint64 max_s = DEFER_DEFAULT_MAX_S;
+
+  if (path != NULL && disk != NULL)
+    return g_strdup ("--path and --disk are exclusive");
+  if (max_text != NULL && (max_s = lm_ctl_parse_duration (max_text)) < 0)
+    {
+      g_autofree char *shown = lm_ctl_safe (max_text);
+      return g_strdup_printf ("--max %s is not a duration such as 90s, 30m or 4h, up to 24h",
+                              shown);
+    }
+  g_autofree char *target = target_of (path, disk);
+  /* The daemon's ledger names a wait after its caller's process: this
+   * one becomes COMMAND, so it waits under COMMAND's name (as ps shows). */
+  if (command != NULL)
+    {
+      g_autofree char *base = g_path_get_basename (command);
+      prctl (PR_SET_NAME, base, 0, 0, 0);
+    }
+  *reason = wait_awake (target, (guint) max_s, &error);
+  if (*reason != NULL)
+    return NULL;
+  g_dbus_error_strip_remote_error (error);
+  if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
+      || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER))
+    return g_strdup ("laptop-moded is not running");
+  return g_strdup (error->message);
+}
+
 static int
 run (int argc, char **argv, gboolean defer)
 {
@@ -111,7 +147,6 @@ run (int argc, char **argv, gboolean defer)
   g_autoptr (GError) error = NULL;
   g_autofree char *why_not = NULL;
   g_autofree char *reason = NULL;
-  gint64 max_s = DEFER_DEFAULT_MAX_S;
 
   g_option_context_set_summary (
       context,
@@ -141,36 +176,7 @@ run (int argc, char **argv, gboolean defer)
   if (!defer && command[0] != NULL)
     return lm_ctl_usage_error ("%s", "wait-awake takes no command (see “defer”)");
 
-  if (path != NULL && disk != NULL)
-    why_not = g_strdup ("--path and --disk are exclusive");
-  else if (max_text != NULL && (max_s = lm_ctl_parse_duration (max_text)) < 0)
-    {
-      g_autofree char *shown = lm_ctl_safe (max_text);
-      why_not
-          = g_strdup_printf ("--max %s is not a duration such as 90s, 30m or 4h, up to 24h", shown);
-    }
-  else
-    {
-      g_autofree char *target = target_of (path, disk);
-      /* The daemon's ledger names a wait after its caller's process: this
-       * one becomes COMMAND, so it waits under COMMAND's name (as ps shows). */
-      if (defer)
-        {
-          g_autofree char *base = g_path_get_basename (command[0]);
-          prctl (PR_SET_NAME, base, 0, 0, 0);
-        }
-      reason = wait_awake (target, (guint) max_s, &error);
-      if (reason == NULL)
-        {
-          g_dbus_error_strip_remote_error (error);
-          if (g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_SERVICE_UNKNOWN)
-              || g_error_matches (error, G_DBUS_ERROR, G_DBUS_ERROR_NAME_HAS_NO_OWNER))
-            why_not = g_strdup ("laptop-moded is not running");
-          else
-            why_not = g_strdup (error->message);
-        }
-    }
-
+  why_not = wait_for (path, disk, max_text, defer ? command[0] : NULL, &reason);
   if (why_not != NULL)
     {
       g_autofree char *name = defer ? lm_ctl_safe (command[0]) : NULL;

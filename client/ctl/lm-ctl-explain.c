@@ -192,6 +192,50 @@ json_disk (JsonBuilder *b, const LmReportDisk *d, GPtrArray *causes, LmExportedL
   json_builder_end_object (b);
 }
 
+/* Each disk's causes, as text or JSON. */
+static void
+print_causes (LmReport *report, LmAdvice *advice, LmExportedLaptopMode *proxy, gboolean json)
+{
+  g_autoptr (JsonBuilder) b = json ? json_builder_new () : NULL;
+  if (b != NULL)
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "since");
+      json_builder_add_int_value (b, report->since_us);
+      json_builder_set_member_name (b, "until");
+      json_builder_add_int_value (b, report->until_us);
+      json_builder_set_member_name (b, "disks");
+      json_builder_begin_object (b);
+    }
+  else
+    {
+      g_autofree char *from = lm_ctl_format_time (report->since_us);
+      g_autofree char *to = lm_ctl_format_time (report->until_us);
+      g_print ("What woke the disks from %s to %s, biggest cause first:\n", from, to);
+      if (report->disks->len == 0)
+        g_print ("Nothing recorded.\n");
+    }
+  for (guint i = 0; i < report->disks->len; i++)
+    {
+      const LmReportDisk *d = g_ptr_array_index (report->disks, i);
+      g_autoptr (GPtrArray) causes = lm_report_causes (d, advice);
+      if (b != NULL)
+        json_disk (b, d, causes, proxy);
+      else
+        {
+          g_print ("\n");
+          print_disk (d, causes, proxy);
+        }
+    }
+  if (b != NULL)
+    {
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+      g_autoptr (JsonNode) root = json_builder_get_root (b);
+      lm_ctl_print_json (root);
+    }
+}
+
 int
 lm_ctl_explain (int argc, char **argv)
 {
@@ -242,43 +286,6 @@ lm_ctl_explain (int argc, char **argv)
       g_printerr ("%s: table of causes: %s\n", lm_ctl_prog, w);
     }
 
-  g_autoptr (JsonBuilder) b = json ? json_builder_new () : NULL;
-  if (b != NULL)
-    {
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "since");
-      json_builder_add_int_value (b, report->since_us);
-      json_builder_set_member_name (b, "until");
-      json_builder_add_int_value (b, report->until_us);
-      json_builder_set_member_name (b, "disks");
-      json_builder_begin_object (b);
-    }
-  else
-    {
-      g_autofree char *from = lm_ctl_format_time (report->since_us);
-      g_autofree char *to = lm_ctl_format_time (report->until_us);
-      g_print ("What woke the disks from %s to %s, biggest cause first:\n", from, to);
-      if (report->disks->len == 0)
-        g_print ("Nothing recorded.\n");
-    }
-  for (guint i = 0; i < report->disks->len; i++)
-    {
-      const LmReportDisk *d = g_ptr_array_index (report->disks, i);
-      g_autoptr (GPtrArray) causes = lm_report_causes (d, advice);
-      if (b != NULL)
-        json_disk (b, d, causes, proxy);
-      else
-        {
-          g_print ("\n");
-          print_disk (d, causes, proxy);
-        }
-    }
-  if (b != NULL)
-    {
-      json_builder_end_object (b);
-      json_builder_end_object (b);
-      g_autoptr (JsonNode) root = json_builder_get_root (b);
-      lm_ctl_print_json (root);
-    }
+  print_causes (report, advice, proxy, json);
   return EXIT_SUCCESS;
 }

@@ -89,79 +89,79 @@ sample_tick (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* The window's watts from its kept part, or why it has none. */
+/* UPower's EnergyRate holds between readings: a time-weighted mean over
+ * the kept part, counted only if a reading came after the switch. */
 static void
-window_close (Measure *m, Window *w)
+window_close_upower (Window *w)
 {
   GArray *s = w->samples;
+  double value = NAN, area = 0;
+  gboolean fresh = FALSE;
+  double t = w->kept_from;
 
-  w->counted = FALSE;
-  if (w->end - w->kept_from <= 0)
+  for (guint i = 0; i < s->len; i++)
     {
-      w->dropped = "ended before its first part was over";
-      return;
-    }
-  if (m->source == SOURCE_UPOWER)
-    {
-      /* EnergyRate holds between readings: a time-weighted mean over the
-       * kept part, counted only if a reading came after the switch. */
-      double value = NAN, area = 0;
-      gboolean fresh = FALSE;
-      double t = w->kept_from;
-      for (guint i = 0; i < s->len; i++)
+      Sample *p = &g_array_index (s, Sample, i);
+      fresh = fresh || p->fresh;
+      if (p->t <= w->kept_from)
         {
-          Sample *p = &g_array_index (s, Sample, i);
-          fresh = fresh || p->fresh;
-          if (p->t <= w->kept_from)
-            {
-              value = p->value;
-              continue;
-            }
-          if (!isnan (value))
-            area += value * (p->t - t);
-          t = p->t;
           value = p->value;
+          continue;
         }
-      if (!fresh || isnan (value))
-        {
-          w->dropped = "UPower gave no reading in it";
-          return;
-        }
-      area += value * (w->end - t);
-      w->watts = area / (w->end - w->kept_from);
-      w->counted = TRUE;
-      return;
+      if (!isnan (value))
+        area += value * (p->t - t);
+      t = p->t;
+      value = p->value;
     }
-  if (m->source == SOURCE_ENERGY_NOW)
+  if (!fresh || isnan (value))
     {
-      /* Between the first and the last step seen in the kept part: the
-       * battery's energy_now moves in steps, and only a step's moment is
-       * known (to one reading interval). */
-      double t1 = NAN, e1 = 0, t2 = NAN, e2 = 0, prev = NAN;
-      for (guint i = 0; i < s->len; i++)
-        {
-          Sample *p = &g_array_index (s, Sample, i);
-          if (p->t < w->kept_from)
-            continue;
-          if (!isnan (prev) && p->value != prev)
-            {
-              if (isnan (t1))
-                t1 = p->t, e1 = p->value;
-              t2 = p->t, e2 = p->value;
-            }
-          prev = p->value;
-        }
-      if (isnan (t1) || t2 <= t1)
-        {
-          w->dropped = "energy_now did not step twice in it (use longer windows)";
-          return;
-        }
-      w->watts = (e1 - e2) * 3600.0 / 1e6 / (t2 - t1);
-      w->counted = TRUE;
+      w->dropped = "UPower gave no reading in it";
       return;
     }
+  area += value * (w->end - t);
+  w->watts = area / (w->end - w->kept_from);
+  w->counted = TRUE;
+}
+
+/* Between the first and the last step seen in the kept part: the
+ * battery's energy_now moves in steps, and only a step's moment is known
+ * (to one reading interval). */
+static void
+window_close_energy_now (Window *w)
+{
+  GArray *s = w->samples;
+  double t1 = NAN, e1 = 0, t2 = NAN, e2 = 0, prev = NAN;
+
+  for (guint i = 0; i < s->len; i++)
+    {
+      Sample *p = &g_array_index (s, Sample, i);
+      if (p->t < w->kept_from)
+        continue;
+      if (!isnan (prev) && p->value != prev)
+        {
+          if (isnan (t1))
+            t1 = p->t, e1 = p->value;
+          t2 = p->t, e2 = p->value;
+        }
+      prev = p->value;
+    }
+  if (isnan (t1) || t2 <= t1)
+    {
+      w->dropped = "energy_now did not step twice in it (use longer windows)";
+      return;
+    }
+  w->watts = (e1 - e2) * 3600.0 / 1e6 / (t2 - t1);
+  w->counted = TRUE;
+}
+
+/* Watts read directly (power_now, current × voltage): their mean. */
+static void
+window_close_mean (Window *w)
+{
+  GArray *s = w->samples;
   double sum = 0;
   guint n = 0;
+
   for (guint i = 0; i < s->len; i++)
     {
       Sample *p = &g_array_index (s, Sample, i);
@@ -175,6 +175,21 @@ window_close (Measure *m, Window *w)
     }
   w->watts = sum / n;
   w->counted = TRUE;
+}
+
+/* The window's watts from its kept part, or why it has none. */
+static void
+window_close (Measure *m, Window *w)
+{
+  w->counted = FALSE;
+  if (w->end - w->kept_from <= 0)
+    w->dropped = "ended before its first part was over";
+  else if (m->source == SOURCE_UPOWER)
+    window_close_upower (w);
+  else if (m->source == SOURCE_ENERGY_NOW)
+    window_close_energy_now (w);
+  else
+    window_close_mean (w);
 }
 
 /* ABBA BAAB…: window i's arm; balanced against a steady drift. */

@@ -70,42 +70,11 @@ static const char summary[]
       "the firmware's and UPower's own smoothing of the rate, and batteries that report\n"
       "only energy_now in 1 % steps (long windows are needed there).";
 
-int
-lm_ctl_measure (int argc, char **argv)
+/* The windows' options into @m: EXIT_SUCCESS, or the usage error's code. */
+static int
+parse_windows (Measure *m, const char *window, int windows, const char *duration,
+               const char *discard, const char *interval)
 {
-  g_autofree char *window = NULL, *duration = NULL, *discard = NULL, *interval = NULL;
-  g_autofree char *compare = NULL, *source = NULL;
-  int windows = 0;
-  gboolean json = FALSE, no_save = FALSE;
-  const GOptionEntry entries[] = {
-    { "window", 0, 0, G_OPTION_ARG_STRING, &window, "Length of each window (default 5m; 1s to 1h)",
-      "DURATION" },
-    { "windows", 0, 0, G_OPTION_ARG_INT, &windows,
-      "Number of windows, a multiple of 4 (default 8; 4 to 200)", "N" },
-    { "duration", 0, 0, G_OPTION_ARG_STRING, &duration,
-      "The whole run instead of --windows (rounded down to a multiple of 4 windows)", "DURATION" },
-    { "discard", 0, 0, G_OPTION_ARG_STRING, &discard,
-      "Start of each window not counted (default a minute, at most a fifth of a window)",
-      "DURATION" },
-    { "interval", 0, 0, G_OPTION_ARG_STRING, &interval,
-      "Between sysfs readings (default 5s; UPower's own updates are used as they come)",
-      "DURATION" },
-    { "compare", 0, 0, G_OPTION_ARG_STRING, &compare,
-      "Compare a setting's value with its current one (laptop mode on throughout)", "KEY=VALUE" },
-    { "source", 0, 0, G_OPTION_ARG_STRING, &source, "auto (default), upower or sysfs", "SOURCE" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result as JSON", NULL },
-    { "no-save", 0, 0, G_OPTION_ARG_NONE, &no_save, "Do not save the result in the daemon", NULL },
-    { NULL },
-  };
-
-  if (!lm_ctl_parse_options (&argc, &argv, NULL, summary, entries))
-    return LM_CTL_EXIT_USAGE;
-  if (lm_ctl_no_arguments (argc, argv) != EXIT_SUCCESS)
-    return LM_CTL_EXIT_USAGE;
-
-  Measure mm = { 0 }, *m = &mm;
-  m->json = json;
-  m->save = !no_save;
   m->window_s = DEFAULT_WINDOW_S;
   m->windows = DEFAULT_WINDOWS;
   m->interval_s = DEFAULT_INTERVAL_S;
@@ -145,6 +114,180 @@ lm_ctl_measure (int argc, char **argv)
       if (m->interval_s < MIN_INTERVAL_S)
         return lm_ctl_usage_error ("--interval must be at least 0.05s");
     }
+  return EXIT_SUCCESS;
+}
+
+/* --compare KEY=VALUE (or NULL: laptop mode on against off) into @m's
+ * arms: EXIT_SUCCESS, or the usage error's code with @m's compare_*
+ * fields cleared. */
+static int
+parse_compare (Measure *m, LmExportedLaptopMode *proxy, const char *compare)
+{
+  if (compare == NULL)
+    {
+      m->arm_names[0] = g_strdup ("laptop mode on");
+      m->arm_names[1] = g_strdup ("laptop mode off");
+      return EXIT_SUCCESS;
+    }
+  const char *eq = strchr (compare, '=');
+  g_autoptr (GError) error = NULL;
+  const char *canonical;
+  if (eq == NULL || eq == compare)
+    {
+      g_autofree char *got = lm_ctl_safe (compare);
+      return lm_ctl_usage_error ("--compare takes KEY=VALUE, not “%s”", got);
+    }
+  g_autofree char *key = g_strndup (compare, (gsize) (eq - compare));
+  g_autoptr (GVariant) value = lm_ctl_parse_setting (key, eq + 1, &canonical, &error);
+  if (value == NULL)
+    return lm_ctl_usage_error ("%s", error->message);
+  g_variant_ref_sink (value);
+  /* The run switches the mode itself; the engine is no power setting. */
+  if (g_str_equal (canonical, "Mode") || g_str_equal (canonical, "Engine"))
+    return lm_ctl_usage_error ("--compare takes a power setting (SataLinkPolicy, "
+                               "NvmeLatencyToleranceUs, MaxLostWork…), not %s",
+                               canonical);
+  g_autoptr (GVariant) original
+      = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (proxy), canonical);
+  if (original == NULL || !g_variant_is_of_type (original, g_variant_get_type (value)))
+    {
+      g_autofree char *got = lm_ctl_safe (key);
+      return lm_ctl_usage_error ("--compare: “%s” is not a setting laptop-moded has", got);
+    }
+  g_autofree char *was = g_variant_is_of_type (original, G_VARIANT_TYPE_STRING)
+                             ? g_variant_dup_string (original, NULL)
+                             : g_variant_print (original, FALSE);
+  g_autofree char *now = lm_ctl_safe (eq + 1);
+  g_autofree char *was_safe = lm_ctl_safe (was);
+  m->arm_names[0] = g_strdup_printf ("%s=%s", canonical, now);
+  m->arm_names[1] = g_strdup_printf ("%s=%s", canonical, was_safe);
+  m->compare_key = g_strdup (canonical);
+  m->compare_value = g_steal_pointer (&value);
+  m->compare_original = g_steal_pointer (&original);
+  return EXIT_SUCCESS;
+}
+
+/* Where the watts come from: UPower unless --source sysfs (or it has no
+ * battery), else sysfs; FALSE with the reason printed. */
+static gboolean
+pick_source (Measure *m, const char *source)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (source == NULL || !g_str_equal (source, "sysfs"))
+    {
+      if (lm_measure_upower_usable (m))
+        m->source = SOURCE_UPOWER;
+      else if (source != NULL && g_str_equal (source, "upower"))
+        {
+          g_printerr ("%s: UPower has no battery on the bus\n", lm_ctl_prog);
+          return FALSE;
+        }
+    }
+  if (m->display == NULL && !lm_measure_probe_sysfs (m, &error))
+    {
+      g_printerr ("%s: %s\n", lm_ctl_prog, error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* On battery, the run and its result (printed, saved): the exit code. */
+static int
+measure (Measure *m, LmExportedLaptopMode *proxy, const char *source)
+{
+  g_autoptr (GVariant) on_battery
+      = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (proxy), "OnBattery");
+  g_autoptr (GVariant) mode = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (proxy), "Mode");
+
+  if (on_battery == NULL || !g_variant_get_boolean (on_battery))
+    {
+      g_printerr ("%s: measure runs on battery only (the battery's discharge is what it "
+                  "reads); unplug the laptop and try again\n",
+                  lm_ctl_prog);
+      return EXIT_FAILURE;
+    }
+  m->original_mode = g_variant_dup_string (mode, NULL);
+  if (!pick_source (m, source) || !lm_measure_run (m, proxy))
+    return EXIT_FAILURE;
+  if (m->error != NULL)
+    {
+      lm_ctl_print_error ("the run stopped", m->error);
+      return EXIT_FAILURE;
+    }
+  g_autoptr (GVariant) result = lm_measure_result_of (m);
+  if (m->save)
+    lm_measure_save_result (m, result);
+  if (m->json)
+    lm_ctl_print_variant_json (result);
+  else
+    lm_measure_print_result (m, result);
+  return EXIT_SUCCESS;
+}
+
+/* What the run held: its sources, subscriptions and words. */
+static void
+measure_clear (Measure *m, LmExportedLaptopMode *proxy)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (m->signal_ids); i++)
+    g_clear_handle_id (&m->signal_ids[i], g_source_remove);
+  for (gsize i = 0; i < G_N_ELEMENTS (m->bus_subs); i++)
+    if (m->bus_subs[i] != 0)
+      g_dbus_connection_signal_unsubscribe (m->bus, m->bus_subs[i]);
+  if (proxy != NULL)
+    g_clear_signal_handler (&m->props_handler, proxy);
+  g_clear_object (&m->display);
+  g_clear_pointer (&m->batteries, g_ptr_array_unref);
+  g_clear_pointer (&m->done, g_ptr_array_unref);
+  g_clear_pointer (&m->loop, g_main_loop_unref);
+  g_clear_pointer (&m->compare_value, g_variant_unref);
+  g_clear_pointer (&m->compare_original, g_variant_unref);
+  g_clear_error (&m->error);
+  g_free (m->compare_key);
+  g_free (m->original_mode);
+  g_free (m->arm_names[0]);
+  g_free (m->arm_names[1]);
+}
+
+int
+lm_ctl_measure (int argc, char **argv)
+{
+  g_autofree char *window = NULL, *duration = NULL, *discard = NULL, *interval = NULL;
+  g_autofree char *compare = NULL, *source = NULL;
+  int windows = 0;
+  gboolean json = FALSE, no_save = FALSE;
+  const GOptionEntry entries[] = {
+    { "window", 0, 0, G_OPTION_ARG_STRING, &window, "Length of each window (default 5m; 1s to 1h)",
+      "DURATION" },
+    { "windows", 0, 0, G_OPTION_ARG_INT, &windows,
+      "Number of windows, a multiple of 4 (default 8; 4 to 200)", "N" },
+    { "duration", 0, 0, G_OPTION_ARG_STRING, &duration,
+      "The whole run instead of --windows (rounded down to a multiple of 4 windows)", "DURATION" },
+    { "discard", 0, 0, G_OPTION_ARG_STRING, &discard,
+      "Start of each window not counted (default a minute, at most a fifth of a window)",
+      "DURATION" },
+    { "interval", 0, 0, G_OPTION_ARG_STRING, &interval,
+      "Between sysfs readings (default 5s; UPower's own updates are used as they come)",
+      "DURATION" },
+    { "compare", 0, 0, G_OPTION_ARG_STRING, &compare,
+      "Compare a setting's value with its current one (laptop mode on throughout)", "KEY=VALUE" },
+    { "source", 0, 0, G_OPTION_ARG_STRING, &source, "auto (default), upower or sysfs", "SOURCE" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result as JSON", NULL },
+    { "no-save", 0, 0, G_OPTION_ARG_NONE, &no_save, "Do not save the result in the daemon", NULL },
+    { NULL },
+  };
+
+  if (!lm_ctl_parse_options (&argc, &argv, NULL, summary, entries))
+    return LM_CTL_EXIT_USAGE;
+  if (lm_ctl_no_arguments (argc, argv) != EXIT_SUCCESS)
+    return LM_CTL_EXIT_USAGE;
+
+  Measure mm = { 0 }, *m = &mm;
+  m->json = json;
+  m->save = !no_save;
+  int rc = parse_windows (m, window, windows, duration, discard, interval);
+  if (rc != EXIT_SUCCESS)
+    return rc;
   if (source != NULL && !g_str_equal (source, "auto") && !g_str_equal (source, "upower")
       && !g_str_equal (source, "sysfs"))
     {
@@ -157,121 +300,9 @@ lm_ctl_measure (int argc, char **argv)
     return EXIT_FAILURE;
   m->proxy = proxy;
   m->bus = g_dbus_proxy_get_connection (G_DBUS_PROXY (proxy));
-
-  if (compare != NULL)
-    {
-      const char *eq = strchr (compare, '=');
-      g_autoptr (GError) error = NULL;
-      const char *canonical;
-      if (eq == NULL || eq == compare)
-        {
-          g_autofree char *got = lm_ctl_safe (compare);
-          return lm_ctl_usage_error ("--compare takes KEY=VALUE, not “%s”", got);
-        }
-      g_autofree char *key = g_strndup (compare, (gsize) (eq - compare));
-      GVariant *value = lm_ctl_parse_setting (key, eq + 1, &canonical, &error);
-      if (value == NULL)
-        return lm_ctl_usage_error ("%s", error->message);
-      /* The run switches the mode itself; the engine is no power setting. */
-      if (g_str_equal (canonical, "Mode") || g_str_equal (canonical, "Engine"))
-        {
-          g_variant_unref (g_variant_ref_sink (value));
-          return lm_ctl_usage_error ("--compare takes a power setting (SataLinkPolicy, "
-                                     "NvmeLatencyToleranceUs, MaxLostWork…), not %s",
-                                     canonical);
-        }
-      g_variant_ref_sink (value);
-      m->compare_value = value;
-      m->compare_key = g_strdup (canonical);
-      m->compare_original = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (proxy), canonical);
-      if (m->compare_original == NULL
-          || !g_variant_is_of_type (m->compare_original, g_variant_get_type (value)))
-        {
-          g_autofree char *got = lm_ctl_safe (key);
-          g_clear_pointer (&m->compare_value, g_variant_unref);
-          g_clear_pointer (&m->compare_original, g_variant_unref);
-          g_clear_pointer (&m->compare_key, g_free);
-          return lm_ctl_usage_error ("--compare: “%s” is not a setting laptop-moded has", got);
-        }
-      g_autofree char *was = g_variant_is_of_type (m->compare_original, G_VARIANT_TYPE_STRING)
-                                 ? g_variant_dup_string (m->compare_original, NULL)
-                                 : g_variant_print (m->compare_original, FALSE);
-      g_autofree char *now = lm_ctl_safe (eq + 1);
-      g_autofree char *was_safe = lm_ctl_safe (was);
-      m->arm_names[0] = g_strdup_printf ("%s=%s", canonical, now);
-      m->arm_names[1] = g_strdup_printf ("%s=%s", canonical, was_safe);
-    }
-  else
-    {
-      m->arm_names[0] = g_strdup ("laptop mode on");
-      m->arm_names[1] = g_strdup ("laptop mode off");
-    }
-
-  int rc = EXIT_FAILURE;
-  g_autoptr (GVariant) on_battery
-      = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (proxy), "OnBattery");
-  g_autoptr (GVariant) mode = g_dbus_proxy_get_cached_property (G_DBUS_PROXY (proxy), "Mode");
-  g_autoptr (GError) error = NULL;
-  if (on_battery == NULL || !g_variant_get_boolean (on_battery))
-    {
-      g_printerr ("%s: measure runs on battery only (the battery's discharge is what it "
-                  "reads); unplug the laptop and try again\n",
-                  lm_ctl_prog);
-      goto out;
-    }
-  m->original_mode = g_variant_dup_string (mode, NULL);
-  if (source == NULL || !g_str_equal (source, "sysfs"))
-    {
-      if (lm_measure_upower_usable (m))
-        m->source = SOURCE_UPOWER;
-      else if (source != NULL && g_str_equal (source, "upower"))
-        {
-          g_printerr ("%s: UPower has no battery on the bus\n", lm_ctl_prog);
-          goto out;
-        }
-    }
-  if (m->display == NULL && !lm_measure_probe_sysfs (m, &error))
-    {
-      g_printerr ("%s: %s\n", lm_ctl_prog, error->message);
-      goto out;
-    }
-
-  if (!lm_measure_run (m, proxy))
-    goto out;
-
-  if (m->error != NULL)
-    {
-      lm_ctl_print_error ("the run stopped", m->error);
-      goto out;
-    }
-  {
-    g_autoptr (GVariant) result = lm_measure_result_of (m);
-    if (m->save)
-      lm_measure_save_result (m, result);
-    if (json)
-      lm_ctl_print_variant_json (result);
-    else
-      lm_measure_print_result (m, result);
-    rc = EXIT_SUCCESS;
-  }
-
-out:
-  for (gsize i = 0; i < G_N_ELEMENTS (m->signal_ids); i++)
-    g_clear_handle_id (&m->signal_ids[i], g_source_remove);
-  for (gsize i = 0; i < G_N_ELEMENTS (m->bus_subs); i++)
-    if (m->bus_subs[i] != 0)
-      g_dbus_connection_signal_unsubscribe (m->bus, m->bus_subs[i]);
-  g_clear_signal_handler (&m->props_handler, proxy);
-  g_clear_object (&m->display);
-  g_clear_pointer (&m->batteries, g_ptr_array_unref);
-  g_clear_pointer (&m->done, g_ptr_array_unref);
-  g_clear_pointer (&m->loop, g_main_loop_unref);
-  g_clear_pointer (&m->compare_value, g_variant_unref);
-  g_clear_pointer (&m->compare_original, g_variant_unref);
-  g_clear_error (&m->error);
-  g_free (m->compare_key);
-  g_free (m->original_mode);
-  g_free (m->arm_names[0]);
-  g_free (m->arm_names[1]);
+  rc = parse_compare (m, proxy, compare);
+  if (rc == EXIT_SUCCESS)
+    rc = measure (m, proxy, source);
+  measure_clear (m, proxy);
   return rc;
 }

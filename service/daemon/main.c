@@ -164,16 +164,17 @@ on_name_lost (GDBusConnection *connection, const char *name, gpointer user_data)
     }
 }
 
-int
-main (int argc, char **argv)
+/* The command line: FALSE (and the exit code in *@rc) when the process
+ * is done already (--version, a bad option). */
+static gboolean
+parse_options (int *argc, char ***argv, gboolean *replace, gboolean *session, int *rc)
 {
-  gboolean replace = FALSE, verbose = FALSE, session = FALSE, version = FALSE;
+  gboolean verbose = FALSE, version = FALSE;
   g_autofree char *config = NULL;
   const GOptionEntry entries[]
-      = { { "replace", 'r', 0, G_OPTION_ARG_NONE, &replace, "Replace a running laptop-moded",
-            NULL },
+      = { { "replace", 'r', 0, G_OPTION_ARG_NONE, replace, "Replace a running laptop-moded", NULL },
           { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Log debug messages", NULL },
-          { "session", 0, 0, G_OPTION_ARG_NONE, &session,
+          { "session", 0, 0, G_OPTION_ARG_NONE, session,
             "Use the session bus instead of the system bus (for development)", NULL },
           { "config", 'c', 0, G_OPTION_ARG_FILENAME, &config,
             "Configuration file (default " LM_CONFIG_FILE ")", "FILE" },
@@ -182,26 +183,78 @@ main (int argc, char **argv)
   g_autoptr (GOptionContext) context = g_option_context_new ("- laptop mode service");
   g_autoptr (GError) error = NULL;
 
-  setlocale (LC_ALL, "");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_summary (
       context, "Owns org.laptopmode.LaptopMode1 on the system bus and keeps the disk asleep.");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!g_option_context_parse (context, argc, argv, &error))
     {
       g_printerr ("laptop-moded: %s\n", error->message);
-      return EXIT_FAILURE;
+      *rc = EXIT_FAILURE;
+      return FALSE;
     }
   if (version)
     {
       g_print ("laptop-moded %s\n", PACKAGE_VERSION);
-      return EXIT_SUCCESS;
+      *rc = EXIT_SUCCESS;
+      return FALSE;
     }
   if (verbose)
     g_log_set_debug_enabled (TRUE);
-  /* Names from outside in a log line cannot start a line of their own. */
-  g_log_set_writer_func (lm_log_writer, NULL, NULL);
   if (config != NULL)
     lm_paths_set_config_file (config);
+  return TRUE;
+}
+
+/* On the bus until told to stop: the exit code. */
+static int
+serve (LmMain *m, gboolean session, gboolean replace)
+{
+  g_autoptr (GError) error = NULL;
+
+  /* The one long-lived connection, guarded (lm-bus.c); logind's delay
+   * lock, a file descriptor, comes on a short-lived one of lm-sleep.c's.
+   * Closing must not raise SIGTERM, as GLib's default would: that would
+   * look like a clean stop (exit 0, no restart). */
+  GBusType type = session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM;
+  g_autoptr (GDBusConnection) bus = lm_bus_connect (type, &error);
+  if (bus == NULL)
+    {
+      g_printerr ("laptop-moded: cannot connect to the bus: %s\n", error->message);
+      return EXIT_FAILURE;
+    }
+  g_dbus_connection_set_exit_on_close (bus, FALSE);
+  g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), m);
+  /* Exported before the name is asked for: with D-Bus activation the bus
+   * hands over the first call as soon as the name is ours, and GDBus
+   * would answer it UnknownObject if the object came only then. */
+  if (!lm_daemon_export (m->daemon, bus, &error))
+    {
+      g_printerr ("laptop-moded: cannot export the object: %s\n", error->message);
+      return EXIT_FAILURE;
+    }
+  guint owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
+                                              G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
+                                                  | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
+                                              on_name_acquired, on_name_lost, m, NULL);
+  g_main_loop_run (m->loop);
+
+  g_bus_unown_name (owner);
+  lm_daemon_unexport (m->daemon);
+  return m->exit_code;
+}
+
+int
+main (int argc, char **argv)
+{
+  gboolean replace = FALSE, session = FALSE;
+  g_autoptr (GError) error = NULL;
+  int rc;
+
+  setlocale (LC_ALL, "");
+  /* Names from outside in a log line cannot start a line of their own. */
+  g_log_set_writer_func (lm_log_writer, NULL, NULL);
+  if (!parse_options (&argc, &argv, &replace, &session, &rc))
+    return rc;
 
   /* Before any thread exists, so that every thread blocks them. */
   int sig_fd = signals_fd ();
@@ -222,44 +275,10 @@ main (int argc, char **argv)
       return EXIT_FAILURE;
     }
   m.loop = g_main_loop_new (NULL, FALSE);
-
   g_unix_fd_add (sig_fd, G_IO_IN, on_signal, &m);
-
-  /* The one long-lived connection, guarded (lm-bus.c); logind's delay
-   * lock, a file descriptor, comes on a short-lived one of lm-sleep.c's.
-   * Closing must not raise SIGTERM, as GLib's default would: that would
-   * look like a clean stop (exit 0, no restart). */
-  GBusType type = session ? G_BUS_TYPE_SESSION : G_BUS_TYPE_SYSTEM;
-  g_autoptr (GDBusConnection) bus = lm_bus_connect (type, &error);
-  if (bus == NULL)
-    {
-      g_printerr ("laptop-moded: cannot connect to the bus: %s\n", error->message);
-      g_clear_object (&m.daemon);
-      g_main_loop_unref (m.loop);
-      return EXIT_FAILURE;
-    }
-  g_dbus_connection_set_exit_on_close (bus, FALSE);
-  g_signal_connect (bus, "closed", G_CALLBACK (on_bus_closed), &m);
-  /* Exported before the name is asked for: with D-Bus activation the bus
-   * hands over the first call as soon as the name is ours, and GDBus
-   * would answer it UnknownObject if the object came only then. */
-  if (!lm_daemon_export (m.daemon, bus, &error))
-    {
-      g_printerr ("laptop-moded: cannot export the object: %s\n", error->message);
-      g_clear_object (&m.daemon);
-      g_main_loop_unref (m.loop);
-      return EXIT_FAILURE;
-    }
-  guint owner = g_bus_own_name_on_connection (bus, LM_BUS_NAME,
-                                              G_BUS_NAME_OWNER_FLAGS_ALLOW_REPLACEMENT
-                                                  | (replace ? G_BUS_NAME_OWNER_FLAGS_REPLACE : 0),
-                                              on_name_acquired, on_name_lost, &m, NULL);
-  g_main_loop_run (m.loop);
-
-  g_bus_unown_name (owner);
-  lm_daemon_unexport (m.daemon);
+  rc = serve (&m, session, replace);
   g_clear_object (&m.daemon);
   g_main_loop_unref (m.loop);
   close (sig_fd);
-  return m.exit_code;
+  return rc;
 }

@@ -22,11 +22,10 @@ check_text (const LmSettingKey *k, const char *text, const char *origin, GError 
   return FALSE;
 }
 
-gboolean
-lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
-                           GError **error)
+/* Only [LaptopMode] and [Disk ID] sections: the disks' are read here. */
+static gboolean
+load_groups (LmSettings *s, GKeyFile *key_file, const char *origin, GError **error)
 {
-  g_autoptr (LmSettings) s = lm_settings_copy (settings);
   g_auto (GStrv) groups = g_key_file_get_groups (key_file, NULL);
 
   for (guint g = 0; groups[g] != NULL; g++)
@@ -47,13 +46,69 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
           return FALSE;
         }
     }
+  return TRUE;
+}
 
+/* One key of [LaptopMode] (@raw: its value as written), through @k's type. */
+static gboolean
+load_key (LmSettings *s, const LmSettingKey *k, GKeyFile *key_file, const char *name,
+          const char *raw, const char *origin, GError **error)
+{
+  g_autofree char *value = g_strstrip (g_strdup (raw));
+
+  if (k->type == 'u')
+    {
+      guint64 n;
+      /* Strict: "600s", "-1" or "0x10" are mistakes worth reporting. */
+      if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
+        {
+          g_autofree char *got = lm_limits_quote (value);
+          lm_settings_set_range_error (error, k, origin, got);
+          return FALSE;
+        }
+      return lm_settings_set_uint (s, k, n, origin, error);
+    }
+  if (k->type == 'b')
+    {
+      g_autoptr (GError) bool_error = NULL;
+      gboolean b = g_key_file_get_boolean (key_file, LM_SETTINGS_GROUP, name, &bool_error);
+      if (bool_error != NULL)
+        {
+          g_autofree char *got = lm_limits_quote (value);
+          lm_settings_set_range_error (error, k, origin, got);
+          return FALSE;
+        }
+      G_STRUCT_MEMBER (gboolean, s, k->offset) = b;
+      return TRUE;
+    }
+  if (k->type == 'a')
+    {
+      /* The key file's list form: each item followed by ";", a ";" inside
+       * an item written "\;"; an empty value is an empty list. Read by
+       * lm-keyfile.c, so the items are the same on every GLib. */
+      g_auto (GStrv) list = lm_keyfile_unescape_list (raw);
+      for (guint j = 0; list[j] != NULL; j++)
+        if (!check_text (k, list[j], origin, error))
+          return FALSE;
+      return lm_settings_set_strv (s, k, (const char *const *) list, origin, error);
+    }
+  g_autofree char *text = lm_keyfile_unescape (raw, TRUE);
+  return check_text (k, text, origin, error) && lm_settings_set_string (s, k, text, origin, error);
+}
+
+gboolean
+lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char *origin,
+                           GError **error)
+{
+  g_autoptr (LmSettings) s = lm_settings_copy (settings);
+
+  if (!load_groups (s, key_file, origin, error))
+    return FALSE;
   g_auto (GStrv) keys = g_key_file_get_keys (key_file, LM_SETTINGS_GROUP, NULL, NULL);
   for (guint i = 0; keys != NULL && keys[i] != NULL; i++)
     {
       const LmSettingKey *k = lm_settings_find_key (keys[i]);
       g_autofree char *raw = g_key_file_get_value (key_file, LM_SETTINGS_GROUP, keys[i], NULL);
-      g_autofree char *value = g_strstrip (g_strdup (raw != NULL ? raw : ""));
 
       if (k == NULL)
         {
@@ -63,50 +118,8 @@ lm_settings_load_key_file (LmSettings *settings, GKeyFile *key_file, const char 
                        "Unknown setting %s in %s; known settings: %s", quoted, origin, known);
           return FALSE;
         }
-      if (k->type == 'u')
-        {
-          guint64 n;
-          /* Strict: "600s", "-1" or "0x10" are mistakes worth reporting. */
-          if (!g_ascii_string_to_unsigned (value, 10, 0, G_MAXUINT32, &n, NULL))
-            {
-              g_autofree char *got = lm_limits_quote (value);
-              lm_settings_set_range_error (error, k, origin, got);
-              return FALSE;
-            }
-          if (!lm_settings_set_uint (s, k, n, origin, error))
-            return FALSE;
-        }
-      else if (k->type == 'b')
-        {
-          g_autoptr (GError) bool_error = NULL;
-          gboolean b = g_key_file_get_boolean (key_file, LM_SETTINGS_GROUP, keys[i], &bool_error);
-          if (bool_error != NULL)
-            {
-              g_autofree char *got = lm_limits_quote (value);
-              lm_settings_set_range_error (error, k, origin, got);
-              return FALSE;
-            }
-          G_STRUCT_MEMBER (gboolean, s, k->offset) = b;
-        }
-      else if (k->type == 'a')
-        {
-          /* The key file's list form: each item followed by ";", a ";" inside
-           * an item written "\;"; an empty value is an empty list. Read by
-           * lm-keyfile.c, so the items are the same on every GLib. */
-          g_auto (GStrv) list = lm_keyfile_unescape_list (raw != NULL ? raw : "");
-          for (guint j = 0; list[j] != NULL; j++)
-            if (!check_text (k, list[j], origin, error))
-              return FALSE;
-          if (!lm_settings_set_strv (s, k, (const char *const *) list, origin, error))
-            return FALSE;
-        }
-      else
-        {
-          g_autofree char *text = lm_keyfile_unescape (raw != NULL ? raw : "", TRUE);
-          if (!check_text (k, text, origin, error)
-              || !lm_settings_set_string (s, k, text, origin, error))
-            return FALSE;
-        }
+      if (!load_key (s, k, key_file, keys[i], raw != NULL ? raw : "", origin, error))
+        return FALSE;
     }
   if (!lm_settings_check_consistency (s, origin, error))
     return FALSE;
