@@ -194,6 +194,46 @@ test_summer_time (void)
   g_assert_cmpint (since, ==, now - DAY_US);
 }
 
+/* --since with --until: both back from now, the first before the second;
+ * the message names the option that was wrong. */
+static void
+test_window (void)
+{
+  g_autoptr (GTimeZone) tz = zone ();
+  gint64 since = 0, until = 0;
+
+  g_assert_true (lm_ctl_parse_window (NULL, NULL, now_us (), tz, &since, &until, NULL));
+  g_assert_cmpint (until, ==, now_us ());
+  g_assert_cmpint (since, ==, now_us () - DAY_US);
+  g_assert_true (lm_ctl_parse_window ("2026-12-06T20:00:00", "2026-12-06T20:03:00", now_us (), tz,
+                                      &since, &until, NULL));
+  g_assert_cmpint (until - since, ==, 180 * G_USEC_PER_SEC);
+  g_assert_cmpint (until, ==, at_us (tz, 2026, 12, 6, 20, 3, 0));
+  g_assert_true (lm_ctl_parse_window ("2d", "1d", now_us (), tz, &since, &until, NULL));
+  g_assert_cmpint (until - since, ==, DAY_US);
+
+  static const struct
+  {
+    const char *since, *until, *words;
+  } refused[] = {
+    { "1d", "2d", "before --until" },
+    { "2026-12-06T20:00", "2026-12-06T20:00", "before --until" },
+    { NULL, "2026-12-07", "--until takes a time in the past" },
+    { NULL, "yesterday", "--until takes an age" },
+    { NULL, "0h", "--until takes an age above zero" },
+    { NULL, "400d", "--until goes back at most" },
+    { "x", "1h", "--since takes an age" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (refused); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_assert_false (lm_ctl_parse_window (refused[i].since, refused[i].until, now_us (), tz,
+                                           &since, &until, &error));
+      g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+      g_assert_nonnull (strstr (error->message, refused[i].words));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -202,5 +242,6 @@ main (int argc, char **argv)
   g_test_add_func ("/ctl/since/dates", test_dates);
   g_test_add_func ("/ctl/since/refused", test_refused);
   g_test_add_func ("/ctl/since/summer-time", test_summer_time);
+  g_test_add_func ("/ctl/since/window", test_window);
   return g_test_run ();
 }

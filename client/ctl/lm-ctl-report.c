@@ -189,63 +189,14 @@ lm_report_load (const char *from_json, gint64 since_us, gint64 until_us, guint i
   return report;
 }
 
-int
-lm_ctl_report (int argc, char **argv)
+/* @report as asked: JSON (with @records), OpenMetrics, HTML into @html, or
+ * text; the exit code. */
+static int
+print_report (LmReport *report, GVariant *records, gboolean json, gboolean with_records,
+              gboolean openmetrics, const char *html)
 {
-  g_autofree char *since = NULL, *disk = NULL, *html = NULL, *from_json = NULL;
-  gboolean json = FALSE, openmetrics = FALSE, with_records = FALSE, by_unit = FALSE;
-  gint idle_s = 0;
-  const GOptionEntry entries[] = {
-    { "since", 0, 0, G_OPTION_ARG_STRING, &since,
-      "How far back: an age (12h, 1d: the default, 2w) or a local date (2026-12-01, "
-      "2026-12-01T08:30), up to 366 days",
-      "AGE|DATE" },
-    { "disk", 0, 0, G_OPTION_ARG_STRING, &disk, "Only this disk", "NAME" },
-    { "by-unit", 0, 0, G_OPTION_ARG_NONE, &by_unit,
-      "Count the wakers per program and systemd unit (or application)", NULL },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as JSON", NULL },
-    { "records", 0, 0, G_OPTION_ARG_NONE, &with_records,
-      "With --json: include the ledger's records", NULL },
-    { "html", 0, 0, G_OPTION_ARG_FILENAME, &html, "Write a self-contained HTML report", "FILE" },
-    { "openmetrics", 0, 0, G_OPTION_ARG_NONE, &openmetrics,
-      "Print counters for node_exporter's textfile collector", NULL },
-    { "idle", 0, 0, G_OPTION_ARG_INT, &idle_s,
-      "Idle gap replayed for the estimate (default: the disk's standby timer, else 5)", "SECONDS" },
-    { "from-json", 0, 0, G_OPTION_ARG_FILENAME, &from_json,
-      "Read records from a JSON file instead of the daemon", "FILE" },
-    { NULL },
-  };
   g_autoptr (GError) error = NULL;
-  g_autoptr (GVariant) records = NULL;
-  g_autoptr (LmExportedLaptopMode) proxy = NULL;
-  gint64 until_us = g_get_real_time (), since_us;
 
-  if (!lm_ctl_parse_options (&argc, &argv, "", "Show what woke the disks and how long they slept",
-                             entries))
-    return LM_CTL_EXIT_USAGE;
-  int rc = lm_ctl_no_arguments (argc, argv);
-  if (rc != EXIT_SUCCESS)
-    return rc;
-  g_autoptr (GTimeZone) tz = g_time_zone_new_local ();
-  if (!lm_ctl_parse_since (since != NULL ? since : "1d", until_us, tz, &since_us, &error))
-    return lm_ctl_usage_error ("%s", error->message);
-  if ((json ? 1 : 0) + (openmetrics ? 1 : 0) + (html != NULL ? 1 : 0) > 1)
-    return lm_ctl_usage_error ("--json, --html and --openmetrics go one at a time");
-  if (idle_s < 0 || idle_s > 86400)
-    return lm_ctl_usage_error ("--idle takes 1 to 86400 seconds");
-  /* Its counters have no unit label: one program in two units would be
-   * two samples of one series. */
-  if (by_unit && openmetrics)
-    return lm_ctl_usage_error ("--by-unit does not go with --openmetrics");
-  if (disk != NULL && (*disk == '\0' || strlen (disk) > 31))
-    return lm_ctl_usage_error ("--disk takes a kernel disk name (\"sda\")");
-
-  g_autoptr (LmReport) report = lm_report_load (
-      from_json, since_us, until_us, idle_s > 0 ? (guint) idle_s : 0, disk, &proxy, &records);
-  if (report == NULL)
-    return EXIT_FAILURE;
-  if (by_unit)
-    lm_report_group_by_unit (report);
   if (json)
     {
       g_autoptr (JsonNode) node = lm_report_json (report);
@@ -277,4 +228,66 @@ lm_ctl_report (int argc, char **argv)
     }
   lm_report_print_text (report, g_str_equal (nl_langinfo (CODESET), "UTF-8"));
   return EXIT_SUCCESS;
+}
+
+int
+lm_ctl_report (int argc, char **argv)
+{
+  g_autofree char *since = NULL, *until = NULL, *disk = NULL, *html = NULL, *from_json = NULL;
+  gboolean json = FALSE, openmetrics = FALSE, with_records = FALSE, by_unit = FALSE;
+  gint idle_s = 0;
+  const GOptionEntry entries[] = {
+    { "since", 0, 0, G_OPTION_ARG_STRING, &since,
+      "How far back: an age (12h, 1d: the default, 2w) or a local date (2026-12-01, "
+      "2026-12-01T08:30), up to 366 days",
+      "AGE|DATE" },
+    { "until", 0, 0, G_OPTION_ARG_STRING, &until,
+      "Up to when (default: now), as --since: an age back from now or a local date", "AGE|DATE" },
+    { "disk", 0, 0, G_OPTION_ARG_STRING, &disk, "Only this disk", "NAME" },
+    { "by-unit", 0, 0, G_OPTION_ARG_NONE, &by_unit,
+      "Count the wakers per program and systemd unit (or application)", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the report as JSON", NULL },
+    { "records", 0, 0, G_OPTION_ARG_NONE, &with_records,
+      "With --json: include the ledger's records", NULL },
+    { "html", 0, 0, G_OPTION_ARG_FILENAME, &html, "Write a self-contained HTML report", "FILE" },
+    { "openmetrics", 0, 0, G_OPTION_ARG_NONE, &openmetrics,
+      "Print counters for node_exporter's textfile collector", NULL },
+    { "idle", 0, 0, G_OPTION_ARG_INT, &idle_s,
+      "Idle gap replayed for the estimate (default: the disk's standby timer, else 5)", "SECONDS" },
+    { "from-json", 0, 0, G_OPTION_ARG_FILENAME, &from_json,
+      "Read records from a JSON file instead of the daemon", "FILE" },
+    { NULL },
+  };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) records = NULL;
+  g_autoptr (LmExportedLaptopMode) proxy = NULL;
+  gint64 until_us, since_us;
+
+  if (!lm_ctl_parse_options (&argc, &argv, "", "Show what woke the disks and how long they slept",
+                             entries))
+    return LM_CTL_EXIT_USAGE;
+  int rc = lm_ctl_no_arguments (argc, argv);
+  if (rc != EXIT_SUCCESS)
+    return rc;
+  g_autoptr (GTimeZone) tz = g_time_zone_new_local ();
+  if (!lm_ctl_parse_window (since, until, g_get_real_time (), tz, &since_us, &until_us, &error))
+    return lm_ctl_usage_error ("%s", error->message);
+  if ((json ? 1 : 0) + (openmetrics ? 1 : 0) + (html != NULL ? 1 : 0) > 1)
+    return lm_ctl_usage_error ("--json, --html and --openmetrics go one at a time");
+  if (idle_s < 0 || idle_s > 86400)
+    return lm_ctl_usage_error ("--idle takes 1 to 86400 seconds");
+  /* Its counters have no unit label: one program in two units would be
+   * two samples of one series. */
+  if (by_unit && openmetrics)
+    return lm_ctl_usage_error ("--by-unit does not go with --openmetrics");
+  if (disk != NULL && (*disk == '\0' || strlen (disk) > 31))
+    return lm_ctl_usage_error ("--disk takes a kernel disk name (\"sda\")");
+
+  g_autoptr (LmReport) report = lm_report_load (
+      from_json, since_us, until_us, idle_s > 0 ? (guint) idle_s : 0, disk, &proxy, &records);
+  if (report == NULL)
+    return EXIT_FAILURE;
+  if (by_unit)
+    lm_report_group_by_unit (report);
+  return print_report (report, records, json, with_records, openmetrics, html);
 }

@@ -113,6 +113,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (LmReport, lm_report_free)
  * it. FALSE with @error (G_OPTION_ERROR_BAD_VALUE) for anything else. */
 gboolean lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gint64 *since_us,
                              GError **error);
+/* The same for the option named @option ("--until"), into @at_us. */
+gboolean lm_ctl_parse_when (const char *option, const char *text, gint64 now_us, GTimeZone *tz,
+                            gint64 *at_us, GError **error);
+/* --since @since (NULL: "1d") and --until @until (NULL: @now_us), the
+ * first before the second; both back from @now_us, not from --until. */
+gboolean lm_ctl_parse_window (const char *since, const char *until, gint64 now_us, GTimeZone *tz,
+                              gint64 *since_us, gint64 *until_us, GError **error);
 
 /* Every record in [@since_us, @until_us], page by page (GetLedgerPage). */
 GVariant *lm_report_fetch_ledger (LmExportedLaptopMode *proxy, gint64 since_us, gint64 until_us,

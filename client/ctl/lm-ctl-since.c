@@ -1,5 +1,6 @@
-/* lm-ctl-since.c: what "laptop-modectl report --since" takes: an age (12h,
- * 7d, 2w) or a local date or date and time; pure: the clock and zone come in. */
+/* lm-ctl-since.c: what "laptop-modectl report --since" and "--until" take: an
+ * age (12h, 7d, 2w) or a local date or date and time; pure: the clock and
+ * zone come in. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -68,8 +69,8 @@ parse_date (const char *text, GTimeZone *tz)
 }
 
 gboolean
-lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gint64 *since_us,
-                    GError **error)
+lm_ctl_parse_when (const char *option, const char *text, gint64 now_us, GTimeZone *tz,
+                   gint64 *at_out, GError **error)
 {
   const gint64 max_us = (gint64) LM_REPORT_SINCE_MAX_DAYS * 86400 * G_USEC_PER_SEC;
   g_autofree char *got = lm_ctl_safe (text);
@@ -80,7 +81,7 @@ lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gint64 *sinc
       if (age_s == 0)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--since takes an age above zero, got “%s”", got);
+                       "%s takes an age above zero, got “%s”", option, got);
           return FALSE;
         }
       at_us = age_s > max_us / G_USEC_PER_SEC ? G_MININT64 : now_us - age_s * G_USEC_PER_SEC;
@@ -91,25 +92,50 @@ lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gint64 *sinc
       if (date == NULL)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--since takes an age (12h, 7d, 2w) or a date (2026-12-01, "
+                       "%s takes an age (12h, 7d, 2w) or a date (2026-12-01, "
                        "2026-12-01T08:30), got “%s”",
-                       got);
+                       option, got);
           return FALSE;
         }
       at_us = g_date_time_to_unix (date) * G_USEC_PER_SEC;
       if (at_us >= now_us)
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "--since takes a time in the past, got “%s”", got);
+                       "%s takes a time in the past, got “%s”", option, got);
           return FALSE;
         }
     }
   if (at_us < now_us - max_us)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "--since goes back at most %d days, got “%s”", LM_REPORT_SINCE_MAX_DAYS, got);
+                   "%s goes back at most %d days, got “%s”", option, LM_REPORT_SINCE_MAX_DAYS, got);
       return FALSE;
     }
-  *since_us = at_us;
+  *at_out = at_us;
+  return TRUE;
+}
+
+gboolean
+lm_ctl_parse_since (const char *text, gint64 now_us, GTimeZone *tz, gint64 *since_us,
+                    GError **error)
+{
+  return lm_ctl_parse_when ("--since", text, now_us, tz, since_us, error);
+}
+
+gboolean
+lm_ctl_parse_window (const char *since, const char *until, gint64 now_us, GTimeZone *tz,
+                     gint64 *since_us, gint64 *until_us, GError **error)
+{
+  *until_us = now_us;
+  if (until != NULL && !lm_ctl_parse_when ("--until", until, now_us, tz, until_us, error))
+    return FALSE;
+  if (!lm_ctl_parse_since (since != NULL ? since : "1d", now_us, tz, since_us, error))
+    return FALSE;
+  if (*since_us >= *until_us)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "--since must come before --until");
+      return FALSE;
+    }
   return TRUE;
 }
