@@ -11,9 +11,8 @@
  * (dirtied_when, fs/fs-writeback.c), and goes with all dirtied in it
  * since; records name no inode, so each filesystem kind's dirtied seconds
  * are taken as one inode's (a file rewritten every 2 s is written every
- * 30-35 s, not at every tick), except on ext4, whose ordered-mode commits
- * carry overwritten data every 5 s: each dirtied second is written at its
- * own expiry there (measured in bench/README.md). What a
+ * 30-35 s, not at every tick; checked against measurement per filesystem
+ * by bench/replay_bench.py, bench/README.md). What a
  * change of metadata costs besides is each filesystem's own:
  * - ext4, ext3 (jbd2): the transaction a change opens commits 5 s later
  *   (JBD2_DEFAULT_MAX_COMMIT_AGE, include/linux/jbd2.h; mount option

@@ -54,17 +54,18 @@ static void
 test_dirtying_expires (void)
 {
   /* Data dirtied at T0+101: the journal commits at +106, the flusher writes
-   * it at the first 5 s tick at or after +131, which is +135. */
+   * it at the first 5 s tick at or after +131, which is +135, and the
+   * blocks allocated then commit at +140. */
   LmReplayRun run = { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1 };
   LmReplayResult r;
 
   lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
-  g_assert_cmpuint (r.spinups, ==, 2);
-  g_assert_cmpint (r.awake_s, ==, 10);
-  /* With a standby timer of 60 s both writes fall in one wake, 106..195. */
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 15);
+  /* With a standby timer of 60 s all fall in one wake, 106..200. */
   lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 60, &r);
   g_assert_cmpuint (r.spinups, ==, 1);
-  g_assert_cmpint (r.awake_s, ==, 135 + 60 - 106);
+  g_assert_cmpint (r.awake_s, ==, 140 + 60 - 106);
   /* A writeback after the window's end is not counted in it. */
   lm_replay_stock (&run, 1, T0 * S, (T0 + 120) * S, 5, &r);
   g_assert_cmpuint (r.spinups, ==, 1);
@@ -75,9 +76,9 @@ static void
 test_journal_groups_changes (void)
 {
   /* Dirtying in 3 consecutive seconds joins one transaction: one commit
-   * at +105; on ext4 (not recorded: as ext4) each second's data at its own
-   * expiry, +130, +135, +135; +135 is 5 s after +130, a full idle gap, so
-   * it is a spin-up of its own. */
+   * at +105; on ext4 (not recorded: as ext4) the three seconds are one
+   * dirty spell, written at +130, whose allocation commits at +135, a
+   * full idle gap later: a spin-up of its own. */
   LmReplayRun run = { (T0 + 100) * S, (T0 + 103) * S, 0, 0, 3 };
   LmReplayResult r;
 
@@ -122,9 +123,10 @@ test_huge_counts (void)
 
   lm_replay_stock (runs, 1, T0 * S, (T0 + 3600) * S, 5, &r);
   /* Reads and writes 10..19, commits at 15 and 20 (a transaction opens
-   * every 5 s), writebacks at 40, 45 and 50, each a full gap apart. */
-  g_assert_cmpuint (r.spinups, ==, 4);
-  g_assert_cmpint (r.awake_s, ==, (25 - 10) + 15);
+   * every 5 s), the one dirty spell written at 40 and its allocation
+   * committed at 45, a full gap apart. */
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, (25 - 10) + 10);
   lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
   /* Reads every second of the hour: one wake, the whole window. */
   g_assert_cmpuint (r.spinups, ==, 1);
@@ -159,10 +161,24 @@ test_ext4 (void)
 {
   LmReplayResult r;
 
-  /* jbd2 commits at +106, the flusher writes the data at +135: two wakes. */
+  /* jbd2 commits at +106, the flusher writes the data at +135, and the
+   * blocks it allocated then commit at +140: three wakes. */
   replay_one (LM_REPLAY_FS_EXT4, &r);
-  g_assert_cmpuint (r.spinups, ==, 2);
-  g_assert_cmpint (r.awake_s, ==, 10);
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 15);
+  /* A file written every 2 s for a minute (each write changes its mtime: a
+   * dirtied second each): a transaction opens with the first write after
+   * each commit, so commits come every 6 s (+105, +111 ... +159); the
+   * data is one dirty spell, written at +130 and again at +160 (whose
+   * allocation commits at +165): eleven wakes, not one long awake stretch
+   * from a write at every 5 s tick. */
+  LmReplayRun runs[30];
+  for (guint i = 0; i < G_N_ELEMENTS (runs); i++)
+    runs[i] = (LmReplayRun){ (T0 + 100 + 2 * i) * S, (T0 + 101 + 2 * i) * S, 0, 0, 1,
+                             LM_REPLAY_FS_EXT4 };
+  lm_replay_stock (runs, G_N_ELEMENTS (runs), T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 11);
+  g_assert_cmpint (r.awake_s, ==, 57);
 }
 
 static void
@@ -177,15 +193,17 @@ test_btrfs (void)
   g_assert_cmpint (r.awake_s, ==, 9);
   /* Changes for 20 s join one transaction, committed at +130, and one
    * dirty spell, written with it at +130: one wake. On ext4 the same
-   * changes commit every 5 s (+105 to +120) and each second's data goes
-   * at its own expiry (+130 to +150): nine. */
+   * changes commit every 5 s (+105 to +120), their one dirty spell is
+   * written at +130 and its allocation commits at +135: six (each 5 s
+   * apart: the idle timer ran out before each). */
   LmReplayRun run = { (T0 + 100) * S, (T0 + 120) * S, 0, 0, 20, LM_REPLAY_FS_BTRFS };
   lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
   g_assert_cmpuint (r.spinups, ==, 1);
   g_assert_cmpint (r.awake_s, ==, 5);
   run.fs = LM_REPLAY_FS_EXT4;
   lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, &r);
-  g_assert_cmpuint (r.spinups, ==, 9);
+  g_assert_cmpuint (r.spinups, ==, 6);
+  g_assert_cmpint (r.awake_s, ==, 30);
 }
 
 static void
@@ -223,28 +241,30 @@ static void
 test_two_filesystems_on_one_disk (void)
 {
   LmReplayResult r;
-  /* ext4 at +101 (commit +106, data +135), btrfs at +120 (commit +150,
-   * data +150): wakes at 106, 135 and 150. */
+  /* ext4 at +101 (commit +106, data +135, its allocation's commit +140),
+   * btrfs at +120 (commit +150, data +150): wakes at 106, 135, 140 and
+   * 150. */
   LmReplayRun runs[] = {
     { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, LM_REPLAY_FS_EXT4 },
     { (T0 + 120) * S, (T0 + 121) * S, 0, 0, 1, LM_REPLAY_FS_BTRFS },
   };
   lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
-  g_assert_cmpuint (r.spinups, ==, 3);
-  g_assert_cmpint (r.awake_s, ==, 15);
+  g_assert_cmpuint (r.spinups, ==, 4);
+  g_assert_cmpint (r.awake_s, ==, 20);
   /* A btrfs change does not join ext4's open transaction, nor the reverse:
    * had both been ext4, +120 would have opened a commit at +125, its data
-   * going at +150. */
+   * going in the spell of +101's, at +135. */
   runs[1].fs = LM_REPLAY_FS_EXT4;
   lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
-  g_assert_cmpuint (r.spinups, ==, 4); /* 106, 125, 135, 150 */
+  g_assert_cmpuint (r.spinups, ==, 4); /* 106, 125, 135, 140 */
   /* One second in which both were dirtied (a mask of two): ext4's commit
-   * at +106, btrfs's at +131 and the data at +135. */
+   * at +106, btrfs's at +131, the data at +135 and ext4's allocation
+   * committed at +140. */
   LmReplayRun both
       = { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_BTRFS };
   lm_replay_stock (&both, 1, T0 * S, (T0 + 3600) * S, 5, &r);
-  g_assert_cmpuint (r.spinups, ==, 2);
-  g_assert_cmpint (r.awake_s, ==, 5 + 9);
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 5 + 9 + 5);
 }
 
 /* Where it had to assume, it says so; reads alone need no filesystem. */

@@ -593,8 +593,9 @@ class NvmeReportTest(DaemonTestCase):
         # LaptopModeSeconds after), t0 + 3000
         # (the write): 3 I/O seconds and 3 idle gaps. Under stock writeback:
         # t0, t0 + 605 (journal commit), t0 + 630 (writeback at expiry),
-        # t0 + 3000: 4 and 4.
-        for policy, ios in (("laptop_mode_estimate", 3), ("stock_estimate", 4)):
+        # t0 + 635 (the commit of the blocks it allocated), t0 + 3000: 5
+        # and 5.
+        for policy, ios in (("laptop_mode_estimate", 3), ("stock_estimate", 5)):
             r = n[policy]
             want = {0: ios * 0.071, 1: 0, 2: 0, 3: ios * 0.5, 4: window - ios - ios * 0.571}
             for st in r["deep_idle"]:
