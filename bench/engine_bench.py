@@ -307,9 +307,16 @@ class Bench:
                 "NoRemount=%s\n" % (engine, self.args.max_lost_work, self.args.seconds,
                                     "".join(m.replace(";", "\\;") + ";" for m in theirs)))
 
-    def start_daemon(self, engine, name=None):
+    def daemon_ready(self, status, log):
+        """Has the daemon started (its `status --json` and its log so far)?
+        Here: laptop mode is on."""
+        return bool(status.get("Active"))
+
+    def start_daemon(self, engine, name=None, estimate=True):
         """Starts the daemon with @engine; its bus, state and log are named
-        @name (default: the engine), and self.env is how to call it."""
+        @name (default: the engine), and self.env is how to call it. Ready
+        when daemon_ready() says so; @estimate: the returned stop() first
+        asks for the stock estimate of the run (self.estimates[engine])."""
         name = name or engine
         # A directory per run: the bus socket and polkitd's files of the
         # previous run are not in the way. The bus and polkitd go straight
@@ -328,7 +335,8 @@ class Bench:
                    STATE_DIRECTORY=os.path.join(self.tmp, "state-" + name))
         env.pop("LAPTOP_MODED_ROOT", None)
         self.env = env
-        log = open(os.path.join(self.tmp, "daemon-%s.log" % name), "w")
+        log_path = os.path.join(self.tmp, "daemon-%s.log" % name)
+        log = open(log_path, "w")
         daemon = subprocess.Popen([lmtest.DAEMON, "--verbose"], env=env, stdout=log,
                                   stderr=subprocess.STDOUT)
         log.close()
@@ -337,16 +345,18 @@ class Bench:
         while True:
             r = subprocess.run([lmtest.CTL, "status", "--json"], env=env, capture_output=True,
                                text=True)
-            if r.returncode == 0 and json.loads(r.stdout).get("Active"):
-                break
+            with open(log_path, errors="replace") as f:
+                if r.returncode == 0 and self.daemon_ready(json.loads(r.stdout), f.read()):
+                    break
             if time.monotonic() > deadline or daemon.poll() is not None:
-                raise RuntimeError("laptop-moded did not switch laptop mode on: %s%s"
+                raise RuntimeError("laptop-moded did not get ready: %s%s"
                                    % (r.stdout, r.stderr))
             time.sleep(0.1)
 
         def stop():
             try:
-                self.estimates[engine] = self.stock_estimate(env)
+                if estimate:
+                    self.estimates[engine] = self.stock_estimate(env)
             finally:
                 for p in [daemon] + list(reversed(services)):
                     lmtest.stop_process(p)
