@@ -1,5 +1,7 @@
 /* lm-daemon-private.h: the LmDaemon instance, shared by lm-daemon.c (the
- * state machine and life cycle) and lm-daemon-methods.c (its D-Bus methods). */
+ * state machine and life cycle) and the files that are its parts:
+ * lm-daemon-methods.c (its D-Bus methods), lm-daemon-inputs.c (power,
+ * holds, profile, sleep), lm-daemon-override.c and lm-daemon-properties.c. */
 #pragma once
 
 #include "lm-conflicts.h"
@@ -97,7 +99,7 @@ void lm_daemon_flush_thread (GTask *task, gpointer source, gpointer task_data,
                              GCancellable *cancellable);
 void lm_daemon_methods_connect (LmDaemon *self);
 /* On or off for @mode given holds, battery and profile as they are now,
- * and why (lm-daemon-decide.c). */
+ * and why: gathered in lm-daemon.c, decided by lm-daemon-decide.c. */
 const char *lm_daemon_decide_now (LmDaemon *self, const char *mode, gboolean *on);
 /* lm-daemon-inputs.c: follow power, holds, the profile and sleep. */
 void lm_daemon_inputs_start (LmDaemon *self, GDBusConnection *bus);
