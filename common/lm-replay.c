@@ -67,11 +67,14 @@ lm_replay_count (gint64 *io_s, gsize n, gint64 since_s, gint64 until_s, guint id
     out->awake_s += awake_to - awake_from;
 }
 
-/* A dirtied second and the filesystems it went to. */
+/* A dirtied second and the filesystems it went to; @guess: its run did
+ * not record dirty spells, so its data's write-back is guessed (one spell
+ * per filesystem kind). */
 typedef struct
 {
   gint64 s;
   guint32 fs;
+  gboolean guess;
 } Dirtied;
 
 static int
@@ -81,23 +84,25 @@ cmp_dirtied (const void *a, const void *b)
 }
 
 static void
-spread_dirtied (GArray *out, gint64 start_s, gint64 n_sec, guint32 count, guint32 fs)
+spread_dirtied (GArray *out, gint64 start_s, gint64 n_sec, guint32 count, guint32 fs,
+                gboolean guess)
 {
   gint64 k = MIN ((gint64) count, n_sec);
 
   for (gint64 i = 0; i < k; i++)
     {
-      Dirtied d = { start_s + (i * n_sec) / k, fs };
+      Dirtied d = { start_s + (i * n_sec) / k, fs, guess };
       g_array_append_val (out, d);
     }
 }
 
 /* Each run's counts spread over its seconds, clipped to the window so a
  * corrupt or huge run stays bounded: reads and direct writes into @io,
- * dirtied seconds (Dirtied) into @dirty. */
+ * dirtied seconds (Dirtied) into @dirty, the seconds in which a dirty
+ * spell began into @spells (NULL: not wanted). */
 static void
 spread_runs (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until_s, GArray *io,
-             GArray *dirty)
+             GArray *dirty, GArray *spells)
 {
   for (gsize i = 0; i < n_runs; i++)
     {
@@ -112,7 +117,9 @@ spread_runs (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until
       /* Reads and direct writes reach the disk when they were recorded. */
       spread (io, start_s, n_sec, r->reads);
       spread (io, start_s, n_sec, r->writes);
-      spread_dirtied (dirty, start_s, n_sec, r->dirtied, r->fs);
+      spread_dirtied (dirty, start_s, n_sec, r->dirtied, r->fs, !r->spells_known);
+      if (spells != NULL && r->spells_known)
+        spread_dirtied (spells, start_s, n_sec, r->spells, r->fs, FALSE);
     }
   if (dirty->len > 0)
     qsort (dirty->data, dirty->len, sizeof (Dirtied), cmp_dirtied);
@@ -125,23 +132,67 @@ window_s (gint64 since_us, gint64 until_us, gint64 *since_s, gint64 *until_s)
   *until_s = until_us / G_USEC_PER_SEC + (until_us % G_USEC_PER_SEC != 0);
 }
 
-GArray *
-lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us)
+/* ext4 (and what is replayed as ext4): its write-back maps the blocks of
+ * delayed allocation and moves i_disksize (ext4_writepages opens a journal
+ * handle), a change that opens a transaction as a write does. */
+#define ALLOCATES_ON_WRITEBACK (LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_OTHER)
+
+static void
+written_back (gint64 at, guint32 fs, GArray *io, GArray *changes)
 {
-  gint64 since_s, until_s;
-  GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+  g_array_append_val (io, at);
+  if ((fs & ALLOCATES_ON_WRITEBACK) != 0)
+    {
+      Dirtied allocation = { at, fs & ALLOCATES_ON_WRITEBACK, FALSE };
+      g_array_append_val (changes, allocation);
+    }
+}
 
-  window_s (since_us, until_us, &since_s, &until_s);
-  if (until_s <= since_s)
-    return io;
-  spread_runs (runs, n_runs, since_s, until_s, io, dirty);
+/* The data: the kernel writes a file at the first flusher tick after it
+ * expires, 30 s after its dirty spell began (its first dirtying since it
+ * was last clean), with everything dirtied in it meanwhile. Where the
+ * records hold the spells (@spells), each is one file's; where they do not
+ * (@dirty's guesses, older records), each filesystem kind's dirtied
+ * seconds are taken as one file's. (Until issue 49's bench, each dirtied
+ * second on ext4 was written at its own expiry; replayed against the same
+ * runs' own measurement, that kept the disk awake at every 5 s tick: 9
+ * spin-ups and 4 % asleep where the disk did 21 and 12 %, bench/README.md.)
+ * Every dirtied second, and each write-back that allocates, goes into
+ * @changes. */
+static void
+data_write_backs (GArray *dirty, GArray *spells, GArray *io, GArray *changes)
+{
+  gint64 written_at[5];
+  for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
+    written_at[k] = G_MININT64;
+  for (guint i = 0; i < dirty->len; i++)
+    {
+      const Dirtied *d = &g_array_index (dirty, Dirtied, i);
+      Dirtied change = { d->s, d->fs != 0 ? d->fs : LM_REPLAY_FS_EXT4, FALSE };
+      g_array_append_val (changes, change);
+      for (guint k = 0; d->guess && k < G_N_ELEMENTS (written_at); k++)
+        {
+          guint32 bit = 1u << k;
+          if ((change.fs & bit) == 0 || d->s < written_at[k])
+            continue;
+          written_at[k] = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
+          written_back (written_at[k], bit, io, changes);
+        }
+    }
+  for (guint i = 0; i < spells->len; i++)
+    {
+      const Dirtied *d = &g_array_index (spells, Dirtied, i);
+      written_back (ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S),
+                    d->fs != 0 ? d->fs : LM_REPLAY_FS_EXT4, io, changes);
+    }
+}
 
-  /* Dirtied data: written at the first flusher tick after it expires (one
-   * dirty spell per filesystem kind, below); its metadata committed by
-   * each filesystem it went to, once per transaction that a change opened
-   * (later changes join the open one). Not recorded, or no model: as ext4
-   * (lm_replay_unsure says so). */
+/* Each filesystem's commits: a change opens a transaction, committed on
+ * its filesystem's clock; later changes join the open one. Not recorded,
+ * or no model: as ext4 (lm_replay_unsure says so). */
+static void
+commit_changes (GArray *changes, GArray *io)
+{
   static const struct
   {
     guint32 fs;
@@ -152,43 +203,9 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
     { LM_REPLAY_FS_XFS, LM_REPLAY_XFS_LOG_S },
   };
   gint64 commit_at[G_N_ELEMENTS (commits)];
+
   for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
     commit_at[k] = G_MININT64;
-  /* The data: the kernel writes an inode at the first flusher tick after it
-   * expires, 30 s from when it was first dirtied since it was last clean,
-   * with everything dirtied in it meanwhile. Records name no inode: each
-   * filesystem kind's dirtied seconds are taken as one inode's, on ext4 as
-   * on the others. (Until issue 49's bench, each dirtied second on ext4
-   * was written at its own expiry; replayed against the same runs' own
-   * measurement, that kept the disk awake at every 5 s tick: 9 spin-ups
-   * and 4 % asleep where the disk did 21 and 12 %, bench/README.md.) */
-  gint64 written_at[5];
-  for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
-    written_at[k] = G_MININT64;
-  /* The metadata changes that open transactions: each dirtied second, and
-   * on ext4 each write-back of its data too (delayed allocation maps the
-   * blocks then and moves i_disksize: ext4_writepages opens a journal
-   * handle). */
-  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (Dirtied));
-  for (guint i = 0; i < dirty->len; i++)
-    {
-      const Dirtied *d = &g_array_index (dirty, Dirtied, i);
-      Dirtied change = { d->s, d->fs != 0 ? d->fs : LM_REPLAY_FS_EXT4 };
-      g_array_append_val (changes, change);
-      for (guint k = 0; k < G_N_ELEMENTS (written_at); k++)
-        {
-          guint32 bit = 1u << k;
-          if ((change.fs & bit) == 0 || d->s < written_at[k])
-            continue;
-          written_at[k] = ceil_to (d->s + LM_REPLAY_DIRTY_EXPIRE_S, LM_REPLAY_WRITEBACK_S);
-          g_array_append_val (io, written_at[k]);
-          if ((bit & (LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_OTHER)) != 0)
-            {
-              Dirtied allocation = { written_at[k], bit };
-              g_array_append_val (changes, allocation);
-            }
-        }
-    }
   if (changes->len > 0)
     qsort (changes->data, changes->len, sizeof (Dirtied), cmp_dirtied);
   for (guint i = 0; i < changes->len; i++)
@@ -201,6 +218,23 @@ lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint
             g_array_append_val (io, commit_at[k]);
           }
     }
+}
+
+GArray *
+lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us)
+{
+  gint64 since_s, until_s;
+  GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+  g_autoptr (GArray) spells = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+
+  window_s (since_us, until_us, &since_s, &until_s);
+  if (until_s <= since_s)
+    return io;
+  spread_runs (runs, n_runs, since_s, until_s, io, dirty, spells);
+  data_write_backs (dirty, spells, io, changes);
+  commit_changes (changes, io);
   return io;
 }
 
@@ -242,7 +276,7 @@ lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gin
   window_s (since_us, until_us, &since_s, &until_s);
   if (until_s <= since_s)
     return io;
-  spread_runs (runs, n_runs, since_s, until_s, io, dirty);
+  spread_runs (runs, n_runs, since_s, until_s, io, dirty, NULL);
   if (io->len > 0)
     qsort (io->data, io->len, sizeof (gint64), cmp_i64);
 

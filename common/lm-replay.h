@@ -62,6 +62,11 @@ typedef struct
   guint32 writes;
   guint32 dirtied;
   guint32 fs; /* LmReplayFs: where the dirtied data went; 0 not recorded */
+  /* Seconds in which a clean file became dirty: each starts a file's dirty
+   * spell, written back at its own expiry. Not known (a record from before
+   * the field): each filesystem kind's dirtied seconds are one spell. */
+  guint32 spells;
+  gboolean spells_known;
 } LmReplayRun;
 
 typedef struct

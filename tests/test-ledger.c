@@ -300,6 +300,16 @@ test_activity_round_trip (void)
   guint32 fs = 0;
   g_assert_true (g_variant_lookup (vb, "Filesystems", "u", &fs));
   g_assert_cmpuint (fs, ==, LM_REPLAY_FS_BTRFS | LM_REPLAY_FS_EXT4);
+  /* With the dirty spells begun in it: 20 bytes, Spells in the variant. */
+  g_autoptr (GByteArray) with_spells = g_byte_array_new ();
+  LmLedgerRecord c = b;
+  c.spells = 2, c.spells_known = TRUE;
+  lm_ledger_record_encode (&c, with_spells);
+  g_autoptr (GArray) got_spells = parse (with_spells->data, with_spells->len, NULL);
+  g_assert_true (memcmp (&g_array_index (got_spells, LmLedgerRecord, 0), &c, sizeof c) == 0);
+  g_assert_false (g_array_index (got_fs, LmLedgerRecord, 0).spells_known); /* 16 bytes */
+  g_autoptr (GVariant) vc = g_variant_ref_sink (lm_ledger_record_to_variant (&c));
+  g_assert_true (g_variant_lookup (vc, "Spells", "u", &fs) && fs == 2);
   /* An activity record without its extension is refused. */
   buf->data[old_len + LM_LEDGER_HEADER_SIZE + 6] = 0;
   g_autoptr (GArray) bad = parse (buf->data, buf->len, NULL);

@@ -267,6 +267,39 @@ test_two_filesystems_on_one_disk (void)
   g_assert_cmpint (r.awake_s, ==, 5 + 9 + 5);
 }
 
+/* Where the records hold the dirty spells, each file's data goes at its own
+ * expiry; where they do not, each filesystem kind's dirtied seconds are
+ * one spell. */
+static void
+test_spells (void)
+{
+  LmReplayResult r;
+  /* Two files made dirty on xfs at +100 and +110 (and kept dirty): the
+   * log forced at +130, the first file at +130, the second at +140. */
+  LmReplayRun runs[] = {
+    { (T0 + 100) * S, (T0 + 101) * S, 0, 0, 1, LM_REPLAY_FS_XFS, 1, TRUE },
+    { (T0 + 110) * S, (T0 + 111) * S, 0, 0, 1, LM_REPLAY_FS_XFS, 1, TRUE },
+  };
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 2);
+  g_assert_cmpint (r.awake_s, ==, 10);
+  /* The same without spells: one spell from +100, written at +130. */
+  runs[0].spells_known = runs[1].spells_known = FALSE;
+  lm_replay_stock (runs, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 1);
+  g_assert_cmpint (r.awake_s, ==, 5);
+  /* A dirtied second that began no spell (a file already dirty) adds a
+   * change, no write-back: ext4 at +100 (a spell) and +120 (none): commits
+   * +105 and +125, the file at +130, its allocation committed at +135. */
+  LmReplayRun ext4[] = {
+    { (T0 + 100) * S, (T0 + 101) * S, 0, 0, 1, LM_REPLAY_FS_EXT4, 1, TRUE },
+    { (T0 + 120) * S, (T0 + 121) * S, 0, 0, 1, LM_REPLAY_FS_EXT4, 0, TRUE },
+  };
+  lm_replay_stock (ext4, 2, T0 * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 4);
+  g_assert_cmpint (r.awake_s, ==, 20);
+}
+
 /* Where it had to assume, it says so; reads alone need no filesystem. */
 static void
 test_unsure (void)
@@ -311,5 +344,6 @@ main (int argc, char **argv)
   g_test_add_func ("/replay/no-journal", test_no_journal);
   g_test_add_func ("/replay/two-filesystems-on-one-disk", test_two_filesystems_on_one_disk);
   g_test_add_func ("/replay/unsure", test_unsure);
+  g_test_add_func ("/replay/spells", test_spells);
   return g_test_run ();
 }

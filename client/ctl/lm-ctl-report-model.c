@@ -227,6 +227,11 @@ add_record (LmReport *report, GHashTable *by_name, GVariant *rec, const char *on
         run.dirtied = (guint32) CLAMP (n, 0, G_MAXUINT32);
       if (lookup_int (rec, "Filesystems", &n))
         run.fs = (guint32) CLAMP (n, 0, G_MAXUINT32);
+      if (lookup_int (rec, "Spells", &n))
+        {
+          run.spells = (guint32) CLAMP (n, 0, G_MAXUINT32);
+          run.spells_known = TRUE;
+        }
       g_array_append_val (d->runs, run);
     }
   else if (g_str_equal (kind, "wear"))

@@ -145,6 +145,7 @@ deliver_disk_run (LmAttrib *a, const struct lm_bpf_run *run, const char *disk)
   act.reads = run->count[LM_BPF_ACT_READ];
   act.writes = run->count[LM_BPF_ACT_WRITE];
   act.dirtied = run->count[LM_BPF_ACT_DIRTY];
+  act.spells = run->count[LM_BPF_ACT_SPELL];
   act.fs = run->fs;
   a->config.activity_func (&act, a->config.activity_data);
 }

@@ -72,6 +72,7 @@ typedef struct
   gint64 start_us, end_us;        /* realtime; end is the end of the last second */
   guint32 reads, writes, dirtied; /* seconds of the run with each */
   guint32 fs;                     /* LmReplayFs: the filesystems dirtied */
+  guint32 spells;                 /* seconds in which a process made a clean file dirty */
 } LmActivity;
 
 typedef void (*LmActivityFunc) (const LmActivity *activity, gpointer user_data);

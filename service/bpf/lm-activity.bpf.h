@@ -50,6 +50,11 @@ count_second (struct lm_bpf_run *run, int kind, __u64 s)
       run->last_s[LM_BPF_ACT_DIRTY] = s;
       run->count[LM_BPF_ACT_DIRTY]++;
     }
+  else if (kind == LM_BPF_ACT_SPELL && run->last_s[LM_BPF_ACT_SPELL] != s)
+    {
+      run->last_s[LM_BPF_ACT_SPELL] = s;
+      run->count[LM_BPF_ACT_SPELL]++;
+    }
 }
 
 /* A second of @kind on disk @key: extend its run, or end it and start one.

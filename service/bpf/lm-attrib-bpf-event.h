@@ -98,15 +98,19 @@ struct lm_bpf_cgroup_path
 #define LM_BPF_ACT_READ 0
 #define LM_BPF_ACT_WRITE 1
 #define LM_BPF_ACT_DIRTY 2
+/* A process made a clean inode dirty: the kernel's dirtied_when, from
+ * which stock write-back expires that inode (one dirty spell per file). */
+#define LM_BPF_ACT_SPELL 3
+#define LM_BPF_ACT_KINDS 4
 
 struct lm_bpf_run
 {
   __u64 start_s; /* first and last second of the run */
   __u64 end_s;
-  __u64 last_s[3]; /* the last second counted for each kind (LM_BPF_ACT_*) */
-  __u32 count[3];  /* seconds of the run with each kind */
-  __u32 key;       /* the whole disk, MKDEV (major, first_minor) */
-  __u32 fs;        /* LM_BPF_FS_*: the filesystems its data was dirtied on */
+  __u64 last_s[LM_BPF_ACT_KINDS]; /* the last second counted for each kind (LM_BPF_ACT_*) */
+  __u32 count[LM_BPF_ACT_KINDS];  /* seconds of the run with each kind */
+  __u32 key;                      /* the whole disk, MKDEV (major, first_minor) */
+  __u32 fs;                       /* LM_BPF_FS_*: the filesystems its data was dirtied on */
 };
 
 /* A superblock's kind by its magic (include/uapi/linux/magic.h), as the

@@ -516,6 +516,8 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
     }
   now = bpf_ktime_get_boot_ns ();
   note_activity (key, LM_BPF_ACT_DIRTY, now, fs_kind (sb));
+  if (spell_starts (inode, flags))
+    note_activity (key, LM_BPF_ACT_SPELL, now, fs_kind (sb));
   inode_dirtied (inode, flags, now);
   return 0;
 }

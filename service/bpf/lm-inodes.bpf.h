@@ -171,6 +171,32 @@ inode_state (struct inode *inode, __u64 *state)
   return 0;
 }
 
+/* I_DIRTY (SYNC, DATASYNC, PAGES): an inode with none of them set is
+ * clean, and the first of them set starts its dirty spell:
+ * __mark_inode_dirty sets dirtied_when then, from which stock write-back
+ * expires it. */
+static __always_inline __u64
+dirty_spell_mask (void)
+{
+  if (bpf_core_enum_value_exists (enum inode_state_flags_t, I_DIRTY_PAGES))
+    return bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_SYNC)
+           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_DATASYNC)
+           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_PAGES);
+  return 0x7;
+}
+
+/* Does this __mark_inode_dirty (@flags; its tracepoint fires before the
+ * state changes) start a dirty spell of @inode? */
+static __always_inline int
+spell_starts (struct inode *inode, int flags)
+{
+  __u64 mask = dirty_spell_mask (), state;
+
+  if (((__u64) flags & mask) == 0 || !inode_state (inode, &state))
+    return 0;
+  return (state & mask) == 0;
+}
+
 /* The current thread starts writing @inode back. */
 SEC ("tp_btf/writeback_single_inode_start")
 int

@@ -93,6 +93,7 @@ lm_ledger_note_activity (const LmActivity *a, gpointer user_data)
       d->open.reads += a->reads;
       d->open.writes += a->writes;
       d->open.dirtied += a->dirtied;
+      d->open.spells += a->spells;
       d->open.fs |= a->fs;
       return;
     }
@@ -105,7 +106,9 @@ lm_ledger_note_activity (const LmActivity *a, gpointer user_data)
                               .reads = a->reads,
                               .writes = a->writes,
                               .dirtied = a->dirtied,
-                              .fs = a->fs };
+                              .fs = a->fs,
+                              .spells = a->spells,
+                              .spells_known = TRUE };
   g_strlcpy (d->open.disk, a->disk, sizeof d->open.disk);
 }
 

@@ -100,6 +100,8 @@ extension_size (const LmLedgerRecord *r)
    * record, so a file's records read back to their very bytes. */
   if (r->kind == LM_LEDGER_ACTIVITY && r->fs == 0)
     return LM_LEDGER_ACTIVITY_EXT_V1;
+  if (r->kind == LM_LEDGER_ACTIVITY && r->spells_known)
+    return LM_LEDGER_ACTIVITY_EXT_SPELLS;
   return r->kind == LM_LEDGER_ACTIVITY   ? LM_LEDGER_ACTIVITY_EXT
          : r->kind == LM_LEDGER_WEAR     ? LM_LEDGER_WEAR_EXT
          : r->kind == LM_LEDGER_DEFERRED ? LM_LEDGER_DEFERRED_EXT
@@ -111,7 +113,8 @@ extension_valid (guint kind, gsize ext)
 {
   if (kind == LM_LEDGER_SPINUP)
     return ext <= LM_LEDGER_SPINUP_EXT;
-  if (kind == LM_LEDGER_ACTIVITY && ext == LM_LEDGER_ACTIVITY_EXT_V1)
+  if (kind == LM_LEDGER_ACTIVITY
+      && (ext == LM_LEDGER_ACTIVITY_EXT_V1 || ext == LM_LEDGER_ACTIVITY_EXT_SPELLS))
     return TRUE;
   return ext
          == (kind == LM_LEDGER_ACTIVITY   ? LM_LEDGER_ACTIVITY_EXT
@@ -162,6 +165,8 @@ lm_ledger_record_encode (const LmLedgerRecord *r, GByteArray *out)
       put_u32 (p + 4, r->writes);
       put_u32 (p + 8, r->dirtied);
       put_u32 (p + 12, r->fs);
+      if (ext >= LM_LEDGER_ACTIVITY_EXT_SPELLS)
+        put_u32 (p + 16, r->spells);
     }
   else if (r->kind == LM_LEDGER_WEAR)
     {
@@ -247,6 +252,8 @@ lm_ledger_record_decode (const guint8 *data, gsize length, LmLedgerRecord *out)
       r.fs = ext >= LM_LEDGER_ACTIVITY_EXT ? get_u32 (p + 12) : 0;
       if (ext >= LM_LEDGER_ACTIVITY_EXT && r.fs == 0)
         return -1; /* written in the older shape, never so */
+      r.spells_known = ext >= LM_LEDGER_ACTIVITY_EXT_SPELLS;
+      r.spells = r.spells_known ? get_u32 (p + 16) : 0;
     }
   else if (r.kind == LM_LEDGER_WEAR)
     {
@@ -387,6 +394,8 @@ lm_ledger_record_to_variant (const LmLedgerRecord *r)
           g_variant_builder_add (&b, "{sv}", "Dirtied", g_variant_new_uint32 (r->dirtied));
           if (r->fs != 0)
             g_variant_builder_add (&b, "{sv}", "Filesystems", g_variant_new_uint32 (r->fs));
+          if (r->spells_known && r->fs != 0)
+            g_variant_builder_add (&b, "{sv}", "Spells", g_variant_new_uint32 (r->spells));
         }
       else if (r->kind == LM_LEDGER_WEAR)
         {

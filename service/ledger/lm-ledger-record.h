@@ -60,6 +60,11 @@ typedef struct
   /* Activity only: the filesystems its data was dirtied on (LmReplayFs
    * bits); 0 in records from before the field, or where not seen. */
   guint32 fs;
+  /* Activity only: seconds in which a process made a clean file dirty (a
+   * dirty spell began, from which stock write-back expires that file);
+   * spells_known is FALSE in records from before the field. */
+  guint32 spells;
+  gboolean spells_known;
   /* Wear only: SMART 193, 4, 12, 9; LM_LEDGER_NO_WEAR where not reported. */
   guint32 load_cycles, start_stop, power_cycles, power_on_hours;
   /* Deferred runs only. */
@@ -69,11 +74,12 @@ typedef struct
 #define LM_LEDGER_NO_WEAR G_MAXUINT32
 
 #define LM_LEDGER_MAGIC "LMr1"
-#define LM_LEDGER_HEADER_SIZE 12     /* magic, payload length, CRC32 of the payload */
-#define LM_LEDGER_FIXED_SIZE 40      /* the payload before its extension and strings */
-#define LM_LEDGER_ACTIVITY_EXT 16    /* reads, writes, dirtied, filesystems: activity only */
-#define LM_LEDGER_ACTIVITY_EXT_V1 12 /* the same without filesystems: older files */
-#define LM_LEDGER_THREAD_EXT 15      /* at most: a spin-up's thread name, when it has one */
+#define LM_LEDGER_HEADER_SIZE 12         /* magic, payload length, CRC32 of the payload */
+#define LM_LEDGER_FIXED_SIZE 40          /* the payload before its extension and strings */
+#define LM_LEDGER_ACTIVITY_EXT_SPELLS 20 /* the same and dirty spells: activity now */
+#define LM_LEDGER_ACTIVITY_EXT 16        /* reads, writes, dirtied, filesystems: activity only */
+#define LM_LEDGER_ACTIVITY_EXT_V1 12     /* the same without filesystems: older files */
+#define LM_LEDGER_THREAD_EXT 15          /* at most: a spin-up's thread name, when it has one */
 #define LM_LEDGER_SPINUP_EXT (LM_LEDGER_THREAD_EXT + 1 + LM_LEDGER_UNIT_EXT)
 #define LM_LEDGER_WEAR_EXT 16    /* the four wear counters: wear records only */
 #define LM_LEDGER_DEFERRED_EXT 4 /* why the wait ended: deferred runs only */

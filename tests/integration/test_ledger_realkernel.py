@@ -181,11 +181,54 @@ class LedgerRealKernelTest(DaemonTestCase):
                         % (self.fs.disk, self.get_ledger(), self.daemon_log()))
         dirty = [a for a in self.kinds("activity") if a["Dirtied"] >= 1]
         self.assertEqual({a.get("Filesystems") for a in dirty}, {FS_XFS}, dirty)
+        # A new file made dirty: a dirty spell began.
+        self.assertGreaterEqual(sum(a.get("Spells", 0) for a in dirty), 1, dirty)
         r = self.ctl_run("report", "--json", "--since", "1d", "--disk", self.fs.disk)
         self.assertEqual(r.returncode, 0, r.err)
         disk = json.loads(r.out)["disks"][self.fs.disk]
         self.assertIsNotNone(disk["stock_estimate"], disk)
         self.assertIsNone(disk["stock_estimate_unsure"], disk)
+
+    def totals(self):
+        """(dirtied seconds, seconds in which a dirty spell began) over the
+        disk's activity records so far; every record with dirtied data
+        says its spells."""
+        dirty = [a for a in self.kinds("activity") if a["Dirtied"] >= 1]
+        self.assertTrue(all("Spells" in a for a in dirty), dirty)
+        return sum(a["Dirtied"] for a in dirty), sum(a["Spells"] for a in dirty)
+
+    def test_dirty_spells_one_per_file(self):
+        """A clean file made dirty begins a dirty spell (the kernel's
+        dirtied_when, from which stock write-back expires it); written
+        again while still dirty it begins none; a new file begins its own.
+        The replay writes each file back at its own expiry from these."""
+        write_real_vm({"dirty_expire_centisecs": "3000", "dirty_writeback_centisecs": "500"})
+        self.start()
+        for attempt in range(3):
+            os.sync()
+            self.wait_idle()
+            time.sleep(1.5)  # the runs before are over: read below, not merged
+            dirtied0, spells0 = self.totals()
+            written = self.disk_io()[1]
+            with open(self.file, "r+b") as f:
+                f.write(os.urandom(4096))      # clean until now: a spell
+                f.flush()
+                time.sleep(1.5)
+                f.write(os.urandom(4096))      # still dirty: no spell
+                f.flush()
+            time.sleep(1.5)
+            with open(os.path.join(self.fs.mnt, "b%d" % attempt), "wb") as f:
+                f.write(os.urandom(4096))      # a new file: a spell
+            time.sleep(2.5)                    # its second is over, then read
+            dirtied, spells = self.totals()
+            if self.disk_io()[1] != written:
+                print("attempt %d: the disk was written meanwhile (a sync() elsewhere); again"
+                      % (attempt + 1))
+                continue
+            self.assertEqual(dirtied - dirtied0, 3, self.kinds("activity"))
+            self.assertEqual(spells - spells0, 2, self.kinds("activity"))
+            return
+        self.fail("the disk was written during each of 3 attempts: nothing measured")
 
     def test_report_json_blames_cat_and_writer(self):
         """`laptop-modectl report --json`, as a user runs it: the disk's
