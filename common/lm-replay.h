@@ -9,10 +9,12 @@
  * (vm.dirty_writeback_centisecs = 500), whatever the filesystem. It expires
  * per inode, from the inode's first dirtying since it was last clean
  * (dirtied_when, fs/fs-writeback.c), and goes with all dirtied in it
- * since; records name no inode, so each filesystem kind's dirtied seconds
- * are taken as one inode's (a file rewritten every 2 s is written every
- * 30-35 s, not at every tick; checked against measurement per filesystem
- * by bench/replay_bench.py, bench/README.md). What a
+ * since: each file at its own expiry where the records hold the seconds
+ * in which a file's data became dirty (Spells), else each filesystem
+ * kind's dirtied seconds taken as one file's (a file rewritten every 2 s
+ * is written every 30-35 s, not at every tick; checked against
+ * measurement per filesystem by bench/replay_bench.py, bench/README.md).
+ * On ext4 the write-back's delayed allocation is a change of its own. What a
  * change of metadata costs besides is each filesystem's own:
  * - ext4, ext3 (jbd2): the transaction a change opens commits 5 s later
  *   (JBD2_DEFAULT_MAX_COMMIT_AGE, include/linux/jbd2.h; mount option

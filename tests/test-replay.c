@@ -298,6 +298,11 @@ test_spells (void)
   lm_replay_stock (ext4, 2, T0 * S, (T0 + 3600) * S, 5, &r);
   g_assert_cmpuint (r.spinups, ==, 4);
   g_assert_cmpint (r.awake_s, ==, 20);
+  /* A window from +110: the file made dirty at +100 is still written back
+   * in it, at +130 (its allocation at +135), beside +120's commit (+125). */
+  lm_replay_stock (ext4, 2, (T0 + 110) * S, (T0 + 3600) * S, 5, &r);
+  g_assert_cmpuint (r.spinups, ==, 3);
+  g_assert_cmpint (r.awake_s, ==, 15);
 }
 
 /* Where it had to assume, it says so; reads alone need no filesystem. */

@@ -171,30 +171,21 @@ inode_state (struct inode *inode, __u64 *state)
   return 0;
 }
 
-/* I_DIRTY (SYNC, DATASYNC, PAGES): an inode with none of them set is
- * clean, and the first of them set starts its dirty spell:
- * __mark_inode_dirty sets dirtied_when then, from which stock write-back
- * expires it. */
-static __always_inline __u64
-dirty_spell_mask (void)
-{
-  if (bpf_core_enum_value_exists (enum inode_state_flags_t, I_DIRTY_PAGES))
-    return bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_SYNC)
-           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_DATASYNC)
-           | bpf_core_enum_value (enum inode_state_flags_t, I_DIRTY_PAGES);
-  return 0x7;
-}
-
 /* Does this __mark_inode_dirty (@flags; its tracepoint fires before the
- * state changes) start a dirty spell of @inode? */
+ * state changes) begin a dirty spell of @inode's data: a regular file's
+ * pages made dirty while it had none? Stock write-back writes them once
+ * they expire (from dirtied_when, set at the first dirtying since the
+ * inode was clean, in the same call or the time stamp's just before).
+ * Metadata alone (a directory, chmod, a time stamp) is no spell: its
+ * write at expiry does no I/O on a journaling filesystem. */
 static __always_inline int
 spell_starts (struct inode *inode, int flags)
 {
-  __u64 mask = dirty_spell_mask (), state;
+  __u64 pages = dirty_pages_flag (), state;
 
-  if (((__u64) flags & mask) == 0 || !inode_state (inode, &state))
+  if (((__u64) flags & pages) == 0 || !is_regular_file (inode) || !inode_state (inode, &state))
     return 0;
-  return (state & mask) == 0;
+  return (state & pages) == 0;
 }
 
 /* The current thread starts writing @inode back. */

@@ -12,7 +12,8 @@
 void
 lm_ledger_nvme_note_run (LmLedger *self, DiskDay *d, const LmLedgerRecord *r)
 {
-  LmReplayRun run = { r->time_us, r->end_us, r->reads, r->writes, r->dirtied, r->fs };
+  LmReplayRun run = { r->time_us, r->end_us, r->reads,  r->writes,
+                      r->dirtied, r->fs,     r->spells, r->spells_known };
 
   if (r->kind != LM_LEDGER_ACTIVITY || r->end_us <= self->day_start_us)
     return;
@@ -82,8 +83,8 @@ lm_ledger_nvme_summary (LmLedger *self, const char *disk, DiskDay *d, gint64 now
     g_array_append_vals (runs, d->runs_today->data, d->runs_today->len);
   if (d->has_open)
     {
-      LmReplayRun open = { d->open.time_us, d->open.end_us,  d->open.reads,
-                           d->open.writes,  d->open.dirtied, d->open.fs };
+      LmReplayRun open = { d->open.time_us, d->open.end_us, d->open.reads,  d->open.writes,
+                           d->open.dirtied, d->open.fs,     d->open.spells, d->open.spells_known };
       g_array_append_val (runs, open);
     }
   if (runs->len == 0)

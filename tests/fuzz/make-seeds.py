@@ -159,9 +159,10 @@ def bpf():
 def ledger_record(kind, disk, t, end, pid=0, uid=-1, via=0, comm=b"", path=b"", flushed=0,
                   activity=None):
     """One record as lm-ledger-record.c frames it: magic, length, CRC32;
-    @activity: (reads, writes, dirtied), the extension of kind 4."""
+    @activity: (reads, writes, dirtied[, filesystems[, spells]]), the
+    extension of kind 4 (12, 16 or 20 bytes)."""
     import zlib
-    ext = struct.pack("<III", *activity) if activity is not None else b""
+    ext = struct.pack("<%dI" % len(activity), *activity) if activity is not None else b""
     payload = struct.pack("<BBBBHHqqIqI", kind, via, len(disk), len(comm), len(path), len(ext), t,
                           end, pid, uid, flushed) + ext + disk + comm + path
     return b"LMr1" + struct.pack("<II", len(payload), zlib.crc32(payload)) + payload
@@ -182,6 +183,9 @@ def ledger():
     act = ledger_record(4, b"sda", t, t + 3_000_000, activity=(2, 0, 3))
     put("ledger", spin + act + awake)
     put("ledger", act[:18] + b"\x00" + act[19:])          # extension length wrong
+    act_fs = ledger_record(4, b"sda", t, t + 3_000_000, activity=(2, 0, 3, 1))
+    act_spells = ledger_record(4, b"sda", t, t + 3_000_000, activity=(0, 0, 3, 2, 2))
+    put("ledger", act + act_fs + act_spells)
 
 
 def nvme():
