@@ -127,9 +127,11 @@ class LedgerRealKernelTest(DaemonTestCase):
                         % (self.get_ledger(), self.daemon_log()))
         acts = self.kinds("activity")
         for a in acts:
-            # Filesystems: where its data was dirtied (ext4: 1), only then.
+            # Filesystems: where its data was dirtied (ext4: 1), and Spells,
+            # only then.
             keys = {"Kind", "Disk", "Time", "End", "Reads", "Writes", "Dirtied"}
-            self.assertEqual(set(a), keys | ({"Filesystems"} if a["Dirtied"] else set()), a)
+            self.assertEqual(set(a), keys | ({"Filesystems", "Spells"} if a["Dirtied"] else set()),
+                             a)
             if a["Dirtied"]:
                 self.assertEqual(a["Filesystems"], FS_EXT4, a)
             self.assertGreater(a["End"], a["Time"])

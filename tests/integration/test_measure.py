@@ -94,6 +94,15 @@ class MeasureTestCase(DaemonTestCase):
         self.procs.append(p)
         time.sleep(0.3)
         self.assertIsNone(p.poll(), "the stand-in battery did not start")
+        if sysfs:
+            # Its first reading written: on a loaded machine its start
+            # (Python, GI, the bus) took longer than the sleep, and measure
+            # found no energy_now yet (a soak run beside stress-ng).
+            first = {"energy": ["energy_now"]}.get(kind, ["voltage_now", "current_now"])
+            self.wait_until(lambda: p.poll() is not None or all(
+                os.path.exists(os.path.join(str(sysfs[0]), f)) for f in first), timeout=30,
+                message="the stand-in battery's first reading in %s" % sysfs[0])
+            self.assertIsNone(p.poll(), "the stand-in battery ended")
         return p
 
     def wait_first_window(self, p):
