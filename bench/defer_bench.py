@@ -254,24 +254,14 @@ class DeferBench(Bench):
 
     def run(self, variant):
         flavour, arm = variant.split("/")
-        lmtest.write_real_vm(engine_bench.STOCK_VM)
-        self.make_disk()
-        stop = None
-        try:
+        with self.fresh_disk() as stops:
             workload = JobsWorkload(self.mp, self.args.duration, self.args, flavour == "user",
                                     arm == "deferred")
             workload.prepare()
-            stop = self.start_daemon("userspace", name=variant.replace("/", "-"))
+            stops.append(self.start_daemon("userspace", name=variant.replace("/", "-")))
             workload.env = self.env
             self.settle()
             changes = workload.run(os.path.basename(self.device))
-        finally:
-            try:
-                if stop is not None:
-                    stop()
-            finally:
-                self.drop_disk()
-                lmtest.write_real_vm(self.vm)
         r = self.result(changes, workload)
         if self.args.verbose:
             r["events"] = self.daemon_events(variant.replace("/", "-"), workload.t0_wall)

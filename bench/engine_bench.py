@@ -11,6 +11,7 @@ Usage (root): bench/engine_bench.py [--duration S] [--fs ext4|xfs|btrfs] [--work
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -284,6 +285,25 @@ class Bench:
         self.device = None
         os.unlink(self.image)
 
+    @contextlib.contextmanager
+    def fresh_disk(self):
+        """A new loop disk under the kernel's stock writeback. Yields a list
+        for the stops of what the run starts on it; those are called, the
+        disk dropped and the machine's /proc/sys/vm put back however the
+        run ends."""
+        lmtest.write_real_vm(STOCK_VM)
+        self.make_disk()
+        stops = []
+        try:
+            yield stops
+        finally:
+            try:
+                for stop in reversed(stops):
+                    stop()
+            finally:
+                self.drop_disk()
+                lmtest.write_real_vm(self.vm)
+
     def settle(self, quiet=3.0, timeout=60):
         disk = os.path.basename(self.device)
         last, since = disk_io(disk), time.monotonic()
@@ -424,26 +444,16 @@ class Bench:
     # --- one run ------------------------------------------------------------
 
     def run(self, variant):
-        lmtest.write_real_vm(STOCK_VM)
-        self.make_disk()
-        stop = None
-        try:
+        with self.fresh_disk() as stops:
             workload = WORKLOADS[self.args.workload](self.mp, self.args.duration)
             workload.prepare()
             if variant in ("kernel", "userspace"):
-                stop = self.start_daemon(variant)
+                stops.append(self.start_daemon(variant))
             elif variant == "laptop-mode-tools":
-                stop = self.start_laptop_mode_tools()
+                stops.append(self.start_laptop_mode_tools())
             vm = lmtest.read_real_vm()
             self.settle()
             changes = workload.run(os.path.basename(self.device))
-        finally:
-            try:
-                if stop is not None:
-                    stop()
-            finally:
-                self.drop_disk()
-                lmtest.write_real_vm(self.vm)
         return analyse(changes, self.args.duration, self.args.idle), vm, changes
 
     def cleanup(self):

@@ -83,13 +83,11 @@ class ReplayBench(Bench):
     def run(self, variant):
         fs, workload_name = variant.split("/")
         self.args.fs = fs
-        lmtest.write_real_vm(STOCK_VM)
-        self.make_disk()
-        stop = None
-        try:
+        with self.fresh_disk() as stops:
             workload = WORKLOADS[workload_name](self.mp, self.args.duration)
             workload.prepare()
-            stop = self.start_daemon("recorder", name=variant.replace("/", "-"), estimate=False)
+            stops.append(self.start_daemon("recorder", name=variant.replace("/", "-"),
+                                           estimate=False))
             vm = lmtest.read_real_vm()
             if any(vm.get(k) != v for k, v in STOCK_VM.items()):
                 raise RuntimeError("laptop-moded with Mode=off changed /proc/sys/vm: %r" % vm)
@@ -104,14 +102,8 @@ class ReplayBench(Bench):
             measured = analyse(changes, self.args.duration, self.args.idle)[:2]
             if self.args.records_dir:
                 self.keep(variant, disk, since, until, changes)
+            # While the daemon that recorded the run still answers.
             return measured, replay(disk, since, until, int(self.args.idle), env=self.env)
-        finally:
-            try:
-                if stop is not None:
-                    stop()
-            finally:
-                self.drop_disk()
-                lmtest.write_real_vm(self.vm)
 
     def keep(self, variant, disk, since, until, changes):
         rec = subprocess.run([lmtest.CTL, "report", "--json", "--records", "--disk", disk,
