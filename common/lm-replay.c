@@ -96,41 +96,44 @@ spread_dirtied (GArray *out, gint64 start_s, gint64 n_sec, guint32 count, guint3
     }
 }
 
-/* A run's dirty spells over its seconds, from as far before the window as
- * a spell can be and still be written back within it (a file dirtied
- * before @since_s is written in the window without a spell in it). */
-static void
-spread_spells (GArray *spells, const LmReplayRun *r, gint64 since_s, gint64 until_s)
+/* The whole seconds of @r within [@from_s, @until_s): its first and how
+ * many (at least one); FALSE when none. */
+static gboolean
+run_seconds (const LmReplayRun *r, gint64 from_s, gint64 until_s, gint64 *start_s, gint64 *n_sec)
 {
-  gint64 from_s = since_s - LM_REPLAY_DIRTY_EXPIRE_S - LM_REPLAY_WRITEBACK_S;
-  gint64 start_s = MAX (r->start_us / G_USEC_PER_SEC, from_s);
   gint64 end_us = MAX (r->end_us, r->start_us);
+  /* Rounded up without adding, which could overflow at G_MAXINT64. */
   gint64 end_s = MIN (end_us / G_USEC_PER_SEC + (end_us % G_USEC_PER_SEC != 0), until_s);
 
-  if (end_s >= start_s && start_s < until_s)
-    spread_dirtied (spells, start_s, MAX (1, end_s - start_s), r->spells, r->fs, FALSE);
+  *start_s = MAX (r->start_us / G_USEC_PER_SEC, from_s);
+  if (end_s < *start_s || *start_s >= until_s)
+    return FALSE;
+  *n_sec = MAX (1, end_s - *start_s);
+  return TRUE;
 }
 
 /* Each run's counts spread over its seconds, clipped to the window so a
  * corrupt or huge run stays bounded: reads and direct writes into @io,
  * dirtied seconds (Dirtied) into @dirty, the seconds in which a dirty
- * spell began into @spells (NULL: not wanted). */
+ * spell began into @spells (NULL: not wanted). Spells are taken from as
+ * far before the window as one can be and still be written back within
+ * it (a file dirtied before @since_s is written in the window without a
+ * spell in it). */
 static void
 spread_runs (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until_s, GArray *io,
              GArray *dirty, GArray *spells)
 {
+  gint64 spells_from_s = since_s - LM_REPLAY_DIRTY_EXPIRE_S - LM_REPLAY_WRITEBACK_S;
+
   for (gsize i = 0; i < n_runs; i++)
     {
       const LmReplayRun *r = &runs[i];
-      if (spells != NULL && r->spells_known)
-        spread_spells (spells, r, since_s, until_s);
-      gint64 start_s = MAX (r->start_us / G_USEC_PER_SEC, since_s);
-      gint64 end_us = MAX (r->end_us, r->start_us);
-      /* Rounded up without adding, which could overflow at G_MAXINT64. */
-      gint64 end_s = MIN (end_us / G_USEC_PER_SEC + (end_us % G_USEC_PER_SEC != 0), until_s);
-      if (end_s < start_s || start_s >= until_s)
+      gint64 start_s, n_sec;
+      if (spells != NULL && r->spells_known
+          && run_seconds (r, spells_from_s, until_s, &start_s, &n_sec))
+        spread_dirtied (spells, start_s, n_sec, r->spells, r->fs, FALSE);
+      if (!run_seconds (r, since_s, until_s, &start_s, &n_sec))
         continue;
-      gint64 n_sec = MAX (1, end_s - start_s);
       /* Reads and direct writes reach the disk when they were recorded. */
       spread (io, start_s, n_sec, r->reads);
       spread (io, start_s, n_sec, r->writes);
