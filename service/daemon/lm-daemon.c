@@ -12,7 +12,9 @@
 
 #include <unistd.h>
 
+#include "lm-auth.h"
 #include "lm-bpf-shared.h"
+#include "lm-dispatch.h"
 #include "lm-error.h"
 #include "lm-excluded.h"
 #include "lm-hwpower.h"
@@ -435,7 +437,7 @@ lm_daemon_new (GError **error)
 
   self->mode = g_strdup ("off");
   self->reason = LM_REASON_MANUAL;
-  self->skeleton = lm_exported_laptop_mode_skeleton_new ();
+  self->skeleton = lm_dispatch_skeleton_new (lm_auth_action_for_method);
   lm_exported_laptop_mode_set_version (self->skeleton, PACKAGE_VERSION);
   self->spinup = lm_spinup_monitor_new (self->state);
   /* Read once, at start (the disk is awake then): never from a spin-up. */
