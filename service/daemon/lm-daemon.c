@@ -43,13 +43,13 @@ lm_daemon_finalize (GObject *object)
   g_clear_pointer (&self->inhibitors, lm_inhibitors_free);
   g_clear_pointer (&self->power, lm_power_free);
   g_clear_pointer (&self->profile, lm_profile_free);
-  lm_flush_set_report_func (NULL, NULL);
   g_clear_pointer (&self->spinup_dbus, lm_spinup_dbus_free);
   g_clear_pointer (&self->spinup, lm_spinup_monitor_free);
   g_clear_pointer (&self->ledger_dbus, lm_ledger_dbus_free);
+  /* Before the ledger: the run reports its stop into it. */
+  stop_engine (self);
   g_clear_pointer (&self->ledger, lm_ledger_free);
   g_clear_pointer (&self->advice, lm_advice_free);
-  stop_engine (self);
   g_clear_pointer (&self->disks, lm_disks_free);
   lm_excluded_reset ();
   g_clear_object (&self->skeleton);
@@ -177,7 +177,9 @@ start_engine (gpointer user_data)
   self->engine_start_id = 0;
   if (!self->active || ops->start == NULL || self->engine_run != NULL)
     return G_SOURCE_REMOVE;
-  self->engine_run = ops->start (self->settings->laptop_mode_seconds, &error);
+  /* The ledger outlives the run: stop_engine() comes first in finalize. */
+  LmEngineStart how = { self->settings->laptop_mode_seconds, lm_ledger_note_flushed, self->ledger };
+  self->engine_run = ops->start (&how, &error);
   if (self->engine_run == NULL)
     g_warning ("%s; dirty data is now written only every MaxLostWork seconds, not when a "
                "disk is awake anyway",
@@ -468,7 +470,6 @@ lm_daemon_new (GError **error)
   lm_spinup_monitor_set_activity_func (self->spinup, lm_ledger_note_activity, self->ledger);
   lm_ledger_set_drain_func (self->ledger, lm_spinup_monitor_drain, self->spinup);
   lm_spinup_monitor_set_monitor_func (self->spinup, on_monitoring, self->disks);
-  lm_flush_set_report_func (lm_ledger_note_flushed, self->ledger);
   lm_daemon_sync_properties (self);
   {
     g_autoptr (GVariant) measurement = lm_measurement_load (lm_state_dir ());

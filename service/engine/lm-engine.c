@@ -88,9 +88,9 @@ lm_engine_choose (const char *setting, const LmTunablesBackend *backend, GError 
 
 /* The user-space engine is the only one with something to run. */
 static gpointer
-userspace_start (guint laptop_mode_seconds, GError **error)
+userspace_start (const LmEngineStart *how, GError **error)
 {
-  return lm_flush_new (laptop_mode_seconds, error);
+  return lm_flush_new (how->laptop_mode_seconds, how->report, how->report_data, error);
 }
 
 static void

@@ -4,9 +4,19 @@
 
 #include <glib.h>
 
+#include "lm-flush.h"
 #include "lm-tunables.h"
 
 G_BEGIN_DECLS
+
+/* What a run is started with: LaptopModeSeconds, and who is told what
+ * each flush wrote (see LmFlushReportFunc; @report may be NULL). */
+typedef struct
+{
+  guint laptop_mode_seconds;
+  LmFlushReportFunc report;
+  gpointer report_data;
+} LmEngineStart;
 
 /* What an engine runs while laptop mode is on, beyond its tunables: nothing
  * for the kernel and bdflush engines (start is NULL), the daemon's flush for
@@ -15,7 +25,7 @@ typedef struct
 {
   LmEngine engine;
   /* NULL with @error set when it cannot run; the tunables still apply. */
-  gpointer (*start) (guint laptop_mode_seconds, GError **error);
+  gpointer (*start) (const LmEngineStart *how, GError **error);
   void (*retune) (gpointer run, guint laptop_mode_seconds);
   void (*stop) (gpointer run);
 } LmEngineOps;

@@ -42,6 +42,8 @@ struct _LmFlush
    * which only stops everything and drops the owner's reference. */
   gboolean stopped;
   guint seconds;
+  LmFlushReportFunc report; /* may be NULL */
+  gpointer report_data;
   struct lm_attrib_bpf *skel; /* shared (lm-bpf-shared.c): a reference */
   LmBpfRing ring;
   LmBpfRing dirtied_ring;

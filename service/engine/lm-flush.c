@@ -51,9 +51,6 @@
  * dirtied: within the kernel's stock expiry (30 s), laptop mode or not. */
 #define REMOVABLE_SECONDS 25
 
-static LmFlushReportFunc report_func;
-static gpointer report_data;
-
 /* --- The flush, in a worker thread ------------------------------------- */
 
 static void flush_clear (LmFlush *self);
@@ -98,8 +95,8 @@ flush_done (GObject *source, GAsyncResult *result, gpointer user_data)
         r->flushing = FALSE;
       return;
     }
-  if (report_func != NULL && !self->stopped)
-    report_func (name, job->kib, report_data);
+  if (self->report != NULL && !self->stopped)
+    self->report (name, job->kib, self->report_data);
   if (self->stopped)
     return;
   LmFlushDisk *d = g_hash_table_lookup (self->disks, GUINT_TO_POINTER (job->key));
@@ -409,7 +406,8 @@ lm_flush_probe (GError **error)
 }
 
 LmFlush *
-lm_flush_new (guint laptop_mode_seconds, GError **error)
+lm_flush_new (guint laptop_mode_seconds, LmFlushReportFunc report, gpointer report_data,
+              GError **error)
 {
   g_autoptr (LmFlush) self = NULL;
 
@@ -417,6 +415,8 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
     return NULL;
   self = g_rc_box_new0 (LmFlush);
   self->seconds = MAX (laptop_mode_seconds, 1);
+  self->report = report;
+  self->report_data = report_data;
   self->disks = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) disk_free);
   self->removable = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) removable_free);
   self->synced = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
@@ -438,8 +438,8 @@ lm_flush_new (guint laptop_mode_seconds, GError **error)
   if (self->mountinfo_fd >= 0)
     self->mountinfo_watch = g_unix_fd_add (self->mountinfo_fd, G_IO_PRI, on_mounts_changed, self);
   removable_update (self);
-  if (report_func != NULL)
-    report_func (NULL, 1, report_data); /* flushes will be reported */
+  if (self->report != NULL)
+    self->report (NULL, 1, self->report_data); /* flushes will be reported */
   return g_steal_pointer (&self);
 }
 
@@ -457,8 +457,8 @@ lm_flush_free (LmFlush *self)
 {
   if (self == NULL)
     return;
-  if (report_func != NULL && self->skel != NULL)
-    report_func (NULL, 0, report_data);
+  if (self->report != NULL && self->skel != NULL)
+    self->report (NULL, 0, self->report_data);
   self->stopped = TRUE;
   lm_bpf_ring_close (&self->ring);
   lm_bpf_ring_close (&self->dirtied_ring);
@@ -479,13 +479,6 @@ lm_flush_free (LmFlush *self)
   g_rc_box_release_full (self, (GDestroyNotify) flush_clear);
 }
 
-void
-lm_flush_set_report_func (LmFlushReportFunc func, gpointer user_data)
-{
-  report_func = func;
-  report_data = user_data;
-}
-
 #else
 
 void
@@ -503,7 +496,8 @@ lm_flush_probe (GError **error)
 }
 
 LmFlush *
-lm_flush_new (guint laptop_mode_seconds, GError **error)
+lm_flush_new (guint laptop_mode_seconds, LmFlushReportFunc report, gpointer report_data,
+              GError **error)
 {
   lm_flush_probe (error);
   return NULL;
