@@ -481,11 +481,6 @@ lm_flush_free (LmFlush *self)
 
 #else
 
-void
-lm_flush_set_report_func (LmFlushReportFunc func, gpointer user_data)
-{
-}
-
 gboolean
 lm_flush_probe (GError **error)
 {
