@@ -218,19 +218,15 @@ lm_auth_verdict (GVariant *reply, const GError *error, gboolean interactive, gbo
 guint
 lm_auth_interactive_timeout (void)
 {
-  static guint timeout_s = 0;
+  const char *env = g_getenv ("LAPTOP_MODED_AUTH_TIMEOUT");
+  guint64 value = 0;
 
-  if (timeout_s == 0)
-    {
-      const char *env = g_getenv ("LAPTOP_MODED_AUTH_TIMEOUT");
-      guint64 value = 0;
-
-      timeout_s = LM_AUTH_INTERACTIVE_TIMEOUT_SECONDS;
-      /* Only ever shorter: a longer wait would let checks pin slots longer. */
-      if (env != NULL && g_ascii_string_to_unsigned (env, 10, 1, timeout_s, &value, NULL))
-        timeout_s = (guint) value;
-    }
-  return timeout_s;
+  /* Only ever shorter: a longer wait would let checks pin slots longer.
+   * Read at each interactive check (rare), not cached in a static. */
+  if (env != NULL
+      && g_ascii_string_to_unsigned (env, 10, 1, LM_AUTH_INTERACTIVE_TIMEOUT_SECONDS, &value, NULL))
+    return (guint) value;
+  return LM_AUTH_INTERACTIVE_TIMEOUT_SECONDS;
 }
 
 /* --- what a viewer may see ------------------------------------------------- */
