@@ -64,6 +64,10 @@ open_and_load (int what, gboolean configure, int *err)
       bpf_program__set_autoload (kprobe[i], what != LOAD_RQ_ISSUE && skel->rodata->have_kprobe_arg);
       bpf_program__set_autoattach (kprobe[i], FALSE);
     }
+  /* Multigrain ctime's tracepoint (Linux 6.13 on): where the kernel has
+   * none, btrfs and xfs time updates go unseen, as before. */
+  bpf_program__set_autoload (skel->progs.lm_ctime_changed,
+                             libbpf_find_vmlinux_btf_id ("ctime_ns_xchg", BPF_TRACE_RAW_TP) > 0);
   bpf_program__set_autoattach (skel->progs.lm_rq_issue, FALSE);
   bpf_program__set_autoattach (skel->progs.lm_cgroup_rmdir, FALSE);
   if (configure)

@@ -475,24 +475,17 @@ fs_kind (struct super_block *sb)
   return LM_BPF_FS_OTHER;
 }
 
-SEC ("tp_btf/writeback_mark_inode_dirty")
-int
-BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
+/* The disk a process's change to a file on @sb goes to, as the "runs"
+ * map keys it; 0: not looked at (no disk at all, a disk not watched or
+ * excluded). Without a gendisk, the filesystem's device number: its disks
+ * are found in user space when the run is read. */
+static __always_inline __u32
+changed_disk_key (struct super_block *sb)
 {
-  struct super_block *sb;
-  struct block_device *bdev;
+  struct block_device *bdev = sb->s_bdev;
   struct gendisk *disk = 0;
-  __u64 now;
   __u32 key;
 
-  sb = inode->i_sb;
-  if (sb == 0)
-    return 0;
-  if (engine_on)
-    removable_dirtied (sb);
-  if (!attrib_on || current_is_kthread ())
-    return 0;
-  bdev = sb->s_bdev;
   if (bdev != 0)
     disk = bdev->bd_disk;
   if (disk != 0)
@@ -503,22 +496,65 @@ BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
       slot = disk_slot (key);
       if (slot == 0 || slot->excluded)
         return 0;
+      return key;
     }
-  else
-    {
-      /* tmpfs, proc and the like have no disk at all: not looked at. */
-      if ((sb->s_type->fs_flags & FS_REQUIRES_DEV) == 0)
-        return 0;
-      key = sb->s_dev;
-      /* Its disks are found in user space when the run is read. */
-      if (key == 0 || (key >> 20) != 0)
-        return 0;
-    }
+  /* tmpfs, proc and the like have no disk at all: not looked at. */
+  if ((sb->s_type->fs_flags & FS_REQUIRES_DEV) == 0)
+    return 0;
+  key = sb->s_dev;
+  if (key == 0 || (key >> 20) != 0)
+    return 0;
+  return key;
+}
+
+SEC ("tp_btf/writeback_mark_inode_dirty")
+int
+BPF_PROG (lm_mark_inode_dirty, struct inode *inode, int flags)
+{
+  struct super_block *sb;
+  __u64 now;
+  __u32 key;
+
+  sb = inode->i_sb;
+  if (sb == 0)
+    return 0;
+  if (engine_on)
+    removable_dirtied (sb);
+  if (!attrib_on || current_is_kthread ())
+    return 0;
+  key = changed_disk_key (sb);
+  if (key == 0)
+    return 0;
   now = bpf_ktime_get_boot_ns ();
   note_activity (key, LM_BPF_ACT_DIRTY, now, fs_kind (sb));
   if (spell_starts (inode, flags))
     note_activity (key, LM_BPF_ACT_SPELL, now, fs_kind (sb));
   inode_dirtied (inode, flags, now);
+  return 0;
+}
+
+/* A file's ctime changed (a write's time update, a chmod, a rename): a
+ * change its filesystem's journal or transaction commits. Where times are
+ * multigrain (ext4, xfs and btrfs since Linux 6.13) it fires where
+ * __mark_inode_dirty may not: btrfs and xfs update times in a transaction
+ * of their own (btrfs_update_time, xfs_vn_update_time), so an editor's
+ * writes to a page already dirty were invisible to the estimate. Counted
+ * as a dirtied second (the same second is counted once); no spell: no page
+ * became dirty. Loaded only where the kernel has the tracepoint
+ * (lm-bpf-shared.c). */
+SEC ("tp_btf/ctime_ns_xchg")
+int
+BPF_PROG (lm_ctime_changed, struct inode *inode, __u32 old, __u32 new, __u32 cur)
+{
+  struct super_block *sb = inode->i_sb;
+  __u32 key;
+
+  if (!attrib_on || sb == 0 || current_is_kthread ())
+    return 0;
+  key = changed_disk_key (sb);
+  if (key == 0)
+    return 0;
+  note_activity (key, LM_BPF_ACT_DIRTY, bpf_ktime_get_boot_ns (), fs_kind (sb));
   return 0;
 }
 
