@@ -205,11 +205,13 @@ data_write_backs (GArray *dirty, GArray *spells, GArray *io, GArray *changes)
     }
 }
 
-/* Each filesystem's commits: a change opens a transaction, committed on
- * its filesystem's clock; later changes join the open one. Not recorded,
- * or no model: as ext4 (lm_replay_unsure says so). */
+/* Each journaled filesystem's commits but xfs's: a change opens a
+ * transaction, committed on its filesystem's clock; later changes join
+ * the open one. Not recorded, or no model: as ext4 (lm_replay_unsure says
+ * so). The seconds of xfs's changes go to @xfs, sorted, for its log
+ * worker's clock (xfs_log_ticks). */
 static void
-commit_changes (GArray *changes, GArray *io)
+commit_changes (GArray *changes, GArray *io, GArray *xfs)
 {
   static const struct
   {
@@ -218,7 +220,6 @@ commit_changes (GArray *changes, GArray *io)
   } commits[] = {
     { LM_REPLAY_FS_EXT4 | LM_REPLAY_FS_OTHER, LM_REPLAY_COMMIT_S },
     { LM_REPLAY_FS_BTRFS, LM_REPLAY_BTRFS_COMMIT_S },
-    { LM_REPLAY_FS_XFS, LM_REPLAY_XFS_LOG_S },
   };
   gint64 commit_at[G_N_ELEMENTS (commits)];
 
@@ -229,6 +230,8 @@ commit_changes (GArray *changes, GArray *io)
   for (guint i = 0; i < changes->len; i++)
     {
       const Dirtied *d = &g_array_index (changes, Dirtied, i);
+      if (d->fs & LM_REPLAY_FS_XFS)
+        g_array_append_val (xfs, d->s);
       for (guint k = 0; k < G_N_ELEMENTS (commits); k++)
         if ((d->fs & commits[k].fs) != 0 && d->s >= commit_at[k])
           {
@@ -238,21 +241,76 @@ commit_changes (GArray *changes, GArray *io)
     }
 }
 
+/* xfs's log worker (xfs_log_worker, fs/xfs/xfs_log.c) runs every
+ * LM_REPLAY_XFS_LOG_S on a clock of its own, from the mount: at a tick
+ * after changes it forces the log and pushes the metadata they dirtied;
+ * at the next two ticks with nothing new it covers the log (two dummy
+ * records, xfs_log_need_covered); then it is silent. @xfs: the seconds of
+ * changes, sorted; ticks fall on @phase_s (0 to LM_REPLAY_XFS_LOG_S - 1)
+ * modulo LM_REPLAY_XFS_LOG_S, before @until_s. */
+static void
+xfs_log_ticks (const GArray *xfs, gint64 phase_s, gint64 until_s, GArray *io)
+{
+  guint next = 0, covering = 0;
+
+  if (xfs->len == 0)
+    return;
+  gint64 first = g_array_index (xfs, gint64, 0);
+  /* The first tick after the first change. */
+  gint64 t = first
+             - ((first - phase_s) % LM_REPLAY_XFS_LOG_S + LM_REPLAY_XFS_LOG_S) % LM_REPLAY_XFS_LOG_S
+             + LM_REPLAY_XFS_LOG_S;
+  for (; t < until_s && (next < xfs->len || covering > 0); t += LM_REPLAY_XFS_LOG_S)
+    {
+      gboolean changed = FALSE;
+      while (next < xfs->len && g_array_index (xfs, gint64, next) < t)
+        {
+          changed = TRUE;
+          next++;
+        }
+      if (changed)
+        covering = 2;
+      else if (covering > 0)
+        covering--;
+      else
+        {
+          /* Idle until the next change: jump to the tick after it. */
+          gint64 c = g_array_index (xfs, gint64, next);
+          t += (c - t) / LM_REPLAY_XFS_LOG_S * LM_REPLAY_XFS_LOG_S;
+          continue;
+        }
+      g_array_append_val (io, t);
+    }
+}
+
+/* The stock policy's I/O but the xfs log worker's (@io), and the seconds
+ * of xfs's changes for it (@xfs, sorted). */
+static void
+stock_parts (const LmReplayRun *runs, gsize n_runs, gint64 since_s, gint64 until_s, GArray *io,
+             GArray *xfs)
+{
+  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+  g_autoptr (GArray) spells = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+
+  spread_runs (runs, n_runs, since_s, until_s, io, dirty, spells);
+  data_write_backs (dirty, spells, io, changes);
+  commit_changes (changes, io, xfs);
+}
+
 GArray *
 lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us)
 {
   gint64 since_s, until_s;
   GArray *io = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr (GArray) dirty = g_array_new (FALSE, FALSE, sizeof (Dirtied));
-  g_autoptr (GArray) spells = g_array_new (FALSE, FALSE, sizeof (Dirtied));
-  g_autoptr (GArray) changes = g_array_new (FALSE, FALSE, sizeof (Dirtied));
+  g_autoptr (GArray) xfs = g_array_new (FALSE, FALSE, sizeof (gint64));
 
   window_s (since_us, until_us, &since_s, &until_s);
   if (until_s <= since_s)
     return io;
-  spread_runs (runs, n_runs, since_s, until_s, io, dirty, spells);
-  data_write_backs (dirty, spells, io, changes);
-  commit_changes (changes, io);
+  stock_parts (runs, n_runs, since_s, until_s, io, xfs);
+  /* One phase of the log worker's clock: the instants are one example. */
+  xfs_log_ticks (xfs, 0, until_s, io);
   return io;
 }
 
@@ -323,17 +381,37 @@ lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gin
   return io;
 }
 
+/* With xfs, over every phase of its log worker's clock (which the records
+ * cannot know: it runs from the mount), averaged and rounded. */
 void
 lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
                  guint idle_s, LmReplayResult *out)
 {
   gint64 since_s, until_s;
-  g_autoptr (GArray) io = lm_replay_stock_io (runs, n_runs, since_us, until_us);
+  g_autoptr (GArray) io = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr (GArray) xfs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  guint64 spinups = 0;
+  gint64 awake_s = 0;
 
   window_s (since_us, until_us, &since_s, &until_s);
   out->spinups = 0;
   out->awake_s = 0;
   if (until_s <= since_s)
     return;
-  lm_replay_count ((gint64 *) io->data, io->len, since_s, until_s, idle_s, out);
+  stock_parts (runs, n_runs, since_s, until_s, io, xfs);
+  guint phases = xfs->len > 0 ? LM_REPLAY_XFS_LOG_S : 1;
+  g_autoptr (GArray) all = g_array_sized_new (FALSE, FALSE, sizeof (gint64), io->len);
+  for (guint phase = 0; phase < phases; phase++)
+    {
+      LmReplayResult r;
+      /* lm_replay_count() sorts what it is given: a copy each time. */
+      g_array_set_size (all, 0);
+      g_array_append_vals (all, io->data, io->len);
+      xfs_log_ticks (xfs, phase, until_s, all);
+      lm_replay_count ((gint64 *) all->data, all->len, since_s, until_s, idle_s, &r);
+      spinups += r.spinups;
+      awake_s += r.awake_s;
+    }
+  out->spinups = (guint) ((spinups + phases / 2) / phases);
+  out->awake_s = (awake_s + phases / 2) / phases;
 }

@@ -22,15 +22,19 @@
  * - btrfs: the transaction commits 30 s after it opened
  *   (BTRFS_DEFAULT_COMMIT_INTERVAL, fs/btrfs/fs.h; commit=), from
  *   btrfs-transaction's periodic wake;
- * - xfs: the log worker forces the log 30 s later (fs.xfs.xfssyncd_centisecs
- *   = 3000, xfs_params in fs/xfs/xfs_globals.c);
+ * - xfs: its log worker runs every 30 s on a clock of its own, from the
+ *   mount (fs.xfs.xfssyncd_centisecs = 3000, xfs_params in
+ *   fs/xfs/xfs_globals.c): a tick after changes forces the log and pushes
+ *   their metadata, the next two with nothing new cover the log
+ *   (xfs_log_worker, xfs_log_need_covered in fs/xfs/xfs_log.c); the
+ *   clock's phase is not recorded, so lm_replay_stock() averages the 30;
  * - vfat, exfat, ext2 and other filesystems without a journal: the data's
  *   write-back and nothing more. */
 #define LM_REPLAY_DIRTY_EXPIRE_S 30
 #define LM_REPLAY_WRITEBACK_S 5
 #define LM_REPLAY_COMMIT_S 5        /* ext4, ext3 */
 #define LM_REPLAY_BTRFS_COMMIT_S 30 /* btrfs */
-#define LM_REPLAY_XFS_LOG_S 30      /* xfs */
+#define LM_REPLAY_XFS_LOG_S 30      /* xfs: the log worker's period */
 
 /* Which filesystems a run's dirtied data went to (a mask). 0: not recorded
  * (a ledger from before the field, a backend that cannot tell): replayed
@@ -80,7 +84,8 @@ typedef struct
 /* Spin-ups and awake seconds in [since_us, until_us) had the disk run the
  * stock policy: it is asleep at @since_us, wakes for any I/O after @idle_s
  * seconds or more without one, and stays awake @idle_s seconds after each.
- * @runs may overlap and come in any order. */
+ * @runs may overlap and come in any order. With xfs, the mean over the 30
+ * phases of its log worker's clock, rounded. */
 void lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gint64 until_us,
                       guint idle_s, LmReplayResult *out);
 
@@ -89,7 +94,8 @@ void lm_replay_stock (const LmReplayRun *runs, gsize n_runs, gint64 since_us, gi
  * (dirtied data written @delay_s after the next read or write, the
  * engine's LaptopModeSeconds, or @max_age_s after it, laptop mode's
  * MaxLostWork, whichever comes first): what lm-nvme-residency.c walks.
- * Both are models: what they give is an estimate. */
+ * Both are models: what they give is an estimate (the stock one with xfs's
+ * log worker on one phase of its clock, ticks on multiples of 30 s). */
 GArray *lm_replay_stock_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
                             gint64 until_us);
 GArray *lm_replay_laptop_io (const LmReplayRun *runs, gsize n_runs, gint64 since_us,
