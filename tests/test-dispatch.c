@@ -9,6 +9,7 @@
 #include "lm-auth.h"
 #include "lm-dispatch.h"
 #include "lm-names.h"
+#include "lm-test-bus.h"
 
 #define PATH "/org/laptopmode/LaptopMode1"
 #define IFACE "org.laptopmode.LaptopMode1"
@@ -17,17 +18,6 @@ static void
 store_result (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   *(GAsyncResult **) user_data = g_object_ref (result);
-}
-
-static gboolean
-handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
-                     gpointer user_data)
-{
-  guint *handled = user_data;
-
-  (*handled)++;
-  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(aa{sv})", NULL));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
 }
 
 static gboolean
@@ -66,23 +56,15 @@ rule_without_get_spin_ups (const char *method)
 static void
 test_no_row_refused (void)
 {
-  g_autoptr (GTestDBus) bus = g_test_dbus_new (G_TEST_DBUS_NONE);
+  LmTestBus t;
   g_autoptr (GError) error = NULL;
   guint spin_ups = 0, unsubscribe = 0;
 
-  g_test_dbus_up (bus);
-  const char *address = g_test_dbus_get_bus_address (bus);
-  GDBusConnectionFlags flags = G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT
-                               | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION;
-  g_autoptr (GDBusConnection) server
-      = g_dbus_connection_new_for_address_sync (address, flags, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr (GDBusConnection) client
-      = g_dbus_connection_new_for_address_sync (address, flags, NULL, NULL, &error);
-  g_assert_no_error (error);
-
+  lm_test_bus_up (&t);
+  GDBusConnection *server = t.server, *client = t.client;
   g_autoptr (LmExportedLaptopMode) skeleton = lm_dispatch_skeleton_new (rule_without_get_spin_ups);
-  g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), &spin_ups);
+  g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (lm_test_handle_get_spin_ups),
+                    &spin_ups);
   g_signal_connect (skeleton, "handle-unsubscribe", G_CALLBACK (handle_unsubscribe), &unsubscribe);
   g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (skeleton), server, PATH, &error);
   g_assert_no_error (error);
@@ -116,9 +98,7 @@ test_no_row_refused (void)
   g_assert_cmpstr (g_variant_get_string (v, NULL), ==, "9.9");
 
   g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (skeleton));
-  g_dbus_connection_close_sync (client, NULL, NULL);
-  g_dbus_connection_close_sync (server, NULL, NULL);
-  g_test_dbus_down (bus);
+  lm_test_bus_down (&t);
 }
 
 /* With the daemon's table every method of the interface is let through to

@@ -5,22 +5,12 @@
 
 #include "lm-gate.h"
 #include "lm-generated.h"
+#include "lm-test-bus.h"
 
 #define WELL_KNOWN "org.laptopmode.GateTest"
 #define PATH "/org/laptopmode/LaptopMode1"
 #define IFACE "org.laptopmode.LaptopMode1"
 #define CALLS 64
-
-static gboolean
-handle_get_spin_ups (LmExportedLaptopMode *skeleton, GDBusMethodInvocation *invocation,
-                     gpointer user_data)
-{
-  guint *handled = user_data;
-
-  (*handled)++;
-  g_dbus_method_invocation_return_value (invocation, g_variant_new ("(aa{sv})", NULL));
-  return G_DBUS_METHOD_INVOCATION_HANDLED;
-}
 
 typedef struct
 {
@@ -58,24 +48,17 @@ spin (guint ms)
 static void
 test_held_until_open (void)
 {
-  g_autoptr (GTestDBus) bus = g_test_dbus_new (G_TEST_DBUS_NONE);
+  LmTestBus t;
   g_autoptr (GError) error = NULL;
   guint handled = 0;
   Answers a = { 0 }, early = { 0 };
 
-  g_test_dbus_up (bus);
-  const char *address = g_test_dbus_get_bus_address (bus);
-  GDBusConnectionFlags flags = G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT
-                               | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION;
-  g_autoptr (GDBusConnection) server
-      = g_dbus_connection_new_for_address_sync (address, flags, NULL, NULL, &error);
-  g_assert_no_error (error);
-  g_autoptr (GDBusConnection) client
-      = g_dbus_connection_new_for_address_sync (address, flags, NULL, NULL, &error);
-  g_assert_no_error (error);
+  lm_test_bus_up (&t);
+  GDBusConnection *server = t.server, *client = t.client;
 
   g_autoptr (LmExportedLaptopMode) skeleton = lm_exported_laptop_mode_skeleton_new ();
-  g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (handle_get_spin_ups), &handled);
+  g_signal_connect (skeleton, "handle-get-spin-ups", G_CALLBACK (lm_test_handle_get_spin_ups),
+                    &handled);
   LmGate *gate = lm_gate_new (G_DBUS_INTERFACE_SKELETON (skeleton));
   g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (skeleton), server, PATH, &error);
   g_assert_no_error (error);
@@ -119,30 +102,21 @@ test_held_until_open (void)
 
   lm_gate_free (gate);
   g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (skeleton));
-  g_dbus_connection_close_sync (client, NULL, NULL);
-  g_dbus_connection_close_sync (server, NULL, NULL);
   g_free (a.last_error);
   g_free (early.last_error);
-  g_test_dbus_down (bus);
+  lm_test_bus_down (&t);
 }
 
 /* Freed while calls wait: each is refused, none left unanswered. */
 static void
 test_free_refuses_waiting (void)
 {
-  g_autoptr (GTestDBus) bus = g_test_dbus_new (G_TEST_DBUS_NONE);
+  LmTestBus t;
   g_autoptr (GError) error = NULL;
   Answers a = { 0 };
 
-  g_test_dbus_up (bus);
-  const char *address = g_test_dbus_get_bus_address (bus);
-  GDBusConnectionFlags flags = G_DBUS_CONNECTION_FLAGS_AUTHENTICATION_CLIENT
-                               | G_DBUS_CONNECTION_FLAGS_MESSAGE_BUS_CONNECTION;
-  g_autoptr (GDBusConnection) server
-      = g_dbus_connection_new_for_address_sync (address, flags, NULL, NULL, &error);
-  g_autoptr (GDBusConnection) client
-      = g_dbus_connection_new_for_address_sync (address, flags, NULL, NULL, &error);
-  g_assert_no_error (error);
+  lm_test_bus_up (&t);
+  GDBusConnection *server = t.server, *client = t.client;
   g_autoptr (LmExportedLaptopMode) skeleton = lm_exported_laptop_mode_skeleton_new ();
   LmGate *gate = lm_gate_new (G_DBUS_INTERFACE_SKELETON (skeleton));
   g_dbus_interface_skeleton_export (G_DBUS_INTERFACE_SKELETON (skeleton), server, PATH, &error);
@@ -162,10 +136,8 @@ test_free_refuses_waiting (void)
   g_assert_cmpuint (a.failed, ==, 8);
   g_assert_nonnull (strstr (a.last_error, "stopping"));
   g_dbus_interface_skeleton_unexport (G_DBUS_INTERFACE_SKELETON (skeleton));
-  g_dbus_connection_close_sync (client, NULL, NULL);
-  g_dbus_connection_close_sync (server, NULL, NULL);
   g_free (a.last_error);
-  g_test_dbus_down (bus);
+  lm_test_bus_down (&t);
 }
 
 int
