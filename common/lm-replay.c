@@ -327,6 +327,8 @@ lm_replay_unsure (const LmReplayRun *runs, gsize n_runs)
         unsure |= LM_REPLAY_UNSURE_FS_NOT_RECORDED;
       if (runs[i].fs & LM_REPLAY_FS_OTHER)
         unsure |= LM_REPLAY_UNSURE_FS_NOT_MODELLED;
+      if (!runs[i].spells_known)
+        unsure |= LM_REPLAY_UNSURE_SPELLS_NOT_RECORDED;
     }
   return unsure;
 }
@@ -338,6 +340,9 @@ lm_replay_unsure_to_string (guint unsure)
     return "the filesystem some data was written to was not recorded (taken as ext4's)";
   if (unsure & LM_REPLAY_UNSURE_FS_NOT_MODELLED)
     return "some data went to a filesystem the estimate has no model of (taken as ext4's)";
+  if (unsure & LM_REPLAY_UNSURE_SPELLS_NOT_RECORDED)
+    return "some activity was recorded before laptop-moded counted the files made dirty "
+           "(each filesystem's data taken as one file's)";
   return NULL;
 }
 

@@ -51,8 +51,9 @@ typedef enum
 /* Why a replay is less sure than its figure looks (a mask, 0: sure). */
 typedef enum
 {
-  LM_REPLAY_UNSURE_FS_NOT_RECORDED = 1 << 0, /* runs without LmReplayFs */
-  LM_REPLAY_UNSURE_FS_NOT_MODELLED = 1 << 1, /* LM_REPLAY_FS_OTHER */
+  LM_REPLAY_UNSURE_FS_NOT_RECORDED = 1 << 0,     /* runs without LmReplayFs */
+  LM_REPLAY_UNSURE_FS_NOT_MODELLED = 1 << 1,     /* LM_REPLAY_FS_OTHER */
+  LM_REPLAY_UNSURE_SPELLS_NOT_RECORDED = 1 << 2, /* runs without spells_known */
 } LmReplayUnsure;
 /* The disk's idle gap before it counts as asleep where its standby timer is
  * not known: bench/engine_bench.py's --idle default. */

@@ -153,7 +153,8 @@ replay_one (guint32 fs, LmReplayResult *r)
   LmReplayRun run = { (T0 + 101) * S, (T0 + 102) * S, 0, 0, 1, fs };
 
   lm_replay_stock (&run, 1, T0 * S, (T0 + 3600) * S, 5, r);
-  g_assert_cmpuint (lm_replay_unsure (&run, 1), ==, 0);
+  /* A record without spells: only that is unsure. */
+  g_assert_cmpuint (lm_replay_unsure (&run, 1), ==, LM_REPLAY_UNSURE_SPELLS_NOT_RECORDED);
 }
 
 static void
@@ -336,10 +337,16 @@ test_unsure (void)
 {
   LmReplayRun runs[] = {
     { (T0 + 101) * S, (T0 + 102) * S, 1, 1, 0, 0 },
-    { (T0 + 201) * S, (T0 + 202) * S, 0, 0, 1, LM_REPLAY_FS_EXT4 },
+    { (T0 + 201) * S, (T0 + 202) * S, 0, 0, 1, LM_REPLAY_FS_EXT4, 1, TRUE },
   };
   g_assert_cmpuint (lm_replay_unsure (runs, 2), ==, 0);
   g_assert_null (lm_replay_unsure_to_string (0));
+  /* A record from before the spells (a 12- or 16-byte activity record). */
+  runs[1].spells_known = FALSE;
+  g_assert_cmpuint (lm_replay_unsure (runs, 2), ==, LM_REPLAY_UNSURE_SPELLS_NOT_RECORDED);
+  g_assert_nonnull (strstr (lm_replay_unsure_to_string (LM_REPLAY_UNSURE_SPELLS_NOT_RECORDED),
+                            "before laptop-moded counted the files"));
+  runs[1].spells_known = TRUE;
   runs[1].fs = 0; /* an older ledger's record */
   g_assert_cmpuint (lm_replay_unsure (runs, 2), ==, LM_REPLAY_UNSURE_FS_NOT_RECORDED);
   g_assert_nonnull (
