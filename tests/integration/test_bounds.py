@@ -155,6 +155,24 @@ print(json.dumps(results))
 """
 BUDGET_MESSAGE = r"used up by this (user|connection): \d+ every 60 s; try again in \d+ s"
 
+# The control: what the machine itself does to a program at the daemon's
+# priority. Sleeps 10 ms over and over until stdin closes and prints each
+# wake-up's lateness ([wall-clock time, seconds late], JSON): on a loaded
+# machine (a soak beside stress-ng) the daemon waits that long for a core
+# too, whatever it does.
+CONTROL = r"""
+import json, sys, threading, time
+done = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+late = []
+print("ready", flush=True)
+while not done.is_set():
+    t = time.monotonic()
+    time.sleep(0.01)
+    late.append((time.time(), time.monotonic() - t - 0.01))
+print(json.dumps(late))
+"""
+
 
 @unittest.skipUnless(lmtest.is_root(), "real polkitd and setpriv need root")
 class LedgerLoadTest(LedgerTest):
@@ -197,6 +215,10 @@ class LedgerLoadTest(LedgerTest):
             env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.procs.append(reader)
         self.assertEqual(reader.stdout.readline().strip(), "ready")
+        control = subprocess.Popen(["/usr/bin/python3", "-c", CONTROL], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, text=True)
+        self.procs.append(control)
+        self.assertEqual(control.stdout.readline().strip(), "ready")
         # Four callers as root (one user: one budget shared), two each as
         # two users the rule lets monitor.
         users = ["root"] * 4 + ["nobody", "nobody", "daemon", "daemon"]
@@ -210,6 +232,8 @@ class LedgerLoadTest(LedgerTest):
         t1 = time.time()
         out, _ = reader.communicate("", timeout=60)
         reads = json.loads(out)
+        out, _ = control.communicate("", timeout=60)
+        machine = max([late for when, late in json.loads(out) if t0 <= when <= t1] + [0.0])
 
         daemon = [(s, a) for s, a in reads["daemon"] if s >= t0 and a <= t1]
         self.assertGreater(len(daemon), 100, "too few property reads during the loops")
@@ -247,9 +271,14 @@ class LedgerLoadTest(LedgerTest):
         # The bound is the --werror build's; AddressSanitizer alone makes the
         # daemon several times slower (the ASan build: 450 ms once, beside
         # the real-kernel suite), so there it only shows no stall of seconds.
+        # Beyond it, what the machine made the control wait (161 ms against
+        # 100 in the Debian 13 root during a soak beside stress-ng): a main
+        # loop held by ledger work is the daemon's own and shows on top.
         bound = 0.100 if os.environ.get("LM_SANITIZED", "0") == "0" else 1.0
-        self.assertLess(worst, bound, "a property read took %.0f ms under the loops (bound %.0f ms)"
-                        % (worst * 1e3, bound * 1e3))
+        print("the control's worst wake-up: %.1f ms late" % (machine * 1e3))
+        self.assertLess(worst, bound + machine,
+                        "a property read took %.0f ms under the loops (bound %.0f ms and the "
+                        "machine's own %.0f ms)" % (worst * 1e3, bound * 1e3, machine * 1e3))
         # Every caller was answered along (none starved), until its budget ran out.
         for user, r in zip(users, results):
             self.assertGreaterEqual(r["pages"], 5, "%s was hardly answered: %r" % (user, r))
