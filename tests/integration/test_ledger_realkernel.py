@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import time
+import unittest
 
 import lmtest
 from lmtest import DaemonTestCase, read_real_vm, write_real_vm
@@ -190,6 +191,30 @@ class LedgerRealKernelTest(DaemonTestCase):
         disk = json.loads(r.out)["disks"][self.fs.disk]
         self.assertIsNotNone(disk["stock_estimate"], disk)
         self.assertIsNone(disk["stock_estimate_unsure"], disk)
+
+    @unittest.skipUnless(tuple(int(x) for x in os.uname().release.split(".")[:2]) >= (6, 13),
+                         "multigrain ctime's tracepoint (ctime_ns_xchg) came in Linux 6.13")
+    def test_time_updates_count_on_xfs(self):
+        """Writes to a page already dirty change only the file's times, which
+        xfs (and btrfs) log in a transaction of their own, never through
+        __mark_inode_dirty: each such second still counts as dirtied (the
+        ctime tracepoint), so the replay sees the changes xfs's log
+        commits; only the first write begins a dirty spell."""
+        write_real_vm({"dirty_expire_centisecs": "3000", "dirty_writeback_centisecs": "500"})
+        self.fs = LoopExt4(self.tmp, "xfs")
+        self.addCleanup(self.fs.cleanup)
+        os.sync()
+        self.start()
+        self.wait_idle()
+        with open(os.path.join(self.fs.mnt, "log"), "wb") as f:
+            for _ in range(5):
+                os.pwrite(f.fileno(), os.urandom(4096), 0)  # the same page each time
+                time.sleep(1.1)
+        self.wait_until(lambda: self.totals()[0] >= 4, timeout=30,
+                        message="4 dirtied seconds on %s\n%r\n%s"
+                        % (self.fs.disk, self.get_ledger(), self.daemon_log()))
+        dirtied, spells = self.totals()
+        self.assertEqual(spells, 1, self.kinds("activity"))
 
     def totals(self):
         """(dirtied seconds, seconds in which a dirty spell began) over the
