@@ -3,7 +3,7 @@
  * every reason it may not. */
 #include <glib.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 static void
 test_reasons (void)

@@ -4,7 +4,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 #define HOUR_US (G_GINT64_CONSTANT (3600) * G_USEC_PER_SEC)
 #define DAY_US (24 * HOUR_US)

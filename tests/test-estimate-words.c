@@ -7,7 +7,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-estimates.h"
 #include "test-tray-common.h"
 

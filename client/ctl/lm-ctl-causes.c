@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 static void
 cause_free (gpointer p)

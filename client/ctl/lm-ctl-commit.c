@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-paths.h"
 
 static gboolean

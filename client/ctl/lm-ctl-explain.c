@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lm-advice.h"
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 #define LM_REPORT_CAUSE_FILES_SHOWN 3
 

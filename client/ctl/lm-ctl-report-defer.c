@@ -4,7 +4,7 @@
  * ledger's spin-ups; one sentence for the terminal and `spinups`. */
 #include "config.h"
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-names.h"
 
 /* A spin-up reported a moment after the waits it ended (a kernel thread's

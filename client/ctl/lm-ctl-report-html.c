@@ -2,7 +2,7 @@
  * page (inline SVG and CSS, no script, nothing fetched); every name escaped. */
 #include "config.h"
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-estimates.h"
 
 #define TL_WIDTH 960

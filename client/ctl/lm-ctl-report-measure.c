@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 void
 lm_report_add_measurement (LmReport *report, GVariant *measurement)

@@ -2,7 +2,7 @@
  * for node_exporter's textfile collector, with bounded, escaped labels. */
 #include "config.h"
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 /* One member of the object being built. */
 static void

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-rhythm.h"
 #include "lm-names.h"
 

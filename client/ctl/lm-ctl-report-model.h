@@ -1,4 +1,4 @@
-/* lm-ctl-report.h: laptop-modectl report's model of the ledger, shared by
+/* lm-ctl-report-model.h: laptop-modectl report's model of the ledger, shared by
  * its terminal, HTML, JSON and OpenMetrics writers; no output lives here. */
 #pragma once
 

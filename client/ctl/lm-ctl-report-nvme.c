@@ -5,7 +5,7 @@
  * the replay and the APST walk, estimates named in lm-estimates.h. */
 #include "config.h"
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-estimates.h"
 
 #define LIMITS                                                                                     \

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-estimates.h"
 
 #define TIMELINE_CELLS 48

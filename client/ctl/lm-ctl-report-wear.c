@@ -3,7 +3,7 @@
  * the rate over the ledger's days and the days left to its rating. */
 #include "config.h"
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 void
 lm_report_add_wear (LmReport *report, GVariant *disks)

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 /* GetLedgerPage's largest page (the daemon's LM_LIMIT_LEDGER_ANSWER); a
  * full ledger (2 MiB, about 40,000 records) is about 160 pages. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 
 static gboolean
 all_digits (const char *text, gsize n)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lm-ctl-report.h"
+#include "lm-ctl-report-model.h"
 #include "lm-ctl.h"
 
 static char *
